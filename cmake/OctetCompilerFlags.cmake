@@ -1,0 +1,14 @@
+# Warning, floating-point and sanitizer flags shared by every octet target.
+#
+# -ffp-contract=off: the arithmetic contract (DESIGN.md §4) forbids fusing a multiply and an add into an FMA;
+# scalar references and SIMD kernels must round each operation separately to stay bit-exact.
+add_library(octet_flags INTERFACE)
+target_compile_options(octet_flags INTERFACE -Wall -Wextra -ffp-contract=off -fno-math-errno)
+if(OCTET_WERROR)
+  target_compile_options(octet_flags INTERFACE -Werror)
+endif()
+if(OCTET_SANITIZE)
+  target_compile_options(octet_flags INTERFACE -fsanitize=${OCTET_SANITIZE} -fno-omit-frame-pointer
+                                               -fno-sanitize-recover=all)
+  target_link_options(octet_flags INTERFACE -fsanitize=${OCTET_SANITIZE})
+endif()

@@ -1,0 +1,43 @@
+// Tensor allocation and copies.
+#include "core/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace octet {
+
+Result<Tensor> Tensor::Create(DType dtype, Shape shape) {
+  OCTET_ASSIGN_OR_RETURN(Shape checked, Shape::Create(shape.dims()));
+  const size_t bytes = static_cast<size_t>(checked.NumElements()) * DTypeSize(dtype) + kTensorPaddingBytes;
+  const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  void* p = std::aligned_alloc(kTensorAlignment, rounded);
+  if (p == nullptr) {
+    return OutOfRange("failed to allocate tensor of shape {} ({}): {} bytes not available", checked, dtype, rounded);
+  }
+  std::memset(p, 0, rounded);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(checked);
+  t.data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  return t;
+}
+
+Result<Tensor> Tensor::Clone() const {
+  OCTET_ASSIGN_OR_RETURN(Tensor t, Create(dtype_, shape_));
+  if (SizeBytes() > 0) std::memcpy(t.raw_data(), raw_data(), SizeBytes());
+  return t;
+}
+
+Result<Tensor> Tensor::Reshaped(Shape shape) const {
+  OCTET_ASSIGN_OR_RETURN(Shape checked, Shape::Create(shape.dims()));
+  if (checked.NumElements() != NumElements()) {
+    return InvalidArgument("failed to reshape tensor of shape {} to {}: element counts differ ({} vs {})", shape_,
+                           checked, NumElements(), checked.NumElements());
+  }
+  Tensor t = *this;
+  t.shape_ = std::move(checked);
+  return t;
+}
+
+}  // namespace octet

@@ -1,0 +1,44 @@
+// Quantize, dequantize and fake-quantize over tensors: per-tensor or per-channel, threaded, dispatched once.
+//
+// The arithmetic is ops/reference/quantize_reference.h (DESIGN.md §4). These functions validate, pick the kernel
+// for the context's ISAs (recorded as family "quantize_f32_u8" etc.), and split the work over the context's
+// threads in tiles that do not depend on the thread count, so results are bit-identical at any thread count.
+#pragma once
+
+#include <string_view>
+
+#include "core/context.h"
+#include "core/qparams.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace octet {
+
+enum class NanPolicy {
+  kError,      // strict (default): a NaN input is an error naming the tensor and the first NaN's index
+  kZeroPoint,  // permissive: NaN quantizes to the zero point (fake-quantize: output 0, mask 0)
+};
+
+struct QuantizeOptions {
+  NanPolicy nan_policy = NanPolicy::kError;
+  std::string_view name = "tensor";  // names the tensor in error messages
+};
+
+// f32 -> the qparams' dtype. q = clamp(zp + rne(x * (1.0f / scale)), quant_min, quant_max); ±Inf saturate.
+// Per-channel qparams quantize slice c of axis `axis` with scale[c], zero_point[c].
+Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams& qparams,
+                         const QuantizeOptions& options = {});
+
+// QTensor -> f32: x = float(q - zp) * scale (per channel along the qparams' axis).
+Result<Tensor> Dequantize(const Context& context, const QTensor& q);
+
+struct FakeQuantizeOutput {
+  Tensor output;  // f32, x's shape: (clamp(zp + rne(x / s)) - zp) * s
+  Tensor mask;    // u8 0/1, x's shape: 1 where quant_min <= zp + rne(x / s) <= quant_max (the STE gradient mask)
+};
+// Fake quantize as PyTorch's fake_quantize_per_{tensor,channel}_affine (cachemask variant). The qparams' dtype
+// only bounds [quant_min, quant_max], which may span at most 2^24 (so every value is exact in float32).
+Result<FakeQuantizeOutput> FakeQuantize(const Context& context, const Tensor& x, const QParams& qparams,
+                                        const QuantizeOptions& options = {});
+
+}  // namespace octet

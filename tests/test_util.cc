@@ -1,0 +1,60 @@
+// Shared test helpers.
+#include "tests/test_util.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <mutex>
+
+namespace octet::testing {
+namespace {
+std::mutex g_mutex;
+std::vector<std::string>& Skipped() {
+  static std::vector<std::string> s;
+  return s;
+}
+}  // namespace
+
+std::mt19937_64 MakeRng(std::string_view salt) {
+  const uint64_t h = std::hash<std::string_view>{}(salt);
+  return std::mt19937_64(uint64_t{Catch::rngSeed()} * 0x9E3779B97F4A7C15ull ^ h);
+}
+
+void Skip(const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (const auto& s : Skipped()) {
+      if (s == what) return;
+    }
+    Skipped().push_back(what);
+  }
+  WARN("SKIPPED (not runnable here): " << what);
+}
+
+std::vector<std::string> SkippedVariants() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return Skipped();
+}
+
+Context ContextFor(Isa isa, int threads) { return Context::ForIsas(IsaSet::Of({isa, Isa::kScalar}), threads); }
+
+bool CanRun(Isa isa, std::string_view what) {
+  if (DetectedIsas().Contains(isa)) return true;
+  Skip(std::string(what) + " (ISA " + IsaName(isa) + " not available on this CPU)");
+  return false;
+}
+
+size_t RandomSize(std::mt19937_64& rng, size_t max) {
+  // log-uniform in [1, max], then a nudge of -1/0/+1 to land on and around powers of two and tile edges.
+  std::uniform_real_distribution<double> u(0.0, std::log2(static_cast<double>(max)));
+  size_t n = static_cast<size_t>(std::exp2(u(rng)));
+  const int nudge = static_cast<int>(rng() % 3) - 1;
+  if (nudge < 0 && n > 1) --n;
+  if (nudge > 0 && n < max) ++n;
+  return n;
+}
+
+std::vector<Isa> CompiledIsaList() { return CompiledIsas().ToVector(); }
+
+}  // namespace octet::testing
