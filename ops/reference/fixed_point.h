@@ -6,7 +6,8 @@
 
 namespace octet::reference {
 
-// round((a * b) / 2^31) with ties away from zero, saturating the one overflow case a == b == INT32_MIN.
+// (a * b) / 2^31 rounded to nearest with ties toward +infinity (the nudge-and-truncate below equals
+// floor((a*b + 2^30) / 2^31) for every product), saturating the one overflow case a == b == INT32_MIN.
 // Same computation as gemmlowp's SaturatingRoundingDoublingHighMul and ARM's SQRDMULH.
 inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
   if (a == std::numeric_limits<int32_t>::min() && b == std::numeric_limits<int32_t>::min()) {

@@ -2,8 +2,8 @@
 //
 // 8 floats per vector. u8 / s8 take 32 per iteration: scale, clamp in float to [quant_min - zp, quant_max - zp]
 // (clamping integers before rounding equals clamping after), zero NaN lanes, vcvtps2dq (round to nearest even),
-// add zp, then vpackssdw + vpack{us,ss}wb and one cross-lane permute. s32 widens to double as the AVX-512 kernel
-// does. Tails of fewer than 32 (or 8) elements go through a staging buffer: no over-read, no over-write.
+// add zp, then vpackssdw + vpack{us,ss}wb and one cross-lane permute. s32 widens to double, rounds, adds zp and
+// clamps there, as the AVX-512 kernel does. Tails of fewer than 32 (or 8) elements go through a staging buffer: no over-read, no over-write.
 #include <immintrin.h>
 
 #include <cstring>
@@ -72,9 +72,14 @@ size_t quantize_f32_s8_ukernel__avx2(size_t n, const float* x, int8_t* y, const 
 
 size_t quantize_f32_s32_ukernel__avx2(size_t n, const float* x, int32_t* y, const QuantizeParams& p) {
   const __m256 inv_scale = _mm256_set1_ps(p.inv_scale);
-  const __m256d lo = _mm256_set1_pd(static_cast<double>(p.quant_min) - p.zero_point);
-  const __m256d hi = _mm256_set1_pd(static_cast<double>(p.quant_max) - p.zero_point);
-  const __m128i zp = _mm_set1_epi32(p.zero_point);
+  const __m256d lo = _mm256_set1_pd(static_cast<double>(p.quant_min));
+  const __m256d hi = _mm256_set1_pd(static_cast<double>(p.quant_max));
+  const __m256d zp = _mm256_set1_pd(static_cast<double>(p.zero_point));
+  // rne first, then + zp (exact in double), then clamp: the result is an integer inside int32.
+  auto finish = [&](__m256d d) {
+    d = _mm256_add_pd(_mm256_round_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+    return _mm256_cvtpd_epi32(_mm256_min_pd(hi, _mm256_max_pd(lo, d)));
+  };
   size_t nans = 0;
   auto block8 = [&](const float* src, int32_t* dst) {
     __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src), inv_scale);
@@ -83,10 +88,8 @@ size_t quantize_f32_s32_ukernel__avx2(size_t n, const float* x, int32_t* y, cons
     v = _mm256_andnot_ps(is_nan, v);
     const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
     const __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
-    const __m128i q0 = _mm_add_epi32(_mm256_cvtpd_epi32(_mm256_min_pd(hi, _mm256_max_pd(lo, d0))), zp);
-    const __m128i q1 = _mm_add_epi32(_mm256_cvtpd_epi32(_mm256_min_pd(hi, _mm256_max_pd(lo, d1))), zp);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), q0);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 4), q1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), finish(d0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 4), finish(d1));
   };
   size_t i = 0;
   for (; i + 8 <= n; i += 8) block8(x + i, y + i);

@@ -4,8 +4,8 @@
 // u8 / s8: scale in float, clamp in float to [quant_min - zp, quant_max - zp] (integers, so clamping before
 // rounding equals clamping after), NaN lanes zeroed, vcvtps2dq (round to nearest even under the default MXCSR),
 // add zp, truncate with vpmovdb (values are already in range).
-// s32: the clamp bounds are not exact in float, so the scaled value is widened to double (exact), clamped and
-// rounded there (vcvtpd2dq), then zp is added; the result cannot wrap because it lies in [quant_min, quant_max].
+// s32: the clamp bounds are not exact in float, so the scaled value is widened to double (exact), rounded there,
+// zp added (exact), clamped to [quant_min, quant_max] and converted (vcvtpd2dq of an integer inside int32).
 #include <immintrin.h>
 
 #include "ops/ukernels/quantize.h"
@@ -60,9 +60,14 @@ size_t quantize_f32_s8_ukernel__avx512vnni(size_t n, const float* x, int8_t* y, 
 
 size_t quantize_f32_s32_ukernel__avx512vnni(size_t n, const float* x, int32_t* y, const QuantizeParams& p) {
   const __m512 inv_scale = _mm512_set1_ps(p.inv_scale);
-  const __m512d lo = _mm512_set1_pd(static_cast<double>(p.quant_min) - p.zero_point);
-  const __m512d hi = _mm512_set1_pd(static_cast<double>(p.quant_max) - p.zero_point);
-  const __m256i zp = _mm256_set1_epi32(p.zero_point);
+  const __m512d lo = _mm512_set1_pd(static_cast<double>(p.quant_min));
+  const __m512d hi = _mm512_set1_pd(static_cast<double>(p.quant_max));
+  const __m512d zp = _mm512_set1_pd(static_cast<double>(p.zero_point));
+  // rne first, then + zp (exact in double), then clamp: the result is an integer inside int32.
+  auto finish = [&](__m512d d) {
+    d = _mm512_add_pd(_mm512_roundscale_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+    return _mm512_cvtpd_epi32(_mm512_min_pd(hi, _mm512_max_pd(lo, d)));
+  };
   size_t nans = 0;
   for (size_t i = 0; i < n; i += 16) {
     const size_t left = n - i < 16 ? n - i : 16;
@@ -73,9 +78,7 @@ size_t quantize_f32_s32_ukernel__avx512vnni(size_t n, const float* x, int32_t* y
     const __m512 v_clean = _mm512_maskz_mov_ps(static_cast<__mmask16>(~is_nan), v);
     const __m512d d0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v_clean));
     const __m512d d1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v_clean), 1)));
-    const __m256i q0 = _mm256_add_epi32(_mm512_cvtpd_epi32(_mm512_min_pd(hi, _mm512_max_pd(lo, d0))), zp);
-    const __m256i q1 = _mm256_add_epi32(_mm512_cvtpd_epi32(_mm512_min_pd(hi, _mm512_max_pd(lo, d1))), zp);
-    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(finish(d0)), finish(d1), 1);
     _mm512_mask_storeu_epi32(y + i, m, q);
   }
   return nans;

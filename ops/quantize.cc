@@ -1,0 +1,160 @@
+// Quantize, dequantize and fake-quantize over tensors: validation, kernel choice, deterministic tiling.
+#include "ops/quantize.h"
+
+#include <atomic>
+#include <cmath>
+
+#include "core/threading.h"
+#include "ops/ukernels/dequantize.h"
+#include "ops/ukernels/fake_quantize.h"
+#include "ops/ukernels/quantize.h"
+
+namespace octet {
+namespace {
+
+// Elements per tile: large enough to amortise the dispatch, small enough to spread 16 Mi elements over threads.
+constexpr int64_t kTileElements = int64_t{1} << 16;
+
+// Calls fn(offset, count, channel) for runs of contiguous elements that share one channel's qparams, covering the
+// tensor exactly once, spread over the context's threads in tiles that depend only on the shape.
+template <typename Fn>
+void ForEachChannelRun(const Context& context, const Shape& shape, const QParams& qparams, Fn&& fn) {
+  const int64_t n = shape.NumElements();
+  if (!qparams.per_channel()) {
+    ParallelFor(context, n, kTileElements, [&](int64_t begin, int64_t end) { fn(begin, end - begin, 0); });
+    return;
+  }
+  const int axis = qparams.axis();
+  const int64_t channels = shape.dim(axis);
+  const int64_t inner = shape.Product(axis + 1, shape.rank());
+  const int64_t rows = shape.Product(0, axis) * channels;
+  if (inner == 0 || rows == 0) return;
+  const int64_t rows_per_tile = std::max<int64_t>(1, kTileElements / inner);
+  ParallelFor(context, rows, rows_per_tile, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) fn(r * inner, inner, r % channels);
+  });
+}
+
+std::vector<float> InverseScales(const QParams& qparams) {
+  std::vector<float> inv(qparams.scales().size());
+  for (size_t c = 0; c < inv.size(); ++c) inv[c] = 1.0f / qparams.scales()[c];
+  return inv;
+}
+
+Status NanError(const char* verb, std::string_view name, const Tensor& x, size_t nans) {
+  const float* p = x.data<float>();
+  int64_t first = 0;
+  while (first < x.NumElements() && !std::isnan(p[first])) ++first;
+  return InvalidArgument(
+      "failed to {} tensor '{}': {} NaN value(s), first at flat index {} of shape {} (the zero-point NaN policy "
+      "maps them to the zero point instead)",
+      verb, name, nans, first, x.shape());
+}
+
+Status CheckFloatInput(const char* verb, const Tensor& x, const QParams& qparams, std::string_view name) {
+  if (x.dtype() != DType::kF32) {
+    return InvalidArgument("failed to {} tensor '{}': input must be f32, got {}", verb, name, x.dtype());
+  }
+  return qparams.ValidateFor(x.shape(), name);
+}
+
+template <typename T>
+Result<QTensor> QuantizeAs(const Context& context, const Tensor& x, const QParams& qparams,
+                           const QuantizeOptions& options) {
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(qparams.dtype(), x.shape()));
+  const auto& kernel = SelectUkernel(context, QuantizeUkernels<T>());
+  context.RecordKernel(fmt::format("quantize_f32_{}", DTypeName(qparams.dtype())), kernel.name);
+  const std::vector<float> inv_scales = InverseScales(qparams);
+  const float* in = x.data<float>();
+  T* out = y.data<T>();
+  std::atomic<size_t> nans{0};
+  ForEachChannelRun(context, x.shape(), qparams, [&](int64_t offset, int64_t count, int64_t c) {
+    const QuantizeParams p{inv_scales[static_cast<size_t>(c)], qparams.zero_points()[static_cast<size_t>(c)],
+                           qparams.quant_min(), qparams.quant_max()};
+    const size_t found = kernel.fn(static_cast<size_t>(count), in + offset, out + offset, p);
+    if (found != 0) nans.fetch_add(found, std::memory_order_relaxed);
+  });
+  if (nans.load() != 0 && options.nan_policy == NanPolicy::kError) {
+    return NanError("quantize", options.name, x, nans.load());
+  }
+  return QTensor::Create(std::move(y), qparams);
+}
+
+template <typename T>
+Result<Tensor> DequantizeAs(const Context& context, const QTensor& q) {
+  const QParams& qparams = q.qparams();
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(DType::kF32, q.shape()));
+  const auto& kernel = SelectUkernel(context, DequantizeUkernels<T>());
+  context.RecordKernel(fmt::format("dequantize_{}_f32", DTypeName(qparams.dtype())), kernel.name);
+  const T* in = q.values().data<T>();
+  float* out = y.data<float>();
+  ForEachChannelRun(context, q.shape(), qparams, [&](int64_t offset, int64_t count, int64_t c) {
+    const DequantizeParams p{qparams.scales()[static_cast<size_t>(c)], qparams.zero_points()[static_cast<size_t>(c)]};
+    kernel.fn(static_cast<size_t>(count), in + offset, out + offset, p);
+  });
+  return y;
+}
+
+}  // namespace
+
+Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams& qparams,
+                         const QuantizeOptions& options) {
+  OCTET_RETURN_IF_ERROR(CheckFloatInput("quantize", x, qparams, options.name));
+  switch (qparams.dtype()) {
+    case DType::kU8: return QuantizeAs<uint8_t>(context, x, qparams, options);
+    case DType::kS8: return QuantizeAs<int8_t>(context, x, qparams, options);
+    case DType::kS32: return QuantizeAs<int32_t>(context, x, qparams, options);
+    case DType::kF32: break;
+  }
+  return InvalidArgument("failed to quantize tensor '{}': qparams dtype must be an integer type", options.name);
+}
+
+Result<Tensor> Dequantize(const Context& context, const QTensor& q) {
+  OCTET_RETURN_IF_ERROR(q.qparams().ValidateFor(q.shape(), "tensor"));
+  if (q.values().dtype() != q.qparams().dtype()) {
+    return InvalidArgument("failed to dequantize tensor: values are {} but qparams are for {}", q.values().dtype(),
+                           q.qparams().dtype());
+  }
+  switch (q.qparams().dtype()) {
+    case DType::kU8: return DequantizeAs<uint8_t>(context, q);
+    case DType::kS8: return DequantizeAs<int8_t>(context, q);
+    case DType::kS32: return DequantizeAs<int32_t>(context, q);
+    case DType::kF32: break;
+  }
+  return InvalidArgument("failed to dequantize tensor: values must be an integer type");
+}
+
+Result<FakeQuantizeOutput> FakeQuantize(const Context& context, const Tensor& x, const QParams& qparams,
+                                        const QuantizeOptions& options) {
+  OCTET_RETURN_IF_ERROR(CheckFloatInput("fake-quantize", x, qparams, options.name));
+  const int64_t span = int64_t{qparams.quant_max()} - qparams.quant_min();
+  if (span > (int64_t{1} << 24)) {
+    return InvalidArgument(
+        "failed to fake-quantize tensor '{}': quant_max - quant_min must be <= 2^24 so every level is exact in "
+        "float32, got [{}, {}]",
+        options.name, qparams.quant_min(), qparams.quant_max());
+  }
+  FakeQuantizeOutput result;
+  OCTET_ASSIGN_OR_RETURN(result.output, Tensor::Create(DType::kF32, x.shape()));
+  OCTET_ASSIGN_OR_RETURN(result.mask, Tensor::Create(DType::kU8, x.shape()));
+  const auto& kernel = SelectUkernel(context, FakeQuantizeUkernels());
+  context.RecordKernel("fake_quantize_f32", kernel.name);
+  const std::vector<float> inv_scales = InverseScales(qparams);
+  const float* in = x.data<float>();
+  float* out = result.output.data<float>();
+  uint8_t* mask = result.mask.data<uint8_t>();
+  std::atomic<size_t> nans{0};
+  ForEachChannelRun(context, x.shape(), qparams, [&](int64_t offset, int64_t count, int64_t c) {
+    const size_t k = static_cast<size_t>(c);
+    const FakeQuantizeParams p{qparams.scales()[k], inv_scales[k], qparams.zero_points()[k], qparams.quant_min(),
+                               qparams.quant_max()};
+    const size_t found = kernel.fn(static_cast<size_t>(count), in + offset, out + offset, mask + offset, p);
+    if (found != 0) nans.fetch_add(found, std::memory_order_relaxed);
+  });
+  if (nans.load() != 0 && options.nan_policy == NanPolicy::kError) {
+    return NanError("fake-quantize", options.name, x, nans.load());
+  }
+  return result;
+}
+
+}  // namespace octet
