@@ -1,0 +1,261 @@
+// `octet bench quantize|dequantize`.
+#include "tools/octet/bench_command.h"
+
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/context.h"
+#include "core/dtype.h"
+#include "core/isa.h"
+#include "core/tensor.h"
+#include "core/threading.h"
+#include "ops/reference/quantize_reference.h"
+#include "ops/ukernels/dequantize.h"
+#include "ops/ukernels/quantize.h"
+#include "ops/ukernels/ukernel_list.h"
+#include "tools/octet/bench_timing.h"
+#include "tools/octet/context_options.h"
+
+namespace octet::cli {
+namespace {
+
+// The per-tensor affine qparams of the benchmark (a typical u8 activation; also valid for s8 and s32).
+constexpr float kScale = 0.05f;
+constexpr int32_t kZeroPoint = 117;
+// Elements per ParallelFor tile: 256 KiB of float32, a fixed split so every thread count computes the same tiles.
+constexpr int64_t kTile = int64_t{1} << 16;
+constexpr int64_t kMaxElements = int64_t{1} << 32;
+
+struct BenchCommand {
+  std::string op;  // "quantize" or "dequantize"
+  std::string elements = "16Mi";
+  std::string dtype = "quint8";
+  int repetitions = 5;
+  bool json = false;
+  ContextFlags context;
+};
+
+// "16777216", "16Mi", "64Ki", "1Gi".
+Result<int64_t> ParseElements(std::string_view text) {
+  int64_t multiplier = 1;
+  std::string_view digits = text;
+  for (const auto& [suffix, m] : {std::pair<std::string_view, int64_t>{"Ki", 1 << 10}, {"Mi", 1 << 20},
+                                  {"Gi", int64_t{1} << 30}}) {
+    if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
+      multiplier = m;
+      digits = text.substr(0, text.size() - suffix.size());
+    }
+  }
+  int64_t value = 0;
+  bool ok = !digits.empty() && digits.size() <= 12;
+  for (char ch : digits) {
+    ok = ok && ch >= '0' && ch <= '9';
+    if (ok) value = value * 10 + (ch - '0');
+  }
+  if (!ok || value < 1 || value > kMaxElements / multiplier) {
+    return InvalidArgument("--elements must be a count in [1, {}] such as 16777216 or 16Mi, got '{}'", kMaxElements,
+                           text);
+  }
+  return value * multiplier;
+}
+
+// A reproducible spread of inputs: mostly inside the range, a few saturating at each end, and ±Inf.
+void FillFloats(std::span<float> x) {
+  uint32_t state = 0x9e3779b9u;
+  for (float& v : x) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    v = static_cast<float>(state) * (14.0f / 4294967296.0f) - 6.5f;
+  }
+  if (x.size() >= 2) {
+    x[0] = std::numeric_limits<float>::infinity();
+    x[1] = -std::numeric_limits<float>::infinity();
+  }
+}
+
+template <typename T>
+void FillIntegers(std::span<T> q) {
+  uint32_t state = 0x85ebca6bu;
+  for (T& v : q) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    v = static_cast<T>(state);
+  }
+}
+
+struct Measurement {
+  const char* isa;
+  const char* kernel;
+  Timing timing;
+};
+
+template <typename T>
+Result<Measurement> BenchQuantize(const Context& context, int64_t n, const TimingOptions& timing_options) {
+  const DType dtype = DTypeOf<T>::value;
+  OCTET_ASSIGN_OR_RETURN(Tensor x, Tensor::Create(DType::kF32, Shape{n}));
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(dtype, Shape{n}));
+  FillFloats(x.values<float>());
+  QuantizeParams params;
+  params.inv_scale = 1.0f / kScale;
+  params.zero_point = kZeroPoint;
+  params.quant_min = static_cast<int32_t>(DTypeMin(dtype));
+  params.quant_max = static_cast<int32_t>(DTypeMax(dtype));
+
+  const auto& kernel = SelectUkernel(context, QuantizeUkernels<T>());
+  const float* xp = x.data<float>();
+  T* yp = y.data<T>();
+  std::atomic<size_t> nans{0};
+  auto run = [&] {
+    ParallelFor(context, n, kTile, [&](int64_t begin, int64_t end) {
+      const size_t count = kernel.fn(static_cast<size_t>(end - begin), xp + begin, yp + begin, params);
+      if (count != 0) nans.fetch_add(count, std::memory_order_relaxed);
+    });
+  };
+
+  run();
+  for (int64_t i = 0; i < n; ++i) {
+    const T want = reference::QuantizeValue<T>(xp[i], params.inv_scale, params.zero_point, params.quant_min,
+                                               params.quant_max);
+    if (yp[i] != want) {
+      return Internal("bench quantize: {} differs from the reference at element {} (x = {}): got {}, expected {}",
+                      kernel.name, i, xp[i], int64_t{yp[i]}, int64_t{want});
+    }
+  }
+  if (nans.load() != 0) {
+    return Internal("bench quantize: {} reported {} NaN inputs, the input has none", kernel.name, nans.load());
+  }
+  return Measurement{IsaName(kernel.isa), kernel.name, MeasureCalls(run, timing_options)};
+}
+
+template <typename T>
+Result<Measurement> BenchDequantize(const Context& context, int64_t n, const TimingOptions& timing_options) {
+  const DType dtype = DTypeOf<T>::value;
+  OCTET_ASSIGN_OR_RETURN(Tensor q, Tensor::Create(dtype, Shape{n}));
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(DType::kF32, Shape{n}));
+  FillIntegers(q.values<T>());
+  DequantizeParams params;
+  params.scale = kScale;
+  params.zero_point = kZeroPoint;
+
+  const auto& kernel = SelectUkernel(context, DequantizeUkernels<T>());
+  const T* qp = q.data<T>();
+  float* yp = y.data<float>();
+  auto run = [&] {
+    ParallelFor(context, n, kTile, [&](int64_t begin, int64_t end) {
+      kernel.fn(static_cast<size_t>(end - begin), qp + begin, yp + begin, params);
+    });
+  };
+
+  run();
+  for (int64_t i = 0; i < n; ++i) {
+    const float want = reference::DequantizeValue<T>(qp[i], params.scale, params.zero_point);
+    if (std::bit_cast<uint32_t>(yp[i]) != std::bit_cast<uint32_t>(want)) {
+      return Internal("bench dequantize: {} differs from the reference at element {} (q = {}): got {}, expected {}",
+                      kernel.name, i, int64_t{qp[i]}, yp[i], want);
+    }
+  }
+  return Measurement{IsaName(kernel.isa), kernel.name, MeasureCalls(run, timing_options)};
+}
+
+Result<Measurement> Bench(const BenchCommand& c, DType dtype, const Context& context, int64_t n,
+                          const TimingOptions& options) {
+  const bool quantize = c.op == "quantize";
+  switch (dtype) {
+    case DType::kU8: return quantize ? BenchQuantize<uint8_t>(context, n, options)
+                                     : BenchDequantize<uint8_t>(context, n, options);
+    case DType::kS8: return quantize ? BenchQuantize<int8_t>(context, n, options)
+                                     : BenchDequantize<int8_t>(context, n, options);
+    case DType::kS32: return quantize ? BenchQuantize<int32_t>(context, n, options)
+                                      : BenchDequantize<int32_t>(context, n, options);
+    case DType::kF32: break;
+  }
+  return Internal("bench {}: unsupported dtype {}", c.op, dtype);
+}
+
+int RunBench(const BenchCommand& c) {
+  Result<int64_t> n = ParseElements(c.elements);
+  if (!n.ok()) return ReportUsage(n.status().message());
+  Result<DType> dtype = ParseDType(c.dtype);
+  if (!dtype.ok() || !IsIntegerDType(*dtype)) {
+    return ReportUsage(fmt::format("--dtype must be quint8, qint8 or qint32, got '{}'", c.dtype));
+  }
+  if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
+
+  Result<Context> context = c.context.Create();
+  if (!context.ok()) return ReportFailure(context.status());
+  TimingOptions options;
+  options.repetitions = c.repetitions;
+  Result<Measurement> m = Bench(c, *dtype, *context, *n, options);
+  if (!m.ok()) return ReportFailure(m.status());
+
+  const int64_t bytes = *n * static_cast<int64_t>(DTypeSize(DType::kF32) + DTypeSize(*dtype));
+  const double gbps = static_cast<double>(bytes) / (m->timing.median_us * 1e3);
+  if (c.json) {
+    nlohmann::ordered_json j;
+    j["op"] = c.op;
+    j["elements"] = *n;
+    j["threads"] = context->threads();
+    j["isa"] = m->isa;
+    j["kernel"] = m->kernel;
+    j["dtype"] = DTypeName(*dtype);
+    j["us"] = m->timing.median_us;
+    j["gbps"] = gbps;
+    j["us_min"] = m->timing.min_us;
+    j["us_max"] = m->timing.max_us;
+    j["repetitions"] = m->timing.repetitions;
+    j["calls_per_repetition"] = m->timing.calls_per_repetition;
+    j["bytes"] = bytes;
+    j["scale"] = kScale;
+    j["zero_point"] = kZeroPoint;
+    j["enabled_isas"] = context->enabled_isas().ToString();
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{} {} elements ({}), {} thread(s), {} [{}]: {:.1f} us median of {} (min {:.1f}, max {:.1f}), "
+               "{:.2f} GB/s read+written\n",
+               c.op, *n, DTypeName(*dtype), context->threads(), m->kernel, m->isa, m->timing.median_us,
+               m->timing.repetitions, m->timing.min_us, m->timing.max_us, gbps);
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+void AddBenchCommand(CLI::App* bench, CommandRegistry& registry, const char* op, const char* description) {
+  auto c = std::make_shared<BenchCommand>();
+  c->op = op;
+  CLI::App* app = bench->add_subcommand(op, description);
+  app->add_option("--elements", c->elements, "Element count, e.g. 16777216 or 16Mi")
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--dtype", c->dtype, "Quantized dtype: quint8, qint8 or qint32")
+      ->type_name("DTYPE")
+      ->capture_default_str();
+  app->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
+      ->check(CLI::Range(1, 1000))
+      ->type_name("R")
+      ->capture_default_str();
+  app->add_flag("--json", c->json, "Print one JSON object per line");
+  c->context.AddTo(app, /*default_threads=*/1);
+  registry.Add(app, [c] { return RunBench(*c); });
+}
+
+}  // namespace
+
+void AddBenchCommands(CLI::App& app, CommandRegistry& registry) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks (checked against the reference before timing)");
+  bench->require_subcommand(1);
+  AddBenchCommand(bench, registry, "quantize", "f32 -> quint8 (or --dtype) per-tensor, scale 0.05, zero point 117");
+  AddBenchCommand(bench, registry, "dequantize", "quint8 (or --dtype) -> f32 per-tensor, scale 0.05, zero point 117");
+}
+
+}  // namespace octet::cli

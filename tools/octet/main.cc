@@ -1,0 +1,43 @@
+// `octet`: the command line of the octet quantization engine (DESIGN.md §8). Exit status 0 on success, 1 on a
+// runtime error (message on stderr naming the file and the cause), 2 on bad usage.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "tools/octet/bench_command.h"
+#include "tools/octet/command.h"
+#include "tools/octet/tensor_command.h"
+#include "tools/octet/version_command.h"
+
+int main(int argc, char** argv) {
+  using namespace octet::cli;
+  CLI::App app("octet: an int8 quantization engine", "octet");
+  bool version = false;
+  bool verbose = false;
+  app.add_flag("--version", version, "Print the version, build and ISA information and exit");
+  app.add_flag("-v,--verbose", verbose, "With --version: also the kernel each quantize/dequantize family selects");
+
+  CommandRegistry registry;
+  AddTensorCommands(app, registry);
+  AddBenchCommands(app, registry);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help (and CLI11's other "errors" with status 0) print through CLI11; every real parse error is usage.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return ReportUsage(e.what());
+  }
+
+  try {
+    if (version) return PrintVersion(verbose);
+    const int rc = registry.RunParsed();
+    if (rc >= 0) return rc;
+    fmt::print(stderr, "{}", app.help());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    return ReportFailure(fmt::format("internal error: {}", e.what()));
+  }
+}
