@@ -58,70 +58,98 @@ Status CheckFloatInput(const char* verb, const Tensor& x, const QParams& qparams
   return qparams.ValidateFor(x.shape(), name);
 }
 
+Status CheckOutput(const char* verb, const Tensor& out, DType dtype, const Shape& shape, std::string_view name) {
+  if (out.dtype() != dtype || out.shape() != shape) {
+    return InvalidArgument("failed to {} tensor '{}': output must be {} of shape {}, got {} of shape {}", verb, name,
+                           dtype, shape, out.dtype(), out.shape());
+  }
+  return OkStatus();
+}
+
+bool Stream(const Tensor& out) { return static_cast<int64_t>(out.SizeBytes()) >= kStreamingStoreBytes; }
+
 template <typename T>
-Result<QTensor> QuantizeAs(const Context& context, const Tensor& x, const QParams& qparams,
-                           const QuantizeOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(qparams.dtype(), x.shape()));
+Status QuantizeAs(const Context& context, const Tensor& x, const QParams& qparams, const QuantizeOptions& options,
+                  Tensor& y) {
   const auto& kernel = SelectUkernel(context, QuantizeUkernels<T>());
   context.RecordKernel(fmt::format("quantize_f32_{}", DTypeName(qparams.dtype())), kernel.name);
   const std::vector<float> inv_scales = InverseScales(qparams);
   const float* in = x.data<float>();
   T* out = y.data<T>();
+  const bool stream = Stream(y);
   std::atomic<size_t> nans{0};
   ForEachChannelRun(context, x.shape(), qparams, [&](int64_t offset, int64_t count, int64_t c) {
     const QuantizeParams p{inv_scales[static_cast<size_t>(c)], qparams.zero_points()[static_cast<size_t>(c)],
-                           qparams.quant_min(), qparams.quant_max()};
+                           qparams.quant_min(), qparams.quant_max(), stream};
     const size_t found = kernel.fn(static_cast<size_t>(count), in + offset, out + offset, p);
     if (found != 0) nans.fetch_add(found, std::memory_order_relaxed);
   });
   if (nans.load() != 0 && options.nan_policy == NanPolicy::kError) {
     return NanError("quantize", options.name, x, nans.load());
   }
-  return QTensor::Create(std::move(y), qparams);
+  return OkStatus();
 }
 
 template <typename T>
-Result<Tensor> DequantizeAs(const Context& context, const QTensor& q) {
+void DequantizeAs(const Context& context, const QTensor& q, Tensor& y) {
   const QParams& qparams = q.qparams();
-  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(DType::kF32, q.shape()));
   const auto& kernel = SelectUkernel(context, DequantizeUkernels<T>());
   context.RecordKernel(fmt::format("dequantize_{}_f32", DTypeName(qparams.dtype())), kernel.name);
   const T* in = q.values().data<T>();
   float* out = y.data<float>();
+  const bool stream = Stream(y);
   ForEachChannelRun(context, q.shape(), qparams, [&](int64_t offset, int64_t count, int64_t c) {
-    const DequantizeParams p{qparams.scales()[static_cast<size_t>(c)], qparams.zero_points()[static_cast<size_t>(c)]};
+    const DequantizeParams p{qparams.scales()[static_cast<size_t>(c)], qparams.zero_points()[static_cast<size_t>(c)],
+                             stream};
     kernel.fn(static_cast<size_t>(count), in + offset, out + offset, p);
   });
-  return y;
 }
 
 }  // namespace
 
-Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams& qparams,
-                         const QuantizeOptions& options) {
+Status QuantizeInto(const Context& context, const Tensor& x, const QParams& qparams, Tensor& out,
+                    const QuantizeOptions& options) {
   OCTET_RETURN_IF_ERROR(CheckFloatInput("quantize", x, qparams, options.name));
+  OCTET_RETURN_IF_ERROR(CheckOutput("quantize", out, qparams.dtype(), x.shape(), options.name));
   switch (qparams.dtype()) {
-    case DType::kU8: return QuantizeAs<uint8_t>(context, x, qparams, options);
-    case DType::kS8: return QuantizeAs<int8_t>(context, x, qparams, options);
-    case DType::kS32: return QuantizeAs<int32_t>(context, x, qparams, options);
+    case DType::kU8: return QuantizeAs<uint8_t>(context, x, qparams, options, out);
+    case DType::kS8: return QuantizeAs<int8_t>(context, x, qparams, options, out);
+    case DType::kS32: return QuantizeAs<int32_t>(context, x, qparams, options, out);
     case DType::kF32: break;
   }
   return InvalidArgument("failed to quantize tensor '{}': qparams dtype must be an integer type", options.name);
 }
 
-Result<Tensor> Dequantize(const Context& context, const QTensor& q) {
+Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams& qparams,
+                         const QuantizeOptions& options) {
+  if (!IsIntegerDType(qparams.dtype())) {
+    return InvalidArgument("failed to quantize tensor '{}': qparams dtype must be an integer type", options.name);
+  }
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(qparams.dtype(), x.shape()));
+  OCTET_RETURN_IF_ERROR(QuantizeInto(context, x, qparams, y, options));
+  return QTensor::Create(std::move(y), qparams);
+}
+
+Status DequantizeInto(const Context& context, const QTensor& q, Tensor& out) {
   OCTET_RETURN_IF_ERROR(q.qparams().ValidateFor(q.shape(), "tensor"));
   if (q.values().dtype() != q.qparams().dtype()) {
     return InvalidArgument("failed to dequantize tensor: values are {} but qparams are for {}", q.values().dtype(),
                            q.qparams().dtype());
   }
+  OCTET_RETURN_IF_ERROR(CheckOutput("dequantize", out, DType::kF32, q.shape(), "tensor"));
   switch (q.qparams().dtype()) {
-    case DType::kU8: return DequantizeAs<uint8_t>(context, q);
-    case DType::kS8: return DequantizeAs<int8_t>(context, q);
-    case DType::kS32: return DequantizeAs<int32_t>(context, q);
+    case DType::kU8: DequantizeAs<uint8_t>(context, q, out); return OkStatus();
+    case DType::kS8: DequantizeAs<int8_t>(context, q, out); return OkStatus();
+    case DType::kS32: DequantizeAs<int32_t>(context, q, out); return OkStatus();
     case DType::kF32: break;
   }
   return InvalidArgument("failed to dequantize tensor: values must be an integer type");
+}
+
+Result<Tensor> Dequantize(const Context& context, const QTensor& q) {
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(DType::kF32, q.shape()));
+  OCTET_RETURN_IF_ERROR(DequantizeInto(context, q, y));
+  return y;
 }
 
 Result<FakeQuantizeOutput> FakeQuantize(const Context& context, const Tensor& x, const QParams& qparams,

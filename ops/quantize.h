@@ -29,8 +29,19 @@ struct QuantizeOptions {
 Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams& qparams,
                          const QuantizeOptions& options = {});
 
+// As Quantize, into an existing tensor `out` of the qparams' dtype and x's shape (no allocation: for repeated calls
+// and benchmarks).
+Status QuantizeInto(const Context& context, const Tensor& x, const QParams& qparams, Tensor& out,
+                    const QuantizeOptions& options = {});
+
 // QTensor -> f32: x = float(q - zp) * scale (per channel along the qparams' axis).
 Result<Tensor> Dequantize(const Context& context, const QTensor& q);
+// As Dequantize, into an existing f32 tensor `out` of q's shape.
+Status DequantizeInto(const Context& context, const QTensor& q, Tensor& out);
+
+// Outputs of at least this many bytes are written with non-temporal stores (they would not stay in cache anyway);
+// the values are the same either way.
+inline constexpr int64_t kStreamingStoreBytes = int64_t{8} << 20;
 
 struct FakeQuantizeOutput {
   Tensor output;  // f32, x's shape: (clamp(zp + rne(x / s)) - zp) * s

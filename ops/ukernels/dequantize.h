@@ -15,6 +15,8 @@ namespace octet {
 struct DequantizeParams {
   float scale;
   int32_t zero_point;
+  // Write with non-temporal stores where the output is suitably aligned (see QuantizeParams). Never changes a value.
+  bool stream_stores = false;
 };
 
 template <typename T>

@@ -19,6 +19,9 @@ struct QuantizeParams {
   int32_t zero_point;
   int32_t quant_min;  // within the output dtype's limits, quant_min <= zero_point <= quant_max
   int32_t quant_max;
+  // Write with non-temporal stores where the output is suitably aligned (for outputs larger than the caches:
+  // saves the read-for-ownership traffic). Never changes a value.
+  bool stream_stores = false;
 };
 
 template <typename T>

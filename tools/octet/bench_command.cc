@@ -17,11 +17,8 @@
 #include "core/dtype.h"
 #include "core/isa.h"
 #include "core/tensor.h"
-#include "core/threading.h"
 #include "ops/reference/quantize_reference.h"
-#include "ops/ukernels/dequantize.h"
-#include "ops/ukernels/quantize.h"
-#include "ops/ukernels/ukernel_list.h"
+#include "ops/quantize.h"
 #include "tools/octet/bench_timing.h"
 #include "tools/octet/context_options.h"
 
@@ -31,8 +28,6 @@ namespace {
 // The per-tensor affine qparams of the benchmark (a typical u8 activation; also valid for s8 and s32).
 constexpr float kScale = 0.05f;
 constexpr int32_t kZeroPoint = 117;
-// Elements per ParallelFor tile: 256 KiB of float32, a fixed split so every thread count computes the same tiles.
-constexpr int64_t kTile = int64_t{1} << 16;
 constexpr int64_t kMaxElements = int64_t{1} << 32;
 
 struct BenchCommand {
@@ -96,76 +91,75 @@ void FillIntegers(std::span<T> q) {
 
 struct Measurement {
   const char* isa;
-  const char* kernel;
+  std::string kernel;
   Timing timing;
 };
 
+// The kernel that ran for `family`, as recorded in the context, and its ISA (the name's "__<isa>" suffix).
+Measurement Ran(const Context& context, const std::string& family, const Timing& timing) {
+  Measurement m{"?", context.LastKernel(family), timing};
+  const size_t at = m.kernel.rfind("__");
+  if (at != std::string::npos) {
+    if (auto isa = ParseIsa(std::string_view(m.kernel).substr(at + 2)); isa.ok()) m.isa = IsaName(*isa);
+  }
+  return m;
+}
+
+// Times the Quantize operator itself (QuantizeInto: validation, kernel choice, tiling over threads) on one
+// preallocated output, after checking its result once against the scalar reference.
 template <typename T>
 Result<Measurement> BenchQuantize(const Context& context, int64_t n, const TimingOptions& timing_options) {
   const DType dtype = DTypeOf<T>::value;
   OCTET_ASSIGN_OR_RETURN(Tensor x, Tensor::Create(DType::kF32, Shape{n}));
   OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(dtype, Shape{n}));
   FillFloats(x.values<float>());
-  QuantizeParams params;
-  params.inv_scale = 1.0f / kScale;
-  params.zero_point = kZeroPoint;
-  params.quant_min = static_cast<int32_t>(DTypeMin(dtype));
-  params.quant_max = static_cast<int32_t>(DTypeMax(dtype));
-
-  const auto& kernel = SelectUkernel(context, QuantizeUkernels<T>());
-  const float* xp = x.data<float>();
-  T* yp = y.data<T>();
-  std::atomic<size_t> nans{0};
-  auto run = [&] {
-    ParallelFor(context, n, kTile, [&](int64_t begin, int64_t end) {
-      const size_t count = kernel.fn(static_cast<size_t>(end - begin), xp + begin, yp + begin, params);
-      if (count != 0) nans.fetch_add(count, std::memory_order_relaxed);
-    });
-  };
-
+  OCTET_ASSIGN_OR_RETURN(QParams qparams, QParams::PerTensor(dtype, kScale, kZeroPoint));
+  Status status;
+  auto run = [&] { status = QuantizeInto(context, x, qparams, y); };
   run();
+  OCTET_RETURN_IF_ERROR(status);
+  const float* xp = x.data<float>();
+  const T* yp = y.data<T>();
+  const float inv_scale = 1.0f / kScale;
   for (int64_t i = 0; i < n; ++i) {
-    const T want = reference::QuantizeValue<T>(xp[i], params.inv_scale, params.zero_point, params.quant_min,
-                                               params.quant_max);
+    const T want = reference::QuantizeValue<T>(xp[i], inv_scale, kZeroPoint, qparams.quant_min(), qparams.quant_max());
     if (yp[i] != want) {
       return Internal("bench quantize: {} differs from the reference at element {} (x = {}): got {}, expected {}",
-                      kernel.name, i, xp[i], int64_t{yp[i]}, int64_t{want});
+                      context.LastKernel(fmt::format("quantize_f32_{}", DTypeName(dtype))), i, xp[i], int64_t{yp[i]},
+                      int64_t{want});
     }
   }
-  if (nans.load() != 0) {
-    return Internal("bench quantize: {} reported {} NaN inputs, the input has none", kernel.name, nans.load());
-  }
-  return Measurement{IsaName(kernel.isa), kernel.name, MeasureCalls(run, timing_options)};
+  const Timing timing = MeasureCalls(run, timing_options);
+  OCTET_RETURN_IF_ERROR(status);
+  return Ran(context, fmt::format("quantize_f32_{}", DTypeName(dtype)), timing);
 }
 
+// Times the Dequantize operator (DequantizeInto) on one preallocated output, checked once against the reference.
 template <typename T>
 Result<Measurement> BenchDequantize(const Context& context, int64_t n, const TimingOptions& timing_options) {
   const DType dtype = DTypeOf<T>::value;
   OCTET_ASSIGN_OR_RETURN(Tensor q, Tensor::Create(dtype, Shape{n}));
   OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(DType::kF32, Shape{n}));
   FillIntegers(q.values<T>());
-  DequantizeParams params;
-  params.scale = kScale;
-  params.zero_point = kZeroPoint;
-
-  const auto& kernel = SelectUkernel(context, DequantizeUkernels<T>());
-  const T* qp = q.data<T>();
-  float* yp = y.data<float>();
-  auto run = [&] {
-    ParallelFor(context, n, kTile, [&](int64_t begin, int64_t end) {
-      kernel.fn(static_cast<size_t>(end - begin), qp + begin, yp + begin, params);
-    });
-  };
-
+  OCTET_ASSIGN_OR_RETURN(QParams qparams, QParams::PerTensor(dtype, kScale, kZeroPoint));
+  OCTET_ASSIGN_OR_RETURN(QTensor qt, QTensor::Create(q, qparams));
+  Status status;
+  auto run = [&] { status = DequantizeInto(context, qt, y); };
   run();
+  OCTET_RETURN_IF_ERROR(status);
+  const T* qp = q.data<T>();
+  const float* yp = y.data<float>();
   for (int64_t i = 0; i < n; ++i) {
-    const float want = reference::DequantizeValue<T>(qp[i], params.scale, params.zero_point);
+    const float want = reference::DequantizeValue<T>(qp[i], kScale, kZeroPoint);
     if (std::bit_cast<uint32_t>(yp[i]) != std::bit_cast<uint32_t>(want)) {
       return Internal("bench dequantize: {} differs from the reference at element {} (q = {}): got {}, expected {}",
-                      kernel.name, i, int64_t{qp[i]}, yp[i], want);
+                      context.LastKernel(fmt::format("dequantize_{}_f32", DTypeName(dtype))), i, int64_t{qp[i]},
+                      yp[i], want);
     }
   }
-  return Measurement{IsaName(kernel.isa), kernel.name, MeasureCalls(run, timing_options)};
+  const Timing timing = MeasureCalls(run, timing_options);
+  OCTET_RETURN_IF_ERROR(status);
+  return Ran(context, fmt::format("dequantize_{}_f32", DTypeName(dtype)), timing);
 }
 
 Result<Measurement> Bench(const BenchCommand& c, DType dtype, const Context& context, int64_t n,

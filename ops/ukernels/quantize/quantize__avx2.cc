@@ -6,6 +6,7 @@
 // clamps there, as the AVX-512 kernel does. Tails of fewer than 32 (or 8) elements go through a staging buffer: no over-read, no over-write.
 #include <immintrin.h>
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -31,7 +32,7 @@ size_t Quantize8(size_t n, const float* x, T* y, const QuantizeParams& p) {
   const __m256i zp = _mm256_set1_epi32(p.zero_point);
   const __m256i unshuffle = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   size_t nans = 0;
-  auto block32 = [&](const float* src, T* dst) {
+  auto block32 = [&](const float* src, T* dst, bool stream) {
     const __m256i q0 = ScaleClampRound(_mm256_loadu_ps(src), inv_scale, lo, hi, zp, &nans);
     const __m256i q1 = ScaleClampRound(_mm256_loadu_ps(src + 8), inv_scale, lo, hi, zp, &nans);
     const __m256i q2 = ScaleClampRound(_mm256_loadu_ps(src + 16), inv_scale, lo, hi, zp, &nans);
@@ -44,16 +45,23 @@ size_t Quantize8(size_t n, const float* x, T* y, const QuantizeParams& p) {
     } else {
       b = _mm256_packs_epi16(w01, w23);
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permutevar8x32_epi32(b, unshuffle));
+    const __m256i out = _mm256_permutevar8x32_epi32(b, unshuffle);
+    if (stream) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), out);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), out);
+    }
   };
+  const bool stream = p.stream_stores && reinterpret_cast<uintptr_t>(y) % 32 == 0;
   size_t i = 0;
-  for (; i + 32 <= n; i += 32) block32(x + i, y + i);
+  for (; i + 32 <= n; i += 32) block32(x + i, y + i, stream);
+  if (stream) _mm_sfence();
   if (i < n) {
     alignas(32) float in[32] = {};
     alignas(32) T out[32];
     const size_t left = n - i;
     std::memcpy(in, x + i, left * sizeof(float));
-    block32(in, out);
+    block32(in, out, false);
     std::memcpy(y + i, out, left * sizeof(T));
     // The zero padding of `in` is never NaN, so the count stays exact.
   }

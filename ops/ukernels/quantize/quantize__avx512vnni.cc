@@ -1,12 +1,15 @@
 // AVX-512 quantize kernels (avx512vnni tier; only AVX-512 F/BW/DQ/VL instructions are used).
 //
-// 16 floats per vector, two vectors per iteration; the tail uses masked loads and stores (no over-read).
+// 16 floats per vector, two vectors per iteration; the tail uses masked loads and stores (no over-read). With
+// stream_stores and a 16-byte aligned output, full blocks use non-temporal stores followed by an sfence.
 // u8 / s8: scale in float, clamp in float to [quant_min - zp, quant_max - zp] (integers, so clamping before
 // rounding equals clamping after), NaN lanes zeroed, vcvtps2dq (round to nearest even under the default MXCSR),
 // add zp, truncate with vpmovdb (values are already in range).
 // s32: the clamp bounds are not exact in float, so the scaled value is widened to double (exact), rounded there,
 // zp added (exact), clamped to [quant_min, quant_max] and converted (vcvtpd2dq of an integer inside int32).
 #include <immintrin.h>
+
+#include <cstdint>
 
 #include "ops/ukernels/quantize.h"
 
@@ -30,14 +33,21 @@ size_t Quantize8(size_t n, const float* x, T* y, const QuantizeParams& p) {
   const __m512i zp = _mm512_set1_epi32(p.zero_point);
   size_t nans = 0;
   size_t i = 0;
+  const bool stream = p.stream_stores && reinterpret_cast<uintptr_t>(y) % 16 == 0;
   for (; i + 32 <= n; i += 32) {
     const __m512 v0 = ScaleClamp(_mm512_loadu_ps(x + i), inv_scale, lo, hi, &nans);
     const __m512 v1 = ScaleClamp(_mm512_loadu_ps(x + i + 16), inv_scale, lo, hi, &nans);
-    const __m512i q0 = _mm512_add_epi32(_mm512_cvtps_epi32(v0), zp);
-    const __m512i q1 = _mm512_add_epi32(_mm512_cvtps_epi32(v1), zp);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i + 16), _mm512_cvtepi32_epi8(q1));
+    const __m128i b0 = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v0), zp));
+    const __m128i b1 = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v1), zp));
+    if (stream) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), b0);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(y + i + 16), b1);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), b0);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i + 16), b1);
+    }
   }
+  if (stream) _mm_sfence();
   for (; i < n; i += 16) {
     const size_t left = n - i < 16 ? n - i : 16;
     const __mmask16 m = static_cast<__mmask16>((1u << left) - 1u);

@@ -13,6 +13,18 @@
 namespace octet {
 namespace {
 
+// An output buffer of n + 1 elements (the last is a sentinel that must survive) starting 64-byte aligned, so the
+// kernels' aligned non-temporal store paths run too.
+template <typename T>
+struct AlignedOutput {
+  AlignedOutput(size_t n, T fill) : storage(n + 1 + 64 / sizeof(T), fill) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + ((64 - p % 64) % 64) / sizeof(T);
+  }
+  std::vector<T> storage;
+  T* data;
+};
+
 template <typename T>
 void CheckQuantizeKernel(const UkernelEntry<QuantizeUkernelFn<T>>& kernel, size_t n, std::mt19937_64& rng) {
   const DType dtype = DTypeOf<T>::value;
@@ -21,15 +33,18 @@ void CheckQuantizeKernel(const UkernelEntry<QuantizeUkernelFn<T>>& kernel, size_
   const int32_t zp = testing::RandomZeroPoint(rng, qmin, qmax);
   const float scale = testing::RandomScale(rng);
   const std::vector<float> x = testing::AwkwardFloats(rng, n, scale, qmin, qmax, /*with_non_finite=*/true);
-  const QuantizeParams p{1.0f / scale, zp, qmin, qmax};
-  std::vector<T> want(n + 1, T{42}), got(n + 1, T{42});  // the sentinel past n must survive
+  const QuantizeParams p{1.0f / scale, zp, qmin, qmax, /*stream_stores=*/(rng() & 1) != 0};
+  std::vector<T> want(n + 1, T{42});
+  AlignedOutput<T> out(n, T{42});
+  T* got = out.data;
   size_t ref_nans = 0;
   for (size_t i = 0; i < n; ++i) {
     ref_nans += std::isnan(x[i]) ? 1 : 0;
     want[i] = reference::QuantizeValue<T>(x[i], p.inv_scale, zp, qmin, qmax);
   }
-  const size_t nans = kernel.fn(n, x.data(), got.data(), p);
-  INFO(kernel.name << " n=" << n << " scale=" << scale << " zp=" << zp << " range=[" << qmin << "," << qmax << "]");
+  const size_t nans = kernel.fn(n, x.data(), got, p);
+  INFO(kernel.name << " n=" << n << " scale=" << scale << " zp=" << zp << " range=[" << qmin << "," << qmax
+                   << "] stream=" << p.stream_stores);
   CHECK(nans == ref_nans);
   for (size_t i = 0; i <= n; ++i) {
     if (want[i] != got[i]) {
@@ -52,10 +67,13 @@ void CheckDequantizeKernel(const UkernelEntry<DequantizeUkernelFn<T>>& kernel, s
     std::memcpy(&v, &r, sizeof(T));
     if (rng() % 8 == 0) v = (rng() & 1) ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
   }
-  std::vector<float> want(n + 1, 7.0f), got(n + 1, 7.0f);
+  std::vector<float> want(n + 1, 7.0f);
+  AlignedOutput<float> out(n, 7.0f);
+  float* got = out.data;
   for (size_t i = 0; i < n; ++i) want[i] = reference::DequantizeValue<T>(q[i], scale, zp);
-  kernel.fn(n, q.data(), got.data(), DequantizeParams{scale, zp});
-  INFO(kernel.name << " n=" << n << " scale=" << scale << " zp=" << zp);
+  const bool stream = (rng() & 1) != 0;
+  kernel.fn(n, q.data(), got, DequantizeParams{scale, zp, stream});
+  INFO(kernel.name << " n=" << n << " scale=" << scale << " zp=" << zp << " stream=" << stream);
   for (size_t i = 0; i <= n; ++i) {
     if (std::memcmp(&want[i], &got[i], sizeof(float)) != 0) {
       FAIL_CHECK("index " << i << " q=" << (i < n ? int64_t{q[i]} : 0) << " want " << want[i] << " got " << got[i]);
