@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The one test command (README's second set-up command; .ci/run calls it). Stages, in order, stopping at the first
+# failure:
+#   deps     scripts/install_deps.sh
+#   release  x86 g++ Release with -Werror: configure, build, ctest
+#   clang    x86 clang++-14 Release with -Werror: configure, build, ctest
+#   aarch64  cross build once, ctest under qemu twice: -cpu max (every NEON tier) and -cpu cortex-a53 (no dot product)
+#   asan     clang++-14 with ASan + UBSan: configure, build, ctest
+#   fuzz     every libFuzzer target for OCTET_FUZZ_SECONDS (default 60) on a temporary copy of its seed corpus
+# then a summary of stage times, and last of all ctest's own summary of the x86 release suite.
+#
+# Usage: bash scripts/run_all_tests.sh [stage...]   (default: every stage; e.g. "release asan" runs just those two)
+# Environment: OCTET_JOBS (build and test parallelism, default 2), OCTET_FUZZ_SECONDS (default 60).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+all_stages=(deps release clang aarch64 asan fuzz)
+jobs=${OCTET_JOBS:-2}
+fuzz_seconds=${OCTET_FUZZ_SECONDS:-60}
+
+banner() { printf '\n======== %s ========\n' "$*"; }
+step() { printf '\n---- %s\n' "$*"; }
+
+# CPU seconds used by finished child processes: beside wall time it shows what a stage costs on a busy machine.
+ticks_per_s=$(getconf CLK_TCK)
+cpu_seconds() {
+  local f
+  read -r -a f </proc/$$/stat
+  echo $(((f[15] + f[16]) / ticks_per_s))
+}
+
+timings=()
+current=""
+run_start=$SECONDS
+run_cpu=$(cpu_seconds)
+tmp_root=""
+
+print_timings() {
+  printf '%-10s %8s %8s\n' stage wall_s cpu_s
+  local t
+  for t in "${timings[@]}"; do printf '%-10s %8s %8s\n' ${t}; done
+  printf '%-10s %8s %8s\n' total $((SECONDS - run_start)) $(($(cpu_seconds) - run_cpu))
+}
+
+on_exit() {
+  local rc=$?
+  [ -n "$tmp_root" ] && rm -rf "$tmp_root"
+  if [ $rc -ne 0 ]; then
+    banner "FAILED: stage '${current:-?}' (exit status $rc)"
+    print_timings
+    banner "FAILED: stage '${current:-?}'"
+  fi
+  exit $rc
+}
+
+configure_and_build() {
+  local preset=$1
+  step "configure: cmake --preset $preset"
+  cmake --preset "$preset"
+  step "build: cmake --build --preset $preset -j $jobs"
+  cmake --build --preset "$preset" -j "$jobs"
+}
+
+stage_deps() {
+  bash scripts/install_deps.sh
+}
+
+stage_release() {
+  configure_and_build release
+  step "test: ctest --preset release"
+  ctest --preset release -j "$jobs"
+}
+
+stage_clang() {
+  configure_and_build clang
+  step "test: ctest --preset clang"
+  ctest --preset clang -j "$jobs"
+}
+
+stage_aarch64() {
+  configure_and_build aarch64
+  step "test under qemu-aarch64 -cpu max: ctest --preset aarch64"
+  ctest --preset aarch64 -j "$jobs"
+  step "test under qemu-aarch64 -cpu cortex-a53: ctest --preset aarch64-cortex-a53"
+  ctest --preset aarch64-cortex-a53 -j "$jobs"
+}
+
+stage_asan() {
+  configure_and_build asan
+  # The asan test preset sets these too; exported here as well so the log shows them.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  step "test: ctest --preset asan (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
+  ctest --preset asan -j "$jobs"
+}
+
+stage_fuzz() {
+  step "configure: cmake --preset fuzz"
+  cmake --preset fuzz
+  # tests/fuzz/CMakeLists.txt lists every fuzz target, one per line: executable, seed corpus folder, dictionary or "-".
+  local manifest=build/fuzz/fuzz_targets.tsv
+  [ -s "$manifest" ] || { echo "run_all_tests: $manifest is missing or empty: no fuzz targets" >&2; return 1; }
+  local bin seeds dict names=()
+  while IFS=$'\t' read -r bin seeds dict; do names+=("$(basename "$bin")"); done <"$manifest"
+  step "build: cmake --build --preset fuzz -j $jobs --target ${names[*]}"
+  cmake --build --preset fuzz -j "$jobs" --target "${names[@]}"
+
+  tmp_root=$(mktemp -d "${TMPDIR:-/tmp}/octet-fuzz.XXXXXX")
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  while IFS=$'\t' read -r bin seeds dict; do
+    local name work start=$SECONDS args=()
+    name=$(basename "$bin")
+    work="$tmp_root/$name"
+    mkdir -p "$work/corpus" "$work/artifacts"
+    # The seeds are copied so that libFuzzer's new inputs never land in the source tree.
+    cp -R "$seeds/." "$work/corpus/"
+    [ "$dict" = "-" ] || args+=("-dict=$dict")
+    step "fuzz $name for ${fuzz_seconds}s from $(find "$work/corpus" -type f | wc -l) seeds ($seeds)"
+    if ! "$bin" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "${args[@]}" \
+        -artifact_prefix="$work/artifacts/" "$work/corpus" </dev/null >"$work/log" 2>&1; then
+      tail -n 80 "$work/log"
+      echo "fuzz target $name FAILED; reproducer(s), replay with: $bin <file>"
+      local a
+      for a in "$work/artifacts"/*; do
+        [ -f "$a" ] || continue
+        echo "$a:"
+        od -A d -t x1 "$a" | head -n 16 || true
+      done
+      return 1
+    fi
+    grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/log" || tail -n 3 "$work/log"
+    echo "fuzz $name: no findings in $((SECONDS - start))s; corpus grew to $(find "$work/corpus" -type f | wc -l) inputs"
+  done <"$manifest"
+}
+
+main() {
+  local stages=("$@") s stage_start stage_cpu
+  [ $# -gt 0 ] || stages=("${all_stages[@]}")
+  for s in "${stages[@]}"; do
+    case " ${all_stages[*]} " in
+      *" $s "*) ;;
+      *) echo "run_all_tests: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2 ;;
+    esac
+  done
+  trap on_exit EXIT
+
+  for s in "${stages[@]}"; do
+    current=$s
+    stage_start=$SECONDS
+    stage_cpu=$(cpu_seconds)
+    banner "stage $s"
+    "stage_$s"
+    timings+=("$s $((SECONDS - stage_start)) $(($(cpu_seconds) - stage_cpu))")
+    printf '\nstage %s passed in %ss\n' "$s" $((SECONDS - stage_start))
+  done
+  current=summary
+
+  banner "summary: every stage passed (${stages[*]})"
+  print_timings
+  # The run ends with ctest's own summary of the x86 release suite (quick: the suite is already built).
+  if [[ " ${stages[*]} " == *" release "* ]]; then
+    banner "x86 release suite (ctest --test-dir build/release)"
+    ctest --test-dir build/release -j "$jobs" --output-on-failure
+  fi
+}
+
+# Everything runs from main, so bash has read the whole file before it starts (editing it mid-run is harmless).
+main "$@"
+exit
