@@ -158,8 +158,10 @@ main() {
 
   banner "summary: every stage passed (${stages[*]})"
   print_timings
-  # The run ends with ctest's own summary of the x86 release suite (quick: the suite is already built).
+  # The run ends with ctest's own summary of the x86 release suite (quick: the suite is already built). It is a
+  # fresh run with a fresh random seed, so a seed-dependent failure has a second chance to show.
   if [[ " ${stages[*]} " == *" release "* ]]; then
+    current="release (final ctest run)"
     banner "x86 release suite (ctest --test-dir build/release)"
     ctest --test-dir build/release -j "$jobs" --output-on-failure
   fi
