@@ -1,0 +1,193 @@
+// AVX2 qgemm kernels (no VNNI), two ways to multiply u8 x s8 exactly:
+//
+// 4x16c4_maddubs: vpmaddubsw (u8 x s8 pairs summed in saturating int16) then vpmaddwd by ones (pairs to int32),
+//   vpaddd: 3 instructions per 8 columns x 4 k. Only exact when no pair a0*w0 + a1*w1 can leave int16, so the list
+//   makes it conditional (QGemmRequirement::kPairSumsFitInt16: e.g. 7-bit activations, or weights within [-64, 64]);
+//   the dispatch checks the actual operand ranges. Per k group: 2 ymm of W, per row of 4 one vpbroadcastd of A;
+//   8 ymm accumulators. s8 activations are fed as u8 (xor 0x80) and corrected by 128 * col_sums.
+// 2x16c4: the always-exact widening path. W bytes are sign-extended to int16 (vpmovsxbw: 4 columns x 4 k per ymm),
+//   the 4 bytes of A zero- or sign-extended to int16 and broadcast, vpmaddwd gives two int32 partial sums per column
+//   (|a * w| <= 255 * 128, a pair <= 65,280: no overflow), accumulated in 4 ymm per row and folded with vphaddd at
+//   the end. s8 activations need no offset here.
+// Layout kQGemmLayoutX86 (64-byte rows of 16 columns x 4 k). The last partial k group reads A from a zero-padded
+// copy (no over-read of A). The dot products go to an L1-resident tile, then the output stage (avx2_epilogue.h).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "ops/ukernels/qgemm.h"
+#include "ops/ukernels/qgemm/avx2_epilogue.h"
+#include "ops/ukernels/qgemm/unroll.h"
+
+namespace octet {
+namespace {
+
+constexpr size_t kNr = 16;
+
+// Both kernels walk K in groups of 4; the last group of a K that is not a multiple of 4 reads A from a zero-padded
+// copy (the packed W is zero there).
+// ---- vpmaddubsw, 4x16 ----
+constexpr size_t kMaddMr = 4;
+
+template <int M, bool kFlip>
+void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32_t* tile) {
+  __m256i acc[M][2];
+  const uint8_t* rows[M];
+  uint8_t last[M][4];
+  Unroll<M>([&](auto r) OCTET_INLINE {
+    rows[r] = a + r * a_stride;
+    acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  });
+  const __m256i ones = _mm256_set1_epi16(1);
+  const size_t groups = (k + 3) / 4, tail = k % 4;
+  for (size_t g = 0; g < groups; ++g) {
+    if (tail != 0 && g + 1 == groups) {
+      Unroll<M>([&](auto r) OCTET_INLINE {
+        std::memset(last[r], 0, 4);
+        std::memcpy(last[r], rows[r], tail);
+        rows[r] = last[r];
+      });
+    }
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
+    Unroll<M>([&](auto r) OCTET_INLINE {
+      __m256i av = _mm256_broadcastd_epi32(_mm_loadu_si32(rows[r]));  // vpbroadcastd ymm, m32: a load only
+      rows[r] += 4;
+      if constexpr (kFlip) av = _mm256_xor_si256(av, _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w0), ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w1), ones));
+    });
+  }
+  Unroll<M>([&](auto r) OCTET_INLINE {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr), acc[r][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr + 8), acc[r][1]);
+  });
+}
+
+// ---- widening vpmaddwd, 2x16 ----
+constexpr size_t kWideMr = 2;
+
+template <int M, bool kSignedA>
+void WideDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32_t* tile) {
+  __m256i acc[M][4];
+  const uint8_t* rows[M];
+  uint8_t last[M][4];
+  Unroll<M>([&](auto r) OCTET_INLINE {
+    rows[r] = a + r * a_stride;
+    Unroll<4>([&](auto q) OCTET_INLINE { acc[r][q] = _mm256_setzero_si256(); });
+  });
+  const size_t groups = (k + 3) / 4, tail = k % 4;
+  for (size_t g = 0; g < groups; ++g) {
+    if (tail != 0 && g + 1 == groups) {
+      Unroll<M>([&](auto r) OCTET_INLINE {
+        std::memset(last[r], 0, 4);
+        std::memcpy(last[r], rows[r], tail);
+        rows[r] = last[r];
+      });
+    }
+    __m256i wv[4];
+    Unroll<4>([&](auto q) OCTET_INLINE {
+      wv[q] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + g * 64 + 16 * q)));
+    });
+    Unroll<M>([&](auto r) OCTET_INLINE {
+      const __m128i bytes = _mm_loadu_si32(rows[r]);
+      rows[r] += 4;
+      const __m128i a16 = kSignedA ? _mm_cvtepi8_epi16(bytes) : _mm_cvtepu8_epi16(bytes);
+      const __m256i av = _mm256_broadcastq_epi64(a16);
+      Unroll<4>([&](auto q) OCTET_INLINE { acc[r][q] = _mm256_add_epi32(acc[r][q], _mm256_madd_epi16(av, wv[q])); });
+    });
+  }
+  // acc[r][q] holds columns 4q..4q+3 as two partial sums each: [c0 c0 c1 c1 | c2 c2 c3 c3]. vphaddd of columns 0-3
+  // and 4-7 gives [c0 c1 c4 c5 | c2 c3 c6 c7]; vpermq 0xD8 puts them in order.
+  Unroll<M>([&](auto r) OCTET_INLINE {
+    const __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+    const __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr + 8), hi);
+  });
+}
+
+using DotFn = void (*)(const uint8_t*, size_t, size_t, const int8_t*, int32_t*);
+
+template <bool kSignedA, QGemmStage kStage>
+void RunMaddubs(const QGemmUkernelArgs& args) {
+  OCTET_DCHECK(args.layout == kQGemmLayoutX86);
+  OCTET_DCHECK(args.params->stage.stage == kStage);
+  static constexpr DotFn kTable[kMaddMr] = {&MaddDot<1, kSignedA>, &MaddDot<2, kSignedA>, &MaddDot<3, kSignedA>,
+                                            &MaddDot<4, kSignedA>};
+  const auto* a = static_cast<const uint8_t*>(args.a);
+  alignas(64) int32_t tile[kMaddMr * kNr];
+  QGemmForEachTile<kMaddMr, kNr>(args.m, args.n, [&](size_t i0, size_t rows, size_t j0, size_t cols) {
+    kTable[rows - 1](a + i0 * args.a_stride, args.a_stride, args.k, args.w + (j0 / 16) * args.w_panel_stride, tile);
+    avx2::Epilogue<kStage>(tile, kNr, rows, cols, kSignedA ? 128 : 0, *args.params, i0, j0, args.y, args.y_stride);
+  });
+}
+
+template <bool kSignedA, QGemmStage kStage>
+void RunWide(const QGemmUkernelArgs& args) {
+  OCTET_DCHECK(args.layout == kQGemmLayoutX86);
+  OCTET_DCHECK(args.params->stage.stage == kStage);
+  static constexpr DotFn kTable[kWideMr] = {&WideDot<1, kSignedA>, &WideDot<2, kSignedA>};
+  const auto* a = static_cast<const uint8_t*>(args.a);
+  alignas(64) int32_t tile[kWideMr * kNr];
+  QGemmForEachTile<kWideMr, kNr>(args.m, args.n, [&](size_t i0, size_t rows, size_t j0, size_t cols) {
+    kTable[rows - 1](a + i0 * args.a_stride, args.a_stride, args.k, args.w + (j0 / 16) * args.w_panel_stride, tile);
+    avx2::Epilogue<kStage>(tile, kNr, rows, cols, 0, *args.params, i0, j0, args.y, args.y_stride);
+  });
+}
+
+}  // namespace
+
+void qgemm_u8s8_s32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<false, QGemmStage::kS32>(args);
+}
+void qgemm_u8s8_minmax_fp32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<false, QGemmStage::kFp32>(args);
+}
+void qgemm_u8s8_minmax_q31_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<false, QGemmStage::kQ31>(args);
+}
+void qgemm_u8s8_minmax_fbgemm_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<false, QGemmStage::kFbgemm>(args);
+}
+void qgemm_u8s8_f32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<false, QGemmStage::kF32>(args);
+}
+void qgemm_s8s8_s32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<true, QGemmStage::kS32>(args);
+}
+void qgemm_s8s8_minmax_fp32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<true, QGemmStage::kFp32>(args);
+}
+void qgemm_s8s8_minmax_q31_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<true, QGemmStage::kQ31>(args);
+}
+void qgemm_s8s8_minmax_fbgemm_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<true, QGemmStage::kFbgemm>(args);
+}
+void qgemm_s8s8_f32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
+  RunMaddubs<true, QGemmStage::kF32>(args);
+}
+
+void qgemm_u8s8_s32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) { RunWide<false, QGemmStage::kS32>(args); }
+void qgemm_u8s8_minmax_fp32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) {
+  RunWide<false, QGemmStage::kFp32>(args);
+}
+void qgemm_u8s8_minmax_q31_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) {
+  RunWide<false, QGemmStage::kQ31>(args);
+}
+void qgemm_u8s8_minmax_fbgemm_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) {
+  RunWide<false, QGemmStage::kFbgemm>(args);
+}
+void qgemm_u8s8_f32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) { RunWide<false, QGemmStage::kF32>(args); }
+void qgemm_s8s8_s32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) { RunWide<true, QGemmStage::kS32>(args); }
+void qgemm_s8s8_minmax_fp32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) {
+  RunWide<true, QGemmStage::kFp32>(args);
+}
+void qgemm_s8s8_minmax_q31_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) { RunWide<true, QGemmStage::kQ31>(args); }
+void qgemm_s8s8_minmax_fbgemm_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) {
+  RunWide<true, QGemmStage::kFbgemm>(args);
+}
+void qgemm_s8s8_f32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) { RunWide<true, QGemmStage::kF32>(args); }
+
+}  // namespace octet
