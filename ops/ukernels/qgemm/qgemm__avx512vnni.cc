@@ -32,30 +32,46 @@ constexpr size_t kKChunk = 384;   // k per pass, a multiple of 4
 // tile[r][16 * q + c] (+)= sum_k a'[r][k] * w[16 * q + c][k] for r < M, q < P, k a multiple of 4: the tile is
 // overwritten, or accumulated into when `accumulate`. Rows are addressed as base + one shared offset, so the loop
 // carries a single scalar increment besides the W pointer.
+// vpdpbusd has a latency of several cycles and two ports: with fewer than ~10 independent accumulator chains (M = 1
+// or 2 rows) the loop waits on its own results, which is the whole story at M = 1 (1 x N x K layers). There the k
+// groups are dealt round-robin to S sets of accumulators, summed at the end (int32 addition wraps mod 2^32, so the
+// order does not change the result).
 template <int M, int P, bool kFlip>
 void Dot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, size_t panel_stride, int32_t* tile,
          bool accumulate) {
-  __m512i acc[M][P];
+  constexpr int S = M == 1 ? 4 : (M == 2 ? 2 : 1);
+  __m512i acc[S][M][P];
   const uint8_t* rows[M];
   Unroll<M>([&](auto r) OCTET_INLINE {
     rows[r] = a + r * a_stride;
     Unroll<P>([&](auto q) OCTET_INLINE {
-      acc[r][q] = accumulate ? _mm512_load_si512(tile + r * kNr + 16 * q) : _mm512_setzero_si512();
+      acc[0][r][q] = accumulate ? _mm512_load_si512(tile + r * kNr + 16 * q) : _mm512_setzero_si512();
+      Unroll<S - 1>([&](auto s) OCTET_INLINE { acc[s + 1][r][q] = _mm512_setzero_si512(); });
     });
   });
-  for (size_t kk = 0; kk < k; kk += 4, w += 64) {
+  // One k group of 4 into accumulator set s.
+  auto step = [&](auto s, size_t kk, const int8_t* wg) OCTET_INLINE {
     __m512i wv[P];
-    Unroll<P>([&](auto q) OCTET_INLINE { wv[q] = _mm512_loadu_si512(w + q * panel_stride); });
+    Unroll<P>([&](auto q) OCTET_INLINE { wv[q] = _mm512_loadu_si512(wg + q * panel_stride); });
     Unroll<M>([&](auto r) OCTET_INLINE {
       // vpbroadcastd zmm, m32 is a load only; a broadcast from a general register would take a port-5 slot from
       // vpdpbusd.
       __m512i av = _mm512_broadcastd_epi32(_mm_loadu_si32(rows[r] + kk));
       if constexpr (kFlip) av = _mm512_xor_si512(av, _mm512_set1_epi32(static_cast<int32_t>(0x80808080u)));
-      Unroll<P>([&](auto q) OCTET_INLINE { acc[r][q] = _mm512_dpbusd_epi32(acc[r][q], av, wv[q]); });
+      Unroll<P>([&](auto q) OCTET_INLINE { acc[s][r][q] = _mm512_dpbusd_epi32(acc[s][r][q], av, wv[q]); });
     });
+  };
+  size_t kk = 0;
+  for (; kk + 4 * S <= k; kk += 4 * S, w += 64 * S) {
+    Unroll<S>([&](auto s) OCTET_INLINE { step(s, kk + 4 * s, w + 64 * s); });
   }
+  for (; kk < k; kk += 4, w += 64) step(std::integral_constant<size_t, 0>{}, kk, w);
   Unroll<M>([&](auto r) OCTET_INLINE {
-    Unroll<P>([&](auto q) OCTET_INLINE { _mm512_store_si512(tile + r * kNr + 16 * q, acc[r][q]); });
+    Unroll<P>([&](auto q) OCTET_INLINE {
+      __m512i sum = acc[0][r][q];
+      Unroll<S - 1>([&](auto s) OCTET_INLINE { sum = _mm512_add_epi32(sum, acc[s + 1][r][q]); });
+      _mm512_store_si512(tile + r * kNr + 16 * q, sum);
+    });
   });
 }
 
