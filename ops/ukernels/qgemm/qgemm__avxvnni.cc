@@ -27,30 +27,44 @@ constexpr size_t kRowGroup = 48;  // rows whose partial sums stay in L1
 constexpr size_t kKChunk = 1024;  // k per pass, a multiple of 4
 
 // tile[r][c] (+)= sum_k a'[r][k] * w[c][k] for r < M and k a multiple of 4 (accumulated into when `accumulate`).
-// Rows are addressed as base + one shared offset.
+// Rows are addressed as base + one shared offset. With 1 or 2 rows there are too few accumulator chains to cover
+// vpdpbusd's latency, so the k groups are dealt round-robin to S accumulator sets, summed at the end (int32 addition
+// wraps mod 2^32: same result in any order), as in the AVX-512 kernel.
 template <int M, bool kFlip>
 void Dot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32_t* tile, bool accumulate) {
-  __m256i acc[M][2];
+  constexpr int S = M == 1 ? 4 : (M == 2 ? 2 : 1);
+  __m256i acc[S][M][2];
   const uint8_t* rows[M];
   Unroll<M>([&](auto r) OCTET_INLINE {
     rows[r] = a + r * a_stride;
     const auto* t = reinterpret_cast<const __m256i*>(tile + r * kNr);
-    acc[r][0] = accumulate ? _mm256_load_si256(t) : _mm256_setzero_si256();
-    acc[r][1] = accumulate ? _mm256_load_si256(t + 1) : _mm256_setzero_si256();
+    acc[0][r][0] = accumulate ? _mm256_load_si256(t) : _mm256_setzero_si256();
+    acc[0][r][1] = accumulate ? _mm256_load_si256(t + 1) : _mm256_setzero_si256();
+    Unroll<S - 1>([&](auto s) OCTET_INLINE { acc[s + 1][r][0] = acc[s + 1][r][1] = _mm256_setzero_si256(); });
   });
-  for (size_t kk = 0; kk < k; kk += 4, w += 64) {
-    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
+  auto step = [&](auto s, size_t kk, const int8_t* wg) OCTET_INLINE {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32));
     Unroll<M>([&](auto r) OCTET_INLINE {
       __m256i av = _mm256_broadcastd_epi32(_mm_loadu_si32(rows[r] + kk));  // vpbroadcastd ymm, m32: a load only
       if constexpr (kFlip) av = _mm256_xor_si256(av, _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
-      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, w0);
-      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, w1);
+      acc[s][r][0] = _mm256_dpbusd_avx_epi32(acc[s][r][0], av, w0);
+      acc[s][r][1] = _mm256_dpbusd_avx_epi32(acc[s][r][1], av, w1);
     });
+  };
+  size_t kk = 0;
+  for (; kk + 4 * S <= k; kk += 4 * S, w += 64 * S) {
+    Unroll<S>([&](auto s) OCTET_INLINE { step(s, kk + 4 * s, w + 64 * s); });
   }
+  for (; kk < k; kk += 4, w += 64) step(std::integral_constant<size_t, 0>{}, kk, w);
   Unroll<M>([&](auto r) OCTET_INLINE {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr), acc[r][0]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr + 8), acc[r][1]);
+    __m256i lo = acc[0][r][0], hi = acc[0][r][1];
+    Unroll<S - 1>([&](auto s) OCTET_INLINE {
+      lo = _mm256_add_epi32(lo, acc[s + 1][r][0]);
+      hi = _mm256_add_epi32(hi, acc[s + 1][r][1]);
+    });
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr + 8), hi);
   });
 }
 
