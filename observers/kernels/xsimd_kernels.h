@@ -82,6 +82,15 @@ MinMaxResult MinMax(size_t n, const float* x) {
   return r;
 }
 
+// xsimd::fma, fused where the arch has a fused multiply-add (fma3<avx2>, neon64). xsimd 8.1 spells it x * y + z
+// (two roundings) for avx512*, so the AVX-512 file passes its own fused functor.
+struct XsimdFma {
+  template <class B>
+  B operator()(const B& x, const B& y, const B& z) const {
+    return xsimd::fma(x, y, z);
+  }
+};
+
 // Bins computed a vector at a time with the scalar kernel's float operations, counted lane by lane into the
 // kHistogramCopies copies (lane k of a vector goes to copy k % kHistogramCopies).
 //
@@ -91,9 +100,9 @@ MinMaxResult MinMax(size_t n, const float* x) {
 // Handbook of Floating-Point Arithmetic, 2nd ed., section 4.7), identical to the division. The theorem needs no
 // underflow in r; with range inside [2^-60, 2^60] and bins < 2^24 that holds wherever the quotient can decide a bin
 // (q >= 2^-24, so d >= 2^-84), and below that every quotient bins to 0 anyway. Otherwise the kernel divides. Arch
-// must have a fused multiply-add (xsimd::fma3<xsimd::avx2>, xsimd::neon64). With kRange, the pass also returns
-// MinMax's summary of x.
-template <class Arch, bool kRange>
+// must have a fused multiply-add, through `Fma` (a functor fma(x, y, z) rounded once). With kRange, the pass also
+// returns MinMax's summary of x.
+template <class Arch, bool kRange, class Fma = XsimdFma>
 MinMaxResult LinearHistogram(size_t n, const float* x, const LinearHistogramParams& p, uint32_t* counts) {
   using B = xsimd::batch<float, Arch>;
   using I = xsimd::batch<int32_t, Arch>;
@@ -124,8 +133,8 @@ MinMaxResult LinearHistogram(size_t n, const float* x, const LinearHistogramPara
     B q;
     if (markstein) {
       const B q0 = d * inv;
-      const B r = xsimd::fma(-q0, range, d);
-      q = xsimd::fma(r, inv, q0);
+      const B r = Fma()(-q0, range, d);
+      q = Fma()(r, inv, q0);
     } else {
       q = d / range;
     }
