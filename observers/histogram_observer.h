@@ -5,16 +5,17 @@
 //  * upstream (default), current PyTorch: upsample rate 16; ±Inf are dropped (and counted in num_skipped) whatever
 //    the non-finite policy, as PyTorch drops them with a warning; histc over the exact float range; when the range
 //    grows, the old histogram is split into upsample_rate sub-bins whose mid-points are re-bucketed into the new
-//    bins (_upscale_histogram), and an old constant histogram moves whole into the bin of its value. The re-bucketing
-//    follows PyTorch's formulas with torch.linspace's scalar formula (PyTorch's vectorised linspace can differ in the
-//    last bit of some sub-bin mid-points, which can move a sub-bin to a neighbouring bin); no upstream torch was
-//    available to record reference data, so this variant is tested against the formulas and properties.
+//    bins (_upscale_histogram), and an old constant histogram moves whole, weighted by its own mass (the newest
+//    upstream rule, pytorch/pytorch#156414), into the bin of its value. Reference data: tests/data/observers runs the
+//    upstream forward rules on torch 1.13's operators (histc, linspace, bucketize, bincount), and octet matches it
+//    bit for bit; the float details (linspace's FMA-contracted ends and 8-lane blocks) are those of 1.13's AVX2
+//    kernels, so a newer torch build may differ in the last bit of a sub-bin mid-point.
 //  * legacy_1_13, PyTorch 1.13 bit for bit (tests/data/observers): upsample rate 128; histc over
 //    [int(min), int(max)] (truncated toward zero, pytorch/pytorch#83672: out-of-range samples are lost and bins
 //    are read on the exact [min, max] grid); the first tensor, or any tensor after a constant state, resets the
 //    histogram; growth by _adjust_min_max / _combine_histograms (integer down-sampling of an up-sampled grid, the
-//    max relaxed). Exact for bin counts b with (b + 1) % 16 != 0 (see torch_numerics.h); where PyTorch would fail
-//    (a slice that overruns, a histc range that is not finite) octet clips or reports an error.
+//    max relaxed). Where PyTorch would fail (a slice that overruns, a histc range that is not finite) octet clips or
+//    reports an error.
 //
 // Order dependence: both variants re-bin when the range grows, so the histogram depends on how the data was
 // batched and in which order (PyTorch's too). Merge(other) re-bins both histograms onto the union range with the

@@ -2,6 +2,7 @@
 // torch is available to record data), the differences between the variants, merging, and the search.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -177,6 +178,52 @@ TEST_CASE("HistogramObserver merges by re-binning both histograms onto the union
     CHECK(a->max_val()[0] == b->max_val()[0]);
     CHECK(Total(a->histogram()) == ta + tb);
     CHECK(a->CalculateQParams().ok());
+  }
+}
+
+}  // namespace
+}  // namespace octet
+
+namespace octet {
+namespace {
+
+TEST_CASE("HistogramObserver: split-and-merge equals one pass when every shard spans the whole range",
+          "[observers]") {
+  // Every batch holds both ends of [-2.5, 3.75], so no shard ever re-bins and counts just add, in one pass and in
+  // a merge alike (the range's width 6.25 divides exactly into bins * upsample_rate cells, so 1.13's _adjust_min_max
+  // keeps the range too). Outside this case the histograms depend on the order by design (see the header).
+  auto rng = testing::MakeRng("histogram split merge");
+  for (HistogramVariant variant : {HistogramVariant::kUpstream, HistogramVariant::kLegacy113}) {
+    INFO(HistogramVariantName(variant));
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<std::vector<float>> batches;
+      for (int b = 0; b < 7; ++b) {
+        auto x = Uniform(rng, 100 + rng() % 900, -2.5f, 3.75f);
+        x[rng() % x.size()] = -2.5f;
+        x[rng() % x.size()] = 3.75f;
+        batches.push_back(std::move(x));
+      }
+      auto one = MakeHistogram(variant);
+      for (const auto& b : batches) testing::ObserveOrFail(*one, b);
+      const size_t shards = 2 + rng() % 3;
+      std::vector<std::unique_ptr<HistogramObserver>> parts;
+      for (size_t s = 0; s < shards; ++s) parts.push_back(MakeHistogram(variant));
+      for (size_t b = 0; b < batches.size(); ++b) testing::ObserveOrFail(*parts[(b + trial) % shards], batches[b]);
+      std::shuffle(parts.begin(), parts.end(), rng);
+      for (size_t s = 1; s < shards; ++s) REQUIRE(parts[0]->Merge(*parts[s]).ok());
+      CHECK(parts[0]->histogram() == one->histogram());
+      CHECK(parts[0]->min_val() == one->min_val());
+      CHECK(parts[0]->max_val() == one->max_val());
+      CHECK(parts[0]->num_batches() == one->num_batches());
+      auto qa = parts[0]->CalculateQParams();
+      auto qb = one->CalculateQParams();
+      REQUIRE(qa.ok());
+      REQUIRE(qb.ok());
+      CHECK(qa->scales() == qb->scales());
+      CHECK(qa->zero_points() == qb->zero_points());
+      // Not vacuous: the counts are spread over many bins (legacy_1_13 drops what lies outside [-2, 3]).
+      CHECK(std::count_if(one->histogram().begin(), one->histogram().end(), [](float c) { return c > 0; }) > 200);
+    }
   }
 }
 

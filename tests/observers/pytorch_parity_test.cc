@@ -1,7 +1,8 @@
 // octet's observers against PyTorch 1.13 (tests/data/observers, written by tests/data/observers/generate.py with
 // Debian's python3-torch; torch is not needed here). Scales must be bit-identical, zero points equal, min_val /
 // max_val (and HistogramObserver's histogram buffer) bit-identical, on every ISA with observer kernels and with one
-// and two threads. Construction errors must be errors here too.
+// and two threads, for both HistogramObserver variants (upstream: upstream's rules on 1.13's operators, see the data's
+// README). Construction errors must be errors here too.
 #include <catch2/catch.hpp>
 
 #include <fstream>

@@ -12,8 +12,10 @@ files; torch is never needed to build or test octet.
 Each input is a sequence of float32 batches (one .npy per batch). Each case names an observer, octet's options for
 it (the names of observers/observer_options.h), an input, and what PyTorch gives after observing every batch in
 order: scale and zero_point from calculate_qparams(), and the min_val / max_val buffers. HistogramObserver cases
-(variant legacy_1_13) also name a .npy holding PyTorch's final histogram buffer. Cases that PyTorch rejects at
-construction record the exception type instead ("error").
+may also name a .npy holding the final histogram buffer. Variant legacy_1_13 is torch 1.13's own HistogramObserver;
+variant upstream (option histogram_variant absent) is UpstreamHistogramObserver below: the current upstream forward
+rules written over torch 1.13's operators. Cases that PyTorch rejects at construction record the exception type
+instead ("error").
 
 Floats in the manifest are the float32 values written as JSON numbers (the double that holds each float32
 exactly), or the strings "inf", "-inf", "nan".
@@ -466,9 +468,9 @@ def histogram_cases(cs):
             o = dict(opts, histogram_variant="legacy_1_13")
             hist = f"hist_{inp}_b2048_u128.npy" if k == 0 else None
             cs.run(f"hist_{inp}_{opt_name(o)}", "histogram", o, inp, hist_file=hist)
-    # Other bin counts and up-sampling rates: bins b with (b + 1) % 16 != 0 (see observers/torch_numerics.h).
+    # Other bin counts and up-sampling rates; 2047 bins put histc's right edge in linspace's vectorised loop.
     for inp in ["normal", "grow_shrink", "hist_two_normals", "hist_many_batches", "outlier", "constant_then_normal"]:
-        for bins, up in ((256, 128), (100, 16), (2048, 16), (64, 7)):
+        for bins, up in ((256, 128), (100, 16), (2048, 16), (64, 7), (2047, 128)):
             o = {"dtype": "quint8", "qscheme": "per_tensor_affine", "bins": bins, "upsample_rate": up,
                  "histogram_variant": "legacy_1_13"}
             cs.run(f"hist_{inp}_b{bins}_u{up}", "histogram", o, inp, hist_file=f"hist_{inp}_b{bins}_u{up}.npy")
