@@ -10,13 +10,14 @@ speed-ups, and last octet's MinMax observation bandwidth against memcpy on 64 Mi
 Data (both sides): four tensors N(0, (1 + 0.02 k)^2), k = 0..3, cycled over the 50 batches (octet draws its own
 normal values with the same recipe; the timings do not depend on the values beyond their ranges). Each timing is the
 median of --repetitions runs of a fresh observer over all 50 batches; "observe" excludes calculate_qparams,
-"observe+qparams" includes it. torch runs with torch.get_num_threads() threads (printed) and again with one thread;
-octet with one and two threads. Both wall-clock and process CPU time are reported: on a shared machine the CPU
-time of single-threaded runs is the steadier comparison (it excludes time the process waited for a core).
+"observe+qparams" includes it. torch runs with torch.get_num_threads() threads (printed), with one thread and with
+every CPU; octet with one and two threads. Both wall-clock and process CPU time are reported: on a shared machine
+the CPU time of single-threaded runs is the steadier comparison (it excludes time the process waited for a core).
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -90,7 +91,8 @@ def main():
     default_threads = torch.get_num_threads()
     rows = []
     torch_times = {}
-    for threads in sorted({default_threads, 1}):
+    torch_thread_counts = sorted({default_threads, 1, os.cpu_count() or 1})
+    for threads in torch_thread_counts:
         torch.set_num_threads(threads)
         for name, make in (("HistogramObserver", tq.HistogramObserver), ("MinMaxObserver", tq.MinMaxObserver)):
             for qparams in (False, True):
@@ -104,12 +106,13 @@ def main():
           "machine for one thread")
     print(f"{'observer':<30} {'what':<16} {'t.thr':>5} {'torch wall':>10} {'torch cpu':>9} {'o.thr':>5} "
           f"{'octet wall':>10} {'octet cpu':>9} {'x wall':>7} {'x cpu':>7}")
-    pairs = [("HistogramObserver", "HistogramObserver_legacy_1_13"), ("HistogramObserver", "HistogramObserver_upstream"),
+    pairs = [("HistogramObserver", "HistogramObserver_legacy_1_13"),
+             ("HistogramObserver", "HistogramObserver_upstream"),
              ("MinMaxObserver", "MinMaxObserver")]
     for torch_name, octet_name in pairs:
         for qparams in (False, True):
             what = "observe+qparams" if qparams else "observe"
-            for tthreads in sorted({default_threads, 1}):
+            for tthreads in torch_thread_counts:
                 for othreads in (1, 2):
                     key = f"{octet_name}/{what}/batches:{BATCHES}/shape:8x64x56x56/threads:{othreads}"
                     if key not in octet:
