@@ -1,0 +1,219 @@
+// Google Benchmark of the observers: the min/max kernels and MinMaxObserver::Observe on 64 MiB beside a memcpy of
+// 64 MiB (the DESIGN.md §9 target: observation near memory bandwidth), and every observer over 50 batches of
+// 8x64x56x56 (the HistogramObserver target: >= 20x PyTorch 1.13, which bench/observers_pytorch.py measures with
+// the same data recipe and compares in the same run).
+//
+// Rates use wall-clock time. bytes_per_second: bytes read by the observer (4 per element); memcpy/bytes:B reports
+// the bytes it copies per second (B per call), so kernel bytes_per_second / memcpy bytes_per_second is the ratio the
+// target speaks of. Each min/max kernel is checked once against the scalar kernel before it is timed (a difference
+// makes the program exit 1); a kernel whose ISA this CPU lacks is reported as an error, never timed.
+//
+//   octet_bench_observers [--benchmark_filter=...] [--benchmark_format=json]
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/context.h"
+#include "core/cpu_features.h"
+#include "core/tensor.h"
+#include "observers/kernels/minmax.h"
+#include "observers/observer_factory.h"
+
+namespace octet {
+namespace {
+
+constexpr int64_t k64MiBFloats = int64_t{16} << 20;
+constexpr int kBatches = 50;
+const Shape kBatchShape{8, 64, 56, 56};
+
+bool g_mismatch = false;
+
+Tensor MakeTensor(DType dtype, int64_t n) {
+  Result<Tensor> t = Tensor::Create(dtype, Shape{n});
+  OCTET_CHECK(t.ok());
+  return std::move(t).value();
+}
+
+// Normal values (xorshift + Box-Muller), mean 0, standard deviation sigma.
+void FillNormal(std::span<float> x, uint32_t seed, float sigma) {
+  uint32_t s = seed | 1u;
+  auto next = [&] {
+    s ^= s << 13;
+    s ^= s >> 17;
+    s ^= s << 5;
+    return (static_cast<float>(s >> 8) + 0.5f) * (1.0f / 16777216.0f);
+  };
+  for (size_t i = 0; i + 1 < x.size(); i += 2) {
+    const float r = std::sqrt(-2.0f * std::log(next()));
+    const float t = 6.2831853f * next();
+    x[i] = sigma * r * std::cos(t);
+    x[i + 1] = sigma * r * std::sin(t);
+  }
+  if (x.size() % 2 == 1) x.back() = 0.0f;
+}
+
+// The batches the PyTorch script uses too: four distinct tensors N(0, (1 + 0.02 k)^2), cycled over 50 batches.
+const std::vector<Tensor>& Batches() {
+  static const std::vector<Tensor> batches = [] {
+    std::vector<Tensor> b;
+    for (int k = 0; k < 4; ++k) {
+      Result<Tensor> t = Tensor::Create(DType::kF32, kBatchShape);
+      OCTET_CHECK(t.ok());
+      const float sigma = 1.0f + 0.02f * static_cast<float>(k);
+      FillNormal(t->values<float>(), 0x1234567u + 977u * static_cast<uint32_t>(k), sigma);
+      b.push_back(std::move(t).value());
+    }
+    return b;
+  }();
+  return batches;
+}
+
+bool CanRun(benchmark::State& state, Isa isa) {
+  if (DetectedIsas().Contains(isa)) return true;
+  const std::string why = fmt::format("skipped: ISA {} is not available on this CPU (detected: {})", IsaName(isa),
+                                      DetectedIsas().ToString());
+  state.SkipWithError(why.c_str());
+  return false;
+}
+
+void BenchMinMaxKernel(benchmark::State& state, const UkernelEntry<MinMaxUkernelFn>& kernel, int64_t n) {
+  if (!CanRun(state, kernel.isa)) return;
+  Tensor x = MakeTensor(DType::kF32, n);
+  FillNormal(x.values<float>(), 99u, 3.0f);
+  const float* xp = x.data<float>();
+  const MinMaxResult want = minmax_f32_ukernel__scalar(static_cast<size_t>(n), xp);
+  const MinMaxResult got = kernel.fn(static_cast<size_t>(n), xp);
+  if (got.min != want.min || got.max != want.max || got.nonfinite != want.nonfinite) {
+    g_mismatch = true;
+    const std::string what = fmt::format("{} differs from the scalar kernel: [{}, {}] vs [{}, {}]", kernel.name,
+                                         got.min, got.max, want.min, want.max);
+    fmt::print(stderr, "octet_bench_observers: {}\n", what);
+    state.SkipWithError(what.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(kernel.fn(static_cast<size_t>(n), xp));
+  }
+  state.SetBytesProcessed(state.iterations() * n * 4);
+  state.SetLabel(IsaName(kernel.isa));
+}
+
+void BenchMemcpy(benchmark::State& state, int64_t bytes) {
+  Tensor src = MakeTensor(DType::kU8, bytes);
+  Tensor dst = MakeTensor(DType::kU8, bytes);
+  std::memset(src.raw_data(), 0x5a, static_cast<size_t>(bytes));
+  std::memset(dst.raw_data(), 0, static_cast<size_t>(bytes));
+  for (auto _ : state) {
+    std::memcpy(dst.raw_data(), src.raw_data(), static_cast<size_t>(bytes));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.SetLabel("memcpy (bytes copied)");
+}
+
+// Observer::Observe on one 64 MiB tensor with the detected ISAs.
+void BenchMinMaxObserve(benchmark::State& state, int threads) {
+  ContextOptions context_options;
+  context_options.threads = threads;
+  Result<Context> context = Context::Create(context_options);
+  OCTET_CHECK(context.ok());
+  Result<Tensor> x = Tensor::Create(DType::kF32, Shape{k64MiBFloats});
+  OCTET_CHECK(x.ok());
+  FillNormal(x->values<float>(), 7u, 2.0f);
+  auto o = MakeObserver(ObserverKind::kMinMax);
+  OCTET_CHECK(o.ok());
+  (*o)->set_context(&*context);
+  for (auto _ : state) {
+    OCTET_CHECK((*o)->Observe(*x, "x").ok());
+  }
+  state.SetBytesProcessed(state.iterations() * k64MiBFloats * 4);
+  state.SetLabel(context->LastKernel("minmax_f32"));
+}
+
+// One iteration: a fresh observer, 50 batches observed, then (`qparams`) CalculateQParams.
+void BenchObserver(benchmark::State& state, ObserverKind kind, ObserverOptions options, int threads, bool qparams) {
+  ContextOptions context_options;
+  context_options.threads = threads;
+  Result<Context> context = Context::Create(context_options);
+  OCTET_CHECK(context.ok());
+  const auto& batches = Batches();
+  for (auto _ : state) {
+    auto o = MakeObserver(kind, options);
+    OCTET_CHECK(o.ok());
+    (*o)->set_context(&*context);
+    for (int b = 0; b < kBatches; ++b) OCTET_CHECK((*o)->Observe(batches[static_cast<size_t>(b % 4)], "x").ok());
+    if (qparams) {
+      auto q = (*o)->CalculateQParams();
+      OCTET_CHECK(q.ok());
+      benchmark::DoNotOptimize(q->scale());
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * kBatches * kBatchShape.NumElements() * 4);
+  state.counters["threads"] = threads;
+}
+
+void Register() {
+  for (const auto& k : MinMaxUkernels()) {
+    benchmark::RegisterBenchmark(fmt::format("{}/n:{}", k.name, k64MiBFloats).c_str(),
+                                 [&k](benchmark::State& s) { BenchMinMaxKernel(s, k, k64MiBFloats); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark(fmt::format("memcpy/bytes:{}", k64MiBFloats * 4).c_str(),
+                               [](benchmark::State& s) { BenchMemcpy(s, k64MiBFloats * 4); })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  for (int threads : {1, 2}) {
+    benchmark::RegisterBenchmark(fmt::format("MinMaxObserver/observe/n:{}/threads:{}", k64MiBFloats, threads).c_str(),
+                                 [threads](benchmark::State& s) { BenchMinMaxObserve(s, threads); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  struct Case {
+    std::string name;
+    ObserverKind kind;
+    ObserverOptions options;
+  };
+  std::vector<Case> cases;
+  ObserverOptions legacy;
+  legacy.histogram_variant = HistogramVariant::kLegacy113;
+  cases.push_back({"HistogramObserver_legacy_1_13", ObserverKind::kHistogram, legacy});
+  cases.push_back({"HistogramObserver_upstream", ObserverKind::kHistogram, {}});
+  cases.push_back({"MinMaxObserver", ObserverKind::kMinMax, {}});
+  cases.push_back({"MovingAverageMinMaxObserver", ObserverKind::kMovingAverageMinMax, {}});
+  cases.push_back({"PercentileObserver", ObserverKind::kPercentile, {}});
+  cases.push_back({"EntropyObserver", ObserverKind::kEntropy, {}});
+  cases.push_back({"MseObserver", ObserverKind::kMse, {}});
+  for (const Case& c : cases) {
+    for (int threads : {1, 2}) {
+      for (bool qparams : {false, true}) {
+        benchmark::RegisterBenchmark(fmt::format("{}/{}/batches:{}/shape:8x64x56x56/threads:{}", c.name,
+                                                 qparams ? "observe+qparams" : "observe", kBatches, threads)
+                                         .c_str(),
+                                     [c, threads, qparams](benchmark::State& s) {
+                                       BenchObserver(s, c.kind, c.options, threads, qparams);
+                                     })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octet
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  octet::Register();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return octet::g_mismatch ? 1 : 0;
+}

@@ -1,0 +1,23 @@
+// The min/max family's candidate list, built from minmax.inc, and its selection.
+#include <vector>
+
+#include "observers/kernels/minmax.h"
+
+namespace octet {
+
+std::span<const UkernelEntry<MinMaxUkernelFn>> MinMaxUkernels() {
+  static const std::vector<UkernelEntry<MinMaxUkernelFn>> list = {
+#define OCTET_MINMAX_UKERNEL(isa, fn) {Isa::isa, #fn, &fn},
+#include "observers/kernels/minmax.inc"
+#undef OCTET_MINMAX_UKERNEL
+  };
+  return list;
+}
+
+const UkernelEntry<MinMaxUkernelFn>& SelectMinMaxUkernel(const Context& context) {
+  const auto& entry = SelectUkernel(context, MinMaxUkernels());
+  context.RecordKernel("minmax_f32", entry.name);
+  return entry;
+}
+
+}  // namespace octet
