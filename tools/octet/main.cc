@@ -8,6 +8,7 @@
 
 #include "tools/octet/bench_command.h"
 #include "tools/octet/command.h"
+#include "tools/octet/model_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/version_command.h"
 
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   CommandRegistry registry;
   AddTensorCommands(app, registry);
   AddBenchCommands(app, registry);
+  AddModelCommands(app, registry);
 
   try {
     app.parse(argc, argv);
