@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
@@ -18,6 +21,24 @@ struct PoolGeometry {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool count_include_pad = false;
 };
+
+// Per output position along one axis, the window taps [lo, hi) that fall inside the input.
+struct WindowTaps {
+  std::vector<std::pair<int64_t, int64_t>> rows, cols;
+};
+
+// For outputs o in [0, count): the window starts at o * stride - pad; tap t reads o * stride - pad + t * dilation.
+std::vector<std::pair<int64_t, int64_t>> ComputeTaps(int64_t count, int64_t stride, int64_t pad, int64_t k,
+                                                     int64_t dilation, int64_t n) {
+  std::vector<std::pair<int64_t, int64_t>> taps(static_cast<size_t>(count));
+  for (int64_t o = 0; o < count; ++o) {
+    const int64_t start = o * stride - pad;
+    const int64_t lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+    const int64_t hi = n - start <= 0 ? 0 : std::min(k, (n - start + dilation - 1) / dilation);
+    taps[static_cast<size_t>(o)] = {lo, std::max(lo, hi)};
+  }
+  return taps;
+}
 
 Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1, 1, 2));
@@ -73,41 +94,47 @@ Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
   std::vector<int64_t> out_dims = {x.dim(0), x.dim(1)};
   if (nd == 2) out_dims.push_back(g.oh);
   out_dims.push_back(g.ow);
-  OCTET_RETURN_IF_ERROR(CheckedProduct(out_dims).status());
+  OCTET_RETURN_IF_ERROR(CheckOutputElements(args, out_dims));
+  // The tap tables below have oh and ow entries even when the output is empty (N or C = 0).
+  if (g.oh > args.max_output_elements || g.ow > args.max_output_elements) {
+    return OutOfRange("output rows {} and columns {} exceed the limit of {} elements", g.oh, g.ow,
+                      args.max_output_elements);
+  }
   std::vector<OutputInfo> outs = {{DType::kF32, Shape(out_dims)}};
   if (args.node.outputs.size() > 1) outs.push_back({DType::kS32, Shape(out_dims)});
 
-  auto kernel_fn = MakeKernel([g, is_max](const OpRunArgs& r) -> Status {
+  // The in-range window taps of every output row and column, computed once here: the divisions they need would
+  // otherwise dominate small windows (ResNet's 3x3 stride-2 MaxPool).
+  auto taps = std::make_shared<WindowTaps>();
+  taps->rows = ComputeTaps(g.oh, g.sh, g.pad_top, g.kh, g.dh, g.h);
+  taps->cols = ComputeTaps(g.ow, g.sw, g.pad_left, g.kw, g.dw, g.w);
+  auto kernel_fn = MakeKernel([g, is_max, taps](const OpRunArgs& r) -> Status {
     const float* px = r.inputs[0].data<float>();
     float* py = r.outputs[0].data<float>();
-    // Window taps [lo, hi) along one axis that fall inside the input, for a window starting at `start`.
-    auto taps = [](int64_t start, int64_t k, int64_t d, int64_t n, int64_t* lo, int64_t* hi) {
-      *lo = start >= 0 ? 0 : (-start + d - 1) / d;
-      *hi = n - start <= 0 ? 0 : std::min(k, (n - start + d - 1) / d);
-      if (*hi < *lo) *hi = *lo;
-    };
     ParallelFor(r.context, g.planes, 1, [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
         const float* xp = px + p * g.h * g.w;
         float* yp = py + p * g.oh * g.ow;
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           const int64_t h0 = oh * g.sh - g.pad_top;
-          int64_t i_lo, i_hi;
-          taps(h0, g.kh, g.dh, g.h, &i_lo, &i_hi);
+          const auto [i_lo, i_hi] = taps->rows[static_cast<size_t>(oh)];
           for (int64_t ow = 0; ow < g.ow; ++ow) {
             const int64_t w0 = ow * g.sw - g.pad_left;
-            int64_t j_lo, j_hi;
-            taps(w0, g.kw, g.dw, g.w, &j_lo, &j_hi);
+            const auto [j_lo, j_hi] = taps->cols[static_cast<size_t>(ow)];
             if (is_max) {
+              // Branch-free (maxss and an or): random data made the compare-and-branch form mispredict half the
+              // time. A NaN anywhere in the window gives NaN, as in PyTorch.
               float m = -std::numeric_limits<float>::infinity();
+              bool nan = false;
               for (int64_t i = i_lo; i < i_hi; ++i) {
                 const float* xr = xp + (h0 + i * g.dh) * g.w + w0;
                 for (int64_t j = j_lo; j < j_hi; ++j) {
                   const float v = xr[j * g.dw];
-                  m = (v > m || v != v) && m == m ? v : m;  // NaN propagates, as in PyTorch
+                  m = v > m ? v : m;
+                  nan |= v != v;
                 }
               }
-              yp[oh * g.ow + ow] = m;
+              yp[oh * g.ow + ow] = nan ? std::numeric_limits<float>::quiet_NaN() : m;
             } else {
               const int64_t h1 = std::min(h0 + g.kh, g.h + g.pad_bottom);
               const int64_t w1 = std::min(w0 + g.kw, g.w + g.pad_right);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `octet run` and `octet inspect` end to end: outputs against PyTorch's (tests/data/models), file names, exit
+# `octet run`, `octet inspect` and `octet bench model` end to end: outputs against PyTorch's (tests/data/models), file names, exit
 # statuses (0 ok, 1 failure naming file/node, 2 usage), and no partial output on failure.
 # Usage: run_command_test.sh OCTET MODELS_DIR
 set -uo pipefail
@@ -77,6 +77,12 @@ expect 0 "shapes unknown" -- "$octet" inspect "$m/digits_mlp.onnx"
 expect 0 "output logits: f32 [4, 10]" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,64
 expect 2 "comma-separated" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,-1
 expect 1 "cycle" -- "$octet" inspect "$m/malformed/cycle.onnx"
+
+# bench model: a timed run (JSON), per op type through the hooks; symbolic dims need --input-shape.
+expect 0 '"op":"model"' -- "$octet" bench model "$m/digits_cnn.onnx" --repetitions 1 --json
+expect 0 '"op_type":"BatchNormalization"' -- "$octet" bench model "$m/digits_cnn.onnx" --repetitions 1 --per-op --json
+expect 0 "Gemm" -- "$octet" bench model "$m/digits_mlp.onnx" --input-shape x=1,64 --repetitions 1 --per-op
+expect 1 "unknown dimension" -- "$octet" bench model "$m/digits_mlp.onnx" --repetitions 1
 
 if [ "$failures" -ne 0 ]; then
   echo "FAILED: $failures check(s)"

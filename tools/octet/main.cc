@@ -8,6 +8,7 @@
 
 #include "tools/octet/bench_command.h"
 #include "tools/octet/command.h"
+#include "tools/octet/model_bench_command.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/version_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   AddTensorCommands(app, registry);
   AddBenchCommands(app, registry);
   AddModelCommands(app, registry);
+  AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
 
   try {
     app.parse(argc, argv);

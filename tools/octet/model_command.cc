@@ -37,19 +37,6 @@ struct InspectCommand {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
 };
 
-Result<Graph> LoadModel(const std::string& path) {
-  const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".octet") {
-    return Unimplemented("failed to load '{}': .octet models are not supported by this build yet", path);
-  }
-#if OCTET_WITH_ONNX
-  return ReadOnnxModel(path);
-#else
-  return Unimplemented("failed to load '{}': this build of octet has no ONNX import (built without protobuf)",
-                       path);
-#endif
-}
-
 // "name=value" -> (name, value); the name may itself contain '=' only if the value does not (split at the last).
 Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text, const char* option) {
   const size_t eq = text.rfind('=');
@@ -140,31 +127,9 @@ int RunModel(const RunCommand& c) {
   return kExitOk;
 }
 
-Result<Shape> ParseDims(const std::string& text) {
-  std::vector<int64_t> dims;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string::npos) end = text.size();
-    const std::string part = text.substr(begin, end - begin);
-    if (part.empty() || part.size() > 15 || part.find_first_not_of("0123456789") != std::string::npos) {
-      return InvalidArgument("--input-shape dims must be comma-separated non-negative integers, got '{}'", text);
-    }
-    dims.push_back(std::stoll(part));
-    begin = end + 1;
-  }
-  return Shape::Create(dims);
-}
-
 int Inspect(const InspectCommand& c) {
   CompileOptions options;
-  for (const std::string& s : c.input_shapes) {
-    auto kv = SplitAssignment(s, "--input-shape");
-    if (!kv.ok()) return ReportUsage(kv.status().message());
-    auto shape = ParseDims(kv->second);
-    if (!shape.ok()) return ReportUsage(shape.status().message());
-    options.input_shapes.emplace_back(kv->first, *shape);
-  }
+  if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
   Result<Graph> graph = LoadModel(c.model);
   if (!graph.ok()) return ReportFailure(graph.status());
   const Graph& g = *graph;
@@ -210,6 +175,48 @@ int Inspect(const InspectCommand& c) {
 }
 
 }  // namespace
+
+Result<Graph> LoadModel(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".octet") {
+    return Unimplemented("failed to load '{}': .octet models are not supported by this build yet", path);
+  }
+#if OCTET_WITH_ONNX
+  return ReadOnnxModel(path);
+#else
+  return Unimplemented("failed to load '{}': this build of octet has no ONNX import (built without protobuf)",
+                       path);
+#endif
+}
+
+namespace {
+
+Result<Shape> ParseDims(const std::string& text) {
+  std::vector<int64_t> dims;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(begin, end - begin);
+    if (part.empty() || part.size() > 15 || part.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgument("--input-shape dims must be comma-separated non-negative integers, got '{}'", text);
+    }
+    dims.push_back(std::stoll(part));
+    begin = end + 1;
+  }
+  return Shape::Create(dims);
+}
+
+}  // namespace
+
+Status ParseInputShapes(const std::vector<std::string>& specs, CompileOptions& options) {
+  for (const std::string& s : specs) {
+    OCTET_ASSIGN_OR_RETURN(auto kv, SplitAssignment(s, "--input-shape"));
+    OCTET_ASSIGN_OR_RETURN(Shape shape, ParseDims(kv.second));
+    options.input_shapes.emplace_back(kv.first, std::move(shape));
+  }
+  return OkStatus();
+}
 
 void AddModelCommands(CLI::App& app, CommandRegistry& registry) {
   auto run = std::make_shared<RunCommand>();

@@ -1,8 +1,14 @@
 // `octet run` and `octet inspect`: run a float model on .npy inputs, print a model's graph.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/status.h"
 #include "tools/octet/command.h"
 
 namespace octet::cli {
@@ -17,5 +23,10 @@ namespace octet::cli {
 //     prints the graph: inputs, outputs, and one line per node with its op, inputs, output shapes and parameter
 //     count, then the totals. Shapes need every input dim known (declared, or given with --input-shape).
 void AddModelCommands(CLI::App& app, CommandRegistry& registry);
+
+// Loads a model by its extension: .onnx where the build has ONNX import; .octet is refused until that format exists.
+Result<Graph> LoadModel(const std::string& path);
+// Parses --input-shape values, NAME=D0,D1,..., into options.input_shapes.
+Status ParseInputShapes(const std::vector<std::string>& specs, CompileOptions& options);
 
 }  // namespace octet::cli

@@ -82,6 +82,14 @@ TEST_CASE("MaxPool and AveragePool match the reference, with ceil_mode and count
                                {{"kernel_shape", std::vector<int64_t>{2}}, {"dilations", std::vector<int64_t>{2}}});
   REQUIRE(y.ok());
   testing::ExpectClose((*y)[0], {2, 9, 3, 8, 4}, 0, 0);
+  // A NaN in a window gives NaN there, as in PyTorch; windows without one are unaffected.
+  Tensor with_nan = testing::FloatTensor(Shape{1, 1, 5}, {1, std::nanf(""), 2, 8, 3});
+  auto nan_y = testing::RunFloatOp("MaxPool", {In(with_nan)}, {{"kernel_shape", std::vector<int64_t>{2}}});
+  REQUIRE(nan_y.ok());
+  CHECK(std::isnan((*nan_y)[0].data<float>()[0]));
+  CHECK(std::isnan((*nan_y)[0].data<float>()[1]));
+  CHECK((*nan_y)[0].data<float>()[2] == 8.0f);
+  CHECK((*nan_y)[0].data<float>()[3] == 8.0f);
   auto indices = testing::RunFloatOp("MaxPool", {In(x)}, {{"kernel_shape", std::vector<int64_t>{2}}}, 2);
   REQUIRE_FALSE(indices.ok());
   CHECK_THAT(indices.status().message(), Catch::Contains("Indices"));
