@@ -129,6 +129,28 @@ Result<std::string> ReadExternal(const TensorProto& p, const std::string& model_
   return bytes;
 }
 
+int64_t TypedCount(const TensorProto& p) {
+  return p.float_data_size() + p.int32_data_size() + p.int64_data_size() + p.double_data_size() +
+         p.uint64_data_size() + p.string_data_size();
+}
+
+// The typed field that holds `p`'s elements has exactly `count` values (checked before anything is allocated).
+Status CheckTypedCount(const TensorProto& p, int64_t count) {
+  const char* field = "int32_data";
+  int64_t n = p.int32_data_size();
+  if (p.data_type() == TensorProto::FLOAT) {
+    field = "float_data";
+    n = p.float_data_size();
+  } else if (p.data_type() == TensorProto::INT64) {
+    field = "int64_data";
+    n = p.int64_data_size();
+  }
+  if (n != count || TypedCount(p) != count) {
+    return InvalidArgument("{} has {} values, dims [{}] need {}", field, n, fmt::join(p.dims(), ", "), count);
+  }
+  return OkStatus();
+}
+
 Status FillFromTyped(const TensorProto& p, int64_t count, Tensor& out) {
   const int32_t t = p.data_type();
   auto mismatch = [&](const char* field, int64_t n) {
@@ -169,11 +191,6 @@ Status FillFromTyped(const TensorProto& p, int64_t count, Tensor& out) {
     }
     default: return Internal("unexpected element type");
   }
-}
-
-int64_t TypedCount(const TensorProto& p) {
-  return p.float_data_size() + p.int32_data_size() + p.int64_data_size() + p.double_data_size() +
-         p.uint64_data_size() + p.string_data_size();
 }
 
 }  // namespace
@@ -218,17 +235,27 @@ Result<Tensor> TensorFromOnnx(const TensorProto& p, const std::string& model_dir
   if (TypedCount(p) > 0 && p.string_data_size() + p.double_data_size() + p.uint64_data_size() > 0) {
     return fail(InvalidArgument("holds string, double or uint64 data for element type {}", OnnxTypeName(p.data_type())));
   }
-  auto t = Tensor::Create(*dtype, *shape);
-  if (!t.ok()) return fail(t.status());
+  // The data must be all there before the tensor is allocated: otherwise a few bytes of model declaring huge dims
+  // make the importer allocate gigabytes (the importer fuzzer's first finding).
+  std::string external_bytes;
   if (external) {
-    auto bytes = ReadExternal(p, model_dir, stored);
+    auto bytes = ReadExternal(p, model_dir, stored);  // checks the file holds `stored` bytes first
     if (!bytes.ok()) return fail(bytes.status());
-    CopyStored(p.data_type(), bytes->data(), count, *t);
+    external_bytes = std::move(*bytes);
   } else if (p.has_raw_data()) {
     if (static_cast<int64_t>(p.raw_data().size()) != stored) {
       return fail(InvalidArgument("raw_data has {} bytes, dims [{}] of {} need {}", p.raw_data().size(),
                                   fmt::join(dims, ", "), OnnxTypeName(p.data_type()), stored));
     }
+  } else if (TypedCount(p) > 0) {
+    Status st = CheckTypedCount(p, count);
+    if (!st.ok()) return fail(st);
+  }
+  auto t = Tensor::Create(*dtype, *shape);
+  if (!t.ok()) return fail(t.status());
+  if (external) {
+    CopyStored(p.data_type(), external_bytes.data(), count, *t);
+  } else if (p.has_raw_data()) {
     if (p.data_type() == TensorProto::BOOL) {
       for (char c : p.raw_data()) {
         if (c != 0 && c != 1) return fail(InvalidArgument("BOOL raw_data holds a byte other than 0 or 1"));

@@ -82,6 +82,19 @@ def main():
         i[0].dims.extend([1 << 31, 1 << 31, 1 << 31])
     variant("huge_dims.onnx", huge_dims)
 
+    # 2^34 elements (64 GiB) declared, 48 bytes present: refused before anything is allocated.
+    def large_dims_little_data(n, i, ins, outs):
+        del i[0].dims[:]
+        i[0].dims.extend([1 << 17, 1 << 17])
+    variant("large_dims_little_data.onnx", large_dims_little_data)
+
+    def large_typed_little_data(n, i, ins, outs):
+        i[1].ClearField("raw_data")
+        del i[1].dims[:]
+        i[1].dims.extend([1 << 34])
+        i[1].float_data.extend([1.0, 2.0, 3.0])
+    variant("large_typed_little_data.onnx", large_typed_little_data)
+
     def float_data_count(n, i, ins, outs):
         i[1].ClearField("raw_data")
         i[1].float_data.extend([1.0, 2.0])
