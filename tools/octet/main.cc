@@ -9,6 +9,8 @@
 #include "tools/octet/bench_command.h"
 #include "tools/octet/command.h"
 #include "tools/octet/gemm_bench_command.h"
+#include "tools/octet/model_bench_command.h"
+#include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/version_command.h"
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
   AddBenchCommands(app, registry);
   AddGemmBenchCommand(app, registry);
   AddObserveCommand(app, registry);
+  AddModelCommands(app, registry);
+  AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
 
   try {
     app.parse(argc, argv);

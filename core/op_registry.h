@@ -1,0 +1,109 @@
+// The operator interface between the executor (core/) and operator implementations (ops/): an operator is a
+// Prepare function that validates a node, infers its output dtypes and shapes, and returns a kernel chosen once;
+// an OpRegistry maps (domain, op type) to Prepare functions. Registries are plain objects built by functions such
+// as ops/float/registry.h's FloatOpRegistry(), never by static self-registration.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/context.h"
+#include "core/graph.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "core/tensor_view.h"
+
+namespace octet {
+
+// What shape inference knows about one input slot of a node.
+struct ValueInfo {
+  bool present = false;              // false for an omitted optional input
+  DType dtype = DType::kF32;
+  Shape shape;
+  const Tensor* constant = nullptr;  // the data, when it is known at compile time (weights, folded values)
+};
+
+struct OutputInfo {
+  DType dtype = DType::kF32;
+  Shape shape;
+};
+
+struct OpRunArgs {
+  // One per node input slot; an omitted optional input is a view with null data and an empty shape.
+  std::span<const ConstTensorView> inputs;
+  // One per node output slot (omitted optional outputs still get a buffer).
+  std::span<const TensorView> outputs;
+  // PreparedOp::scratch_bytes bytes, 64-byte aligned, contents unspecified, private to this call.
+  std::span<std::byte> scratch;
+  const Context& context;
+};
+
+// A kernel bound to one node: shapes, attributes and packed weights fixed at Prepare. Run is called concurrently by
+// every caller of the compiled graph, so it must not modify the kernel; all per-call state lives in the scratch.
+// Run only computes: it fails only on data-dependent errors (an index out of range).
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual Status Run(const OpRunArgs& args) const = 0;
+};
+
+template <typename Fn>
+class LambdaKernel final : public OpKernel {
+ public:
+  explicit LambdaKernel(Fn fn) : fn_(std::move(fn)) {}
+  Status Run(const OpRunArgs& args) const override { return fn_(args); }
+
+ private:
+  Fn fn_;
+};
+
+// A kernel from a callable `Status(const OpRunArgs&)` (usually a lambda capturing the prepared parameters).
+template <typename Fn>
+std::unique_ptr<OpKernel> MakeKernel(Fn fn) {
+  return std::make_unique<LambdaKernel<Fn>>(std::move(fn));
+}
+
+struct PreparedOp {
+  std::vector<OutputInfo> outputs;  // one per node output slot
+  std::unique_ptr<OpKernel> kernel;
+  size_t scratch_bytes = 0;
+  std::string kernel_name;  // what runs, e.g. "conv2d_f32_im2col_eigen"; recorded in the Context
+  // Set by operators whose outputs are known at Prepare whatever the input data (Shape): one tensor per output
+  // slot. The executor then treats the outputs as constants and never runs the node.
+  std::vector<Tensor> constant_outputs;
+};
+
+struct OpPrepareArgs {
+  const Node& node;
+  std::span<const ValueInfo> inputs;  // one per node input slot
+  const Context& context;
+  // The most elements any output may have (CompileOptions::max_tensor_elements, or Shape::kMaxElements). Prepare
+  // functions that allocate in proportion to an output check it first.
+  int64_t max_output_elements = Shape::kMaxElements;
+};
+
+// Validates node and inputs (arity, dtypes, ranks, attributes, axes), infers the outputs and builds the kernel.
+// Errors need not name the node: the executor prefixes "failed to compile node '<name>' (<op>)".
+using OpPrepareFn = std::function<Result<PreparedOp>(const OpPrepareArgs& args)>;
+
+class OpRegistry {
+ public:
+  // Fails if (domain, op_type) is already registered.
+  Status Register(std::string_view domain, std::string_view op_type, OpPrepareFn prepare);
+  // The Prepare function, or nullptr. Domain "ai.onnx" is the same as "".
+  const OpPrepareFn* Find(std::string_view domain, std::string_view op_type) const;
+  // "Conv", "Relu", ..., "<domain>.<op>" for other domains; sorted.
+  std::vector<std::string> OpTypes() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, OpPrepareFn> ops_;
+};
+
+}  // namespace octet

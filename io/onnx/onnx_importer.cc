@@ -1,0 +1,304 @@
+// ModelProto -> Graph, validating the model's structure, tensors and attributes.
+#include "io/onnx/onnx_importer.h"
+
+#include <algorithm>
+#include <climits>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/ranges.h>
+#include <onnx/onnx_pb.h>
+
+#include "core/verifier.h"
+#include "io/file_util.h"
+#include "io/onnx/onnx_tensor.h"
+#include "ops/float/registry.h"
+
+namespace octet {
+namespace {
+
+using onnx::AttributeProto;
+
+// Attribute kinds octet has no use for make their node unsupported rather than the model malformed.
+bool IsUnsupportedKind(AttributeProto::AttributeType t) {
+  return t == AttributeProto::GRAPH || t == AttributeProto::GRAPHS || t == AttributeProto::SPARSE_TENSOR ||
+         t == AttributeProto::SPARSE_TENSORS || t == AttributeProto::TYPE_PROTO || t == AttributeProto::TYPE_PROTOS ||
+         t == AttributeProto::TENSORS;
+}
+
+// Fails unless only the field of the declared type holds data (ONNX 1.12's checker does not look).
+Status CheckAttributeFields(const AttributeProto& a) {
+  const AttributeProto::AttributeType t = a.type();
+  const int filled = (a.has_f() ? 1 : 0) + (a.has_i() ? 1 : 0) + (a.has_s() ? 1 : 0) + (a.has_t() ? 1 : 0) +
+                     (a.has_g() ? 1 : 0) + (a.has_sparse_tensor() ? 1 : 0) + (a.has_tp() ? 1 : 0) +
+                     (a.floats_size() > 0 ? 1 : 0) + (a.ints_size() > 0 ? 1 : 0) + (a.strings_size() > 0 ? 1 : 0) +
+                     (a.tensors_size() > 0 ? 1 : 0) + (a.graphs_size() > 0 ? 1 : 0) +
+                     (a.sparse_tensors_size() > 0 ? 1 : 0) + (a.type_protos_size() > 0 ? 1 : 0);
+  bool right = false;  // the field of the declared type holds data
+  bool list = true;    // an empty list is valid: its field is simply absent
+  switch (t) {
+    case AttributeProto::FLOAT: right = a.has_f(), list = false; break;
+    case AttributeProto::INT: right = a.has_i(), list = false; break;
+    case AttributeProto::STRING: right = a.has_s(), list = false; break;
+    case AttributeProto::TENSOR: right = a.has_t(), list = false; break;
+    case AttributeProto::GRAPH: right = a.has_g(), list = false; break;
+    case AttributeProto::SPARSE_TENSOR: right = a.has_sparse_tensor(), list = false; break;
+    case AttributeProto::TYPE_PROTO: right = a.has_tp(), list = false; break;
+    case AttributeProto::FLOATS: right = a.floats_size() > 0; break;
+    case AttributeProto::INTS: right = a.ints_size() > 0; break;
+    case AttributeProto::STRINGS: right = a.strings_size() > 0; break;
+    case AttributeProto::TENSORS: right = a.tensors_size() > 0; break;
+    case AttributeProto::GRAPHS: right = a.graphs_size() > 0; break;
+    case AttributeProto::SPARSE_TENSORS: right = a.sparse_tensors_size() > 0; break;
+    case AttributeProto::TYPE_PROTOS: right = a.type_protos_size() > 0; break;
+    default:
+      return InvalidArgument("attribute '{}' has type {}, which is not an ONNX attribute type", a.name(),
+                             static_cast<int>(t));
+  }
+  const bool ok = list ? (filled == 0 || (filled == 1 && right)) : (filled == 1 && right);
+  if (!ok) {
+    return InvalidArgument("attribute '{}' is declared {} but holds {}", a.name(), AttributeProto::AttributeType_Name(t),
+                           filled == 0 ? "no value" : "a value of another kind");
+  }
+  return OkStatus();
+}
+
+Result<Attribute> AttributeFromOnnx(const AttributeProto& a, const std::string& model_dir) {
+  switch (a.type()) {
+    case AttributeProto::FLOAT: return Attribute(a.f());
+    case AttributeProto::INT: return Attribute(static_cast<int64_t>(a.i()));
+    case AttributeProto::STRING: return Attribute(a.s());
+    case AttributeProto::TENSOR: {
+      OCTET_ASSIGN_OR_RETURN(Tensor t, onnx_import::TensorFromOnnx(a.t(), model_dir));
+      return Attribute(std::move(t));
+    }
+    case AttributeProto::FLOATS: return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AttributeProto::INTS: return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AttributeProto::STRINGS: return Attribute(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    default: return Internal("attribute kind {} reached conversion", static_cast<int>(a.type()));
+  }
+}
+
+Result<Shape> InputShape(const onnx::ValueInfoProto& vi) {
+  if (!vi.has_type() || !vi.type().has_tensor_type()) {
+    return Unimplemented("graph input '{}' is not a tensor (sequences, maps and optionals are not supported)",
+                         vi.name());
+  }
+  const auto& tt = vi.type().tensor_type();
+  if (!tt.has_shape()) return Unimplemented("graph input '{}' has no shape; octet needs at least its rank", vi.name());
+  if (tt.shape().dim_size() > 64) return InvalidArgument("graph input '{}' has rank above 64", vi.name());
+  std::vector<int64_t> dims;
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0 || d.dim_value() > Shape::kMaxElements) {
+        return InvalidArgument("graph input '{}' has dimension {}", vi.name(), d.dim_value());
+      }
+      dims.push_back(d.dim_value());
+    } else {
+      dims.push_back(kUnknownDim);
+    }
+  }
+  return Shape(std::move(dims));
+}
+
+}  // namespace
+
+namespace {
+
+// Parses and checks the envelope: size, protobuf, IR version, opsets, a graph.
+Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return InvalidArgument("the file has {} bytes; protobuf models are limited to 2 GiB (use external data)",
+                           bytes.size());
+  }
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return DataLoss("the bytes are not a valid ONNX ModelProto (truncated, corrupt or another format)");
+  }
+  if (!model.has_ir_version() || model.ir_version() < 3 || model.ir_version() > 9) {
+    return Unimplemented("IR version {} is not supported (3 to 9)", model.ir_version());
+  }
+  int64_t opset = -1;
+  for (const auto& os : model.opset_import()) {
+    if (os.domain().empty() || os.domain() == "ai.onnx") {
+      if (opset >= 0) return InvalidArgument("the default domain is imported twice");
+      opset = os.version();
+    }
+  }
+  if (opset < 0) return InvalidArgument("the model imports no opset of the default ONNX domain");
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
+    return Unimplemented("opset {} is not supported (octet reads opsets {} to {}; convert the model with "
+                         "onnx.version_converter)",
+                         opset, kMinOnnxOpset, kMaxOnnxOpset);
+  }
+  if (!model.has_graph()) return InvalidArgument("the model has no graph");
+  if (model.graph().sparse_initializer_size() > 0) return Unimplemented("sparse initializers are not supported");
+  return OkStatus();
+}
+
+Status DefinedTwice(const std::string& value, const std::string& as) {
+  return InvalidArgument("value '{}' is defined twice (again as {})", value, as);
+}
+
+// Initializers become constants, the other graph inputs inputs.
+Status ImportValues(const onnx::GraphProto& gp, const std::string& model_dir, Graph& graph) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : gp.initializer()) {
+    if (init.name().empty()) return InvalidArgument("an initializer has no name");
+    if (graph.FindValue(init.name()) != kNoValue) return DefinedTwice(init.name(), "an initializer");
+    auto t = onnx_import::TensorFromOnnx(init, model_dir);
+    if (!t.ok()) return t.status().WithContext("initializer");
+    OCTET_RETURN_IF_ERROR(graph.AddConstant(init.name(), std::move(*t)).status());
+    initializers.insert(init.name());
+  }
+  for (const auto& vi : gp.input()) {
+    if (vi.name().empty()) return InvalidArgument("a graph input has no name");
+    if (initializers.count(vi.name()) != 0) continue;  // IR < 4 lists initializers among the inputs
+    if (graph.FindValue(vi.name()) != kNoValue) return DefinedTwice(vi.name(), "a graph input");
+    OCTET_ASSIGN_OR_RETURN(Shape shape, InputShape(vi));
+    auto dtype = onnx_import::DTypeFromOnnx(vi.type().tensor_type().elem_type());
+    if (!dtype.ok()) return dtype.status().WithContext(fmt::format("graph input '{}'", vi.name()));
+    OCTET_RETURN_IF_ERROR(graph.AddInput(vi.name(), *dtype, std::move(shape)).status());
+  }
+  return OkStatus();
+}
+
+// Node names: explicit ones must be unique; empty ones get "<op_type>_<index>" (made unique).
+Result<std::vector<std::string>> NodeNames(const onnx::GraphProto& gp) {
+  std::vector<std::string> names(static_cast<size_t>(gp.node_size()));
+  std::unordered_set<std::string> taken;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const std::string& n = gp.node(i).name();
+    if (n.empty()) continue;
+    if (!taken.insert(n).second) return InvalidArgument("two nodes are named '{}'", n);
+    names[static_cast<size_t>(i)] = n;
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    if (!names[static_cast<size_t>(i)].empty()) continue;
+    std::string n = fmt::format("{}_{}", gp.node(i).op_type().empty() ? "node" : gp.node(i).op_type(), i);
+    while (!taken.insert(n).second) n += "_";
+    names[static_cast<size_t>(i)] = n;
+  }
+  return names;
+}
+
+// One NodeProto as a Node. `why_unsupported` is set when an attribute kind makes the node unsupported.
+Result<Node> ImportNode(const onnx::NodeProto& np, const std::string& name, const Graph& graph,
+                        const std::string& model_dir, std::string& why_unsupported) {
+  Node node;
+  node.name = name;
+  node.op_type = np.op_type();
+  node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+  const std::string node_where = fmt::format("node '{}' ({})", node.name, node.op_type);
+  if (node.op_type.empty()) return InvalidArgument("node '{}' has no op_type", node.name);
+  for (int k = 0; k < np.input_size(); ++k) {
+    const std::string& in = np.input(k);
+    if (in.empty()) {
+      node.inputs.push_back(kNoValue);
+      continue;
+    }
+    const ValueId id = graph.FindValue(in);
+    if (id == kNoValue) {
+      return InvalidArgument("{} input {} '{}' is not defined (no initializer, graph input or node output has that "
+                             "name)",
+                             node_where, k, in);
+    }
+    node.inputs.push_back(id);
+  }
+  for (const std::string& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : graph.FindValue(out));
+  std::unordered_set<std::string> attr_names;
+  for (const AttributeProto& a : np.attribute()) {
+    if (a.name().empty()) return InvalidArgument("{} has an attribute without a name", node_where);
+    if (!attr_names.insert(a.name()).second) {
+      return InvalidArgument("{} has two attributes named '{}'", node_where, a.name());
+    }
+    if (!a.ref_attr_name().empty()) {
+      why_unsupported = fmt::format("attribute '{}' refers to a function attribute", a.name());
+      continue;
+    }
+    Status fields = CheckAttributeFields(a);
+    if (!fields.ok()) return fields.WithContext(node_where);
+    if (IsUnsupportedKind(a.type())) {
+      why_unsupported = fmt::format("attribute '{}' is a {}", a.name(), AttributeProto::AttributeType_Name(a.type()));
+      continue;
+    }
+    auto value = AttributeFromOnnx(a, model_dir);
+    if (!value.ok()) return value.status().WithContext(fmt::format("{} attribute '{}'", node_where, a.name()));
+    node.attributes.Set(a.name(), std::move(*value));
+  }
+  return node;
+}
+
+Status ImportGraph(const onnx::GraphProto& gp, const OpRegistry& registry, const std::string& model_dir,
+                   Graph& graph) {
+  OCTET_RETURN_IF_ERROR(ImportValues(gp, model_dir, graph));
+  OCTET_ASSIGN_OR_RETURN(std::vector<std::string> names, NodeNames(gp));
+  // Every node output exists before any node is read, so inputs may name later nodes (sorted below).
+  for (int i = 0; i < gp.node_size(); ++i) {
+    for (const std::string& out : gp.node(i).output()) {
+      if (out.empty()) continue;
+      if (graph.FindValue(out) != kNoValue) {
+        return DefinedTwice(out, fmt::format("an output of node '{}'", names[static_cast<size_t>(i)]));
+      }
+      OCTET_RETURN_IF_ERROR(graph.AddNodeValue(out).status());
+    }
+  }
+  std::vector<std::string> unsupported;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    std::string why;
+    OCTET_ASSIGN_OR_RETURN(Node node, ImportNode(gp.node(i), names[static_cast<size_t>(i)], graph, model_dir, why));
+    if (registry.Find(node.domain, node.op_type) == nullptr) {
+      unsupported.push_back(fmt::format("'{}' ({}{}{})", node.name, node.domain, node.domain.empty() ? "" : ".",
+                                        node.op_type));
+    } else if (!why.empty()) {
+      unsupported.push_back(fmt::format("'{}' ({}: {})", node.name, node.op_type, why));
+    }
+    OCTET_RETURN_IF_ERROR(graph.AddNode(std::move(node)).status());
+  }
+  if (!unsupported.empty()) {
+    return Unimplemented("{} unsupported node(s): {}", unsupported.size(), fmt::join(unsupported, ", "));
+  }
+  if (gp.output_size() == 0) return InvalidArgument("the graph has no outputs");
+  for (const auto& vi : gp.output()) {
+    const ValueId id = graph.FindValue(vi.name());
+    if (id == kNoValue) {
+      return InvalidArgument("graph output '{}' is not defined by any node, input or initializer", vi.name());
+    }
+    if (std::find(graph.outputs().begin(), graph.outputs().end(), id) != graph.outputs().end()) {
+      return InvalidArgument("graph output '{}' is listed twice", vi.name());
+    }
+    OCTET_RETURN_IF_ERROR(graph.AddOutput(id));
+  }
+  OCTET_RETURN_IF_ERROR(graph.SortTopologically());
+  return VerifyGraph(graph);
+}
+
+}  // namespace
+
+Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view name,
+                              const OnnxImportOptions& options) {
+  const std::string where = fmt::format("failed to import ONNX model '{}'", name);
+  onnx::ModelProto model;
+  if (Status st = ParseModel(bytes, model); !st.ok()) return st.WithContext(where);
+  OpRegistry default_registry;
+  const OpRegistry* registry = options.registry;
+  if (registry == nullptr) {
+    default_registry = FloatOpRegistry();
+    registry = &default_registry;
+  }
+  const onnx::GraphProto& gp = model.graph();
+  Graph graph(gp.name().empty() ? "model" : gp.name());
+  if (Status st = ImportGraph(gp, *registry, options.model_dir, graph); !st.ok()) return st.WithContext(where);
+  return graph;
+}
+
+Result<Graph> ReadOnnxModel(const std::string& path, OnnxImportOptions options) {
+  OCTET_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  if (options.model_dir.empty()) {
+    const size_t slash = path.find_last_of('/');
+    options.model_dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  }
+  return ImportOnnxModel(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), path, options);
+}
+
+}  // namespace octet

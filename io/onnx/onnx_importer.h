@@ -1,0 +1,51 @@
+// ONNX import: reads an ONNX model (opsets 13 to 17 of the default domain) into an octet Graph, validating
+// everything itself rather than trusting ONNX's checker. Library octet_onnx, the only part of octet that links
+// protobuf; it is absent from builds without Debian's libonnx-dev (the aarch64 cross build).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/graph.h"
+#include "core/op_registry.h"
+#include "core/status.h"
+
+namespace octet {
+
+inline constexpr int64_t kMinOnnxOpset = 13;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
+struct OnnxImportOptions {
+  // Operators the graph may use; nodes with other ops are listed together in one error. Null: the float
+  // operators (ops/float/registry.h).
+  const OpRegistry* registry = nullptr;
+  // The folder of the model file: external tensor data is read from files inside it (never outside it, symbolic
+  // links resolved). Empty: external data is refused.
+  std::string model_dir;
+};
+
+// Converts a serialized ModelProto. `name` (usually the path) names the model in errors, which read
+// "failed to import ONNX model '<name>': <what>, <where>". What is checked:
+//  - the bytes parse as a ModelProto of at most 2 GiB; ir_version 3 to 9; the default domain is imported at an opset
+//    in [13, 17];
+//  - tensors (initializers, Constant values): a supported element type (float, uint8, int8, int32, bool as u8,
+//    int64 as s32 with values saturated to the int32 range), dims >= 0 with an overflow-checked element count,
+//    exactly one data source whose length matches the dims (raw_data bytes, typed fields, or external data confined
+//    to `model_dir`);
+//  - names: every value defined once (graph inputs, initializers, node outputs), every node input and graph output
+//    defined, node names unique (empty ones become "<op_type>_<index>");
+//  - attributes: unique names, a declared type matching the field that holds the value;
+//  - nodes form no cycle (they are sorted topologically); the graph passes VerifyGraph.
+// Every node whose op (or an attribute kind such as a subgraph) octet does not support is listed in one
+// Unimplemented error: "... 3 unsupported node(s): 'loop1' (Loop), ...".
+// Operator semantics (arity, attribute values, axes, shapes) are checked when the graph is compiled.
+Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view name,
+                              const OnnxImportOptions& options = {});
+
+// Reads the file at `path` and imports it with model_dir set to the file's folder (unless options sets one).
+Result<Graph> ReadOnnxModel(const std::string& path, OnnxImportOptions options = {});
+
+}  // namespace octet

@@ -1,0 +1,473 @@
+// Conv (depthwise, pointwise, im2col + GEMM) and ConvTranspose (GEMM + col2im). 1-D convolutions run as 2-D ones
+// with height 1.
+#include "ops/float/conv.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/threading.h"
+#include "ops/float/op_util.h"
+#include "ops/float/sgemm.h"
+
+namespace octet::float_ops {
+namespace {
+
+struct Geometry {
+  int64_t n = 0, c = 0, h = 1, w = 0;  // input
+  int64_t oc = 0, oh = 1, ow = 0;      // output
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t groups = 1;
+  int64_t output_pad_h = 0, output_pad_w = 0;  // ConvTranspose
+  SgemmBlockFn sgemm = nullptr;                // chosen at Prepare
+};
+
+// Spatial attributes shared by Conv and ConvTranspose, as 2-D values (1-D gets height 1). `kernel` comes from the
+// weight's trailing dims.
+struct Spatial {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: [begin..., end...]
+  std::string auto_pad;
+};
+
+Result<Spatial> ReadSpatial(const AttributeMap& at, std::span<const int64_t> weight_kernel) {
+  const size_t nd = weight_kernel.size();
+  Spatial s;
+  s.kernel.assign(weight_kernel.begin(), weight_kernel.end());
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_attr, at.GetInts("kernel_shape", s.kernel));
+  if (kernel_attr != s.kernel) return InvalidArgument("kernel_shape does not match the weight's spatial dims");
+  OCTET_ASSIGN_OR_RETURN(s.strides, at.GetInts("strides", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(s.dilations, at.GetInts("dilations", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(s.pads, at.GetInts("pads", {}));
+  OCTET_ASSIGN_OR_RETURN(s.auto_pad, at.GetString("auto_pad", "NOTSET"));
+  if (s.strides.size() != nd || s.dilations.size() != nd) {
+    return InvalidArgument("strides and dilations must have {} values", nd);
+  }
+  for (size_t i = 0; i < nd; ++i) {
+    if (s.strides[i] <= 0 || s.dilations[i] <= 0 || s.kernel[i] <= 0) {
+      return InvalidArgument("kernel, strides and dilations must be positive");
+    }
+  }
+  return s;
+}
+
+// Output columns of one im2col chunk: im2col and GEMM of a chunk run back to back on one thread, so the chunk's
+// columns (K x kConvChunk floats) are still in cache when the kernel reads them.
+constexpr int64_t kConvChunk = kSgemmMaxN;
+
+// One im2col row (c, i, j) of one image and group for output columns [q0, q0 + nq) (q = oh * ow_count + ow):
+// out[q - q0] = x[c, oh * sh - pad_top + i * dh, ow * sw - pad_left + j * dw], 0 in the padding.
+void Im2ColRow(const Geometry& g, const float* x, int64_t row, int64_t q0, int64_t nq, float* out) {
+  const int64_t j = row % g.kw;
+  const int64_t i = (row / g.kw) % g.kh;
+  const int64_t c = row / (g.kw * g.kh);
+  const float* xc = x + c * g.h * g.w;
+  out -= q0;  // out[q] for q in [q0, q0 + nq)
+  const int64_t iw0 = j * g.dw - g.pad_left;
+  // ow range with iw = ow * sw + iw0 inside [0, w).
+  const int64_t ow_lo = iw0 >= 0 ? 0 : std::min(g.ow, (-iw0 + g.sw - 1) / g.sw);
+  const int64_t ow_hi = std::max(ow_lo, std::min(g.ow, (g.w - iw0 + g.sw - 1) / g.sw));
+  for (int64_t q = q0; q < q0 + nq;) {
+    const int64_t oh = q / g.ow;
+    const int64_t ow_begin = q % g.ow;
+    const int64_t ow_end = std::min(g.ow, ow_begin + (q0 + nq - q));
+    float* o = out + oh * g.ow;
+    const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
+    if (ih < 0 || ih >= g.h) {
+      std::fill(o + ow_begin, o + ow_end, 0.0f);
+    } else {
+      const float* xr = xc + ih * g.w;
+      const int64_t lo = std::clamp(ow_lo, ow_begin, ow_end), hi = std::clamp(ow_hi, lo, ow_end);
+      std::fill(o + ow_begin, o + lo, 0.0f);
+      if (g.sw == 1) {
+        std::memcpy(o + lo, xr + lo + iw0, static_cast<size_t>(hi - lo) * sizeof(float));
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) o[ow] = xr[ow * g.sw + iw0];
+      }
+      std::fill(o + hi, o + ow_end, 0.0f);
+    }
+    q += ow_end - ow_begin;
+  }
+}
+
+// The im2col matrix of output columns [q0, q0 + nq) (nq <= kConvChunk): rows K = (C/group) kh kw. With nr == 0,
+// plain row-major [K][nq]; otherwise the sgemm kernel's packed-B layout [ceil(nq / nr)][K][nr], zero-padded.
+void Im2ColColumns(const Geometry& g, const float* x, int64_t q0, int64_t nq, int64_t nr, float* col) {
+  const int64_t rows = g.c / g.groups * g.kh * g.kw;
+  if (nr == 0) {
+    for (int64_t row = 0; row < rows; ++row) Im2ColRow(g, x, row, q0, nq, col + row * nq);
+    return;
+  }
+  const int64_t panels = (nq + nr - 1) / nr;
+  float line[kSgemmMaxN + 64];
+  std::fill(line + nq, line + panels * nr, 0.0f);
+  for (int64_t row = 0; row < rows; ++row) {
+    Im2ColRow(g, x, row, q0, nq, line);
+    for (int64_t p = 0; p < panels; ++p) {
+      std::memcpy(col + (p * rows + row) * nr, line + p * nr, static_cast<size_t>(nr) * sizeof(float));
+    }
+  }
+}
+
+void AddBias(const Context& context, const Geometry& g, const float* bias, float* y) {
+  const int64_t ohw = g.oh * g.ow;
+  ParallelFor(context, g.n * g.oc, std::max<int64_t>(1, 4096 / std::max<int64_t>(ohw, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const float v = bias[t % g.oc];
+      float* p = y + t * ohw;
+      for (int64_t q = 0; q < ohw; ++q) p[q] += v;
+    }
+  });
+}
+
+// `packed`: PackSgemmA of each group's weights [OC/group, K], made at Prepare for constant weights, one after the
+// other every `group_stride` floats (null: W is only known at Run and the kernel packs it per block).
+struct PackedWeights {
+  std::vector<float> data;
+  int64_t group_stride = 0;
+};
+
+// Chunks of one image and group are split over threads; chunk t uses scratch slot t / tile (one per thread range).
+int64_t ConvSlots(const Context& context, int64_t chunks) {
+  return std::max<int64_t>(1, std::min<int64_t>(context.threads(), chunks));
+}
+
+Status RunConvIm2Col(const Geometry& g, bool pointwise, const PackedWeights* packed, const OpRunArgs& r) {
+  const float* x = r.inputs[0].data<float>();
+  const float* w = r.inputs[1].data<float>();
+  const float* bias = r.inputs.size() > 2 && r.inputs[2].raw_data() ? r.inputs[2].data<float>() : nullptr;
+  float* y = r.outputs[0].data<float>();
+  const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
+  const int64_t k = cg * g.kh * g.kw;
+  const int64_t ohw = g.oh * g.ow;
+  const int64_t chunks = (ohw + kConvChunk - 1) / kConvChunk;
+  const int64_t slots = ConvSlots(r.context, chunks);
+  const int64_t tile = (chunks + slots - 1) / slots;
+  float* scratch = reinterpret_cast<float*>(r.scratch.data());
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      const float* xg = x + (n * g.c + gi * cg) * g.h * g.w;
+      SgemmArgs s;
+      s.m = ocg;
+      s.k = k;
+      s.a = w + gi * ocg * k;
+      s.lda = k;
+      if (packed != nullptr && !packed->data.empty()) s.packed_a = packed->data.data() + gi * packed->group_stride;
+      s.ldc = ohw;
+      float* yg = y + (n * g.oc + gi * ocg) * ohw;
+      if (pointwise) {  // the input is already the B matrix
+        s.n = ohw;
+        s.b = xg;
+        s.ldb = ohw;
+        s.c = yg;
+        Sgemm(r.context, g.sgemm, s);
+        continue;
+      }
+      // Kernels that take packed B get the chunk in their panel layout, written once by im2col.
+      const int64_t nr = SgemmPanelCols(g.sgemm);
+      ParallelFor(r.context, chunks, tile, [&](int64_t begin, int64_t end) {
+        float* col = scratch + (begin / tile) * k * kConvChunk;
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t q0 = t * kConvChunk, nq = std::min(kConvChunk, ohw - q0);
+          Im2ColColumns(g, xg, q0, nq, nr, col);
+          SgemmArgs chunk = s;
+          chunk.n = nq;
+          chunk.b = col;
+          chunk.ldb = nq;
+          if (nr > 0) chunk.packed_b = col;
+          chunk.c = yg + q0;
+          SgemmSerial(g.sgemm, chunk);
+        }
+      });
+    }
+  }
+  if (bias) AddBias(r.context, g, bias, y);
+  return OkStatus();
+}
+
+Status RunConvDepthwise(const Geometry& g, const OpRunArgs& r) {
+  const float* x = r.inputs[0].data<float>();
+  const float* wt = r.inputs[1].data<float>();
+  const float* bias = r.inputs.size() > 2 && r.inputs[2].raw_data() ? r.inputs[2].data<float>() : nullptr;
+  float* y = r.outputs[0].data<float>();
+  ParallelFor(r.context, g.n * g.c, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t c = t % g.c;
+      const float* xc = x + t * g.h * g.w;
+      const float* wc = wt + c * g.kh * g.kw;
+      float* yc = y + t * g.oh * g.ow;
+      const float b = bias ? bias[c] : 0.0f;
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        float* yr = yc + oh * g.ow;
+        for (int64_t ow = 0; ow < g.ow; ++ow) yr[ow] = b;
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
+          if (ih < 0 || ih >= g.h) continue;
+          const float* xr = xc + ih * g.w;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const float wv = wc[i * g.kw + j];
+            const int64_t iw0 = j * g.dw - g.pad_left;
+            const int64_t ow_lo = iw0 >= 0 ? 0 : std::min(g.ow, (-iw0 + g.sw - 1) / g.sw);
+            const int64_t ow_hi = std::max(ow_lo, std::min(g.ow, (g.w - iw0 + g.sw - 1) / g.sw));
+            if (g.sw == 1) {
+              const float* xs = xr + iw0;
+              for (int64_t ow = ow_lo; ow < ow_hi; ++ow) yr[ow] += wv * xs[ow];
+            } else {
+              for (int64_t ow = ow_lo; ow < ow_hi; ++ow) yr[ow] += wv * xr[ow * g.sw + iw0];
+            }
+          }
+        }
+      }
+    }
+  });
+  return OkStatus();
+}
+
+// Shared validation of X [N, C, (H,) W] and W for both ops. For Conv, W is [OC, C/group, k...]; for ConvTranspose,
+// [C, OC/group, k...].
+Status CheckConvInputs(const OpPrepareArgs& args, bool transpose) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 3));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 1, DType::kF32));
+  const Shape& x = args.inputs[0].shape;
+  const Shape& w = args.inputs[1].shape;
+  if (x.rank() == 5 || w.rank() == 5) return Unimplemented("3-D {} is not supported", transpose ? "ConvTranspose" : "Conv");
+  if (x.rank() != 3 && x.rank() != 4) return InvalidArgument("X must be [N, C, W] or [N, C, H, W], got {}", x);
+  if (w.rank() != x.rank()) return InvalidArgument("W {} must have the rank of X {}", w, x);
+  if (Present(args, 2)) {
+    OCTET_RETURN_IF_ERROR(CheckInput(args, 2, DType::kF32));
+    const Shape& b = args.inputs[2].shape;
+    const int64_t oc = transpose ? -1 : w.dim(0);
+    if (b.rank() != 1 || (oc >= 0 && b.dim(0) != oc)) {
+      return InvalidArgument("B must be [{}], got {}", oc >= 0 ? std::to_string(oc) : "M", b);
+    }
+  }
+  return OkStatus();
+}
+
+void SetSpatial(Geometry& g, const Shape& x, const Spatial& s, std::span<const int64_t> pads) {
+  const bool one_d = x.rank() == 3;
+  g.n = x.dim(0);
+  g.c = x.dim(1);
+  if (one_d) {
+    g.h = 1;
+    g.w = x.dim(2);
+    g.kh = 1, g.kw = s.kernel[0], g.sh = 1, g.sw = s.strides[0], g.dh = 1, g.dw = s.dilations[0];
+    g.pad_top = 0, g.pad_bottom = 0, g.pad_left = pads[0], g.pad_right = pads[1];
+  } else {
+    g.h = x.dim(2);
+    g.w = x.dim(3);
+    g.kh = s.kernel[0], g.kw = s.kernel[1], g.sh = s.strides[0], g.sw = s.strides[1];
+    g.dh = s.dilations[0], g.dw = s.dilations[1];
+    g.pad_top = pads[0], g.pad_left = pads[1], g.pad_bottom = pads[2], g.pad_right = pads[3];
+  }
+}
+
+Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckConvInputs(args, false));
+  const Shape& x = args.inputs[0].shape;
+  const Shape& w = args.inputs[1].shape;
+  const AttributeMap& at = args.node.attributes;
+  OCTET_ASSIGN_OR_RETURN(int64_t group, at.GetInt("group", 1));
+  if (group <= 0 || x.dim(1) % group != 0 || w.dim(0) % group != 0) {
+    return InvalidArgument("group {} must be positive and divide the input channels {} and output channels {}", group,
+                           x.dim(1), w.dim(0));
+  }
+  if (w.dim(1) * group != x.dim(1)) {
+    return InvalidArgument("W {} expects {} input channels (group {}), X {} has {}", w, w.dim(1) * group, group, x,
+                           x.dim(1));
+  }
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  OCTET_ASSIGN_OR_RETURN(Spatial s, ReadSpatial(at, kernel));
+  const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ResolvePads(s.auto_pad, s.pads, in, s.kernel, s.strides, s.dilations));
+  Geometry g;
+  SetSpatial(g, x, s, pads);
+  g.groups = group;
+  g.oc = w.dim(0);
+  OCTET_ASSIGN_OR_RETURN(g.oh, WindowOutputSize(g.h, g.kh, g.sh, g.pad_top, g.pad_bottom, g.dh, false));
+  OCTET_ASSIGN_OR_RETURN(g.ow, WindowOutputSize(g.w, g.kw, g.sw, g.pad_left, g.pad_right, g.dw, false));
+  std::vector<int64_t> out_dims = {g.n, g.oc};
+  if (x.rank() == 4) out_dims.push_back(g.oh);
+  out_dims.push_back(g.ow);
+  OCTET_ASSIGN_OR_RETURN(int64_t out_count, CheckedProduct(out_dims));
+  (void)out_count;
+
+  const bool depthwise = group == g.c && g.oc == g.c;
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 &&
+                         g.pad_bottom == 0 && g.pad_right == 0;
+  if (depthwise) {
+    return MakePrepared({{DType::kF32, Shape(out_dims)}},
+                        MakeKernel([g](const OpRunArgs& r) { return RunConvDepthwise(g, r); }),
+                        "conv_f32_depthwise_direct");
+  }
+  const int64_t k = g.c / group * g.kh * g.kw;
+  const int64_t chunks = (g.oh * g.ow + kConvChunk - 1) / kConvChunk;
+  OCTET_ASSIGN_OR_RETURN(int64_t col_elems,
+                         CheckedProduct(std::vector<int64_t>{k, kConvChunk, ConvSlots(args.context, chunks)}));
+  const size_t scratch = pointwise ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
+  const auto& sgemm = SelectSgemm(args.context);
+  g.sgemm = sgemm.fn;
+  // Constant weights are packed once, here, in the kernel's panel layout (weight prepacking).
+  std::shared_ptr<PackedWeights> packed;
+  if (args.inputs[1].constant != nullptr) {
+    packed = std::make_shared<PackedWeights>();
+    const float* wdata = args.inputs[1].constant->data<float>();
+    const int64_t ocg = g.oc / group;
+    for (int64_t gi = 0; gi < group; ++gi) {
+      std::vector<float> p = PackSgemmA(g.sgemm, ocg, k, false, wdata + gi * ocg * k, k);
+      packed->group_stride = static_cast<int64_t>(p.size());
+      packed->data.insert(packed->data.end(), p.begin(), p.end());
+    }
+  }
+  auto run = MakeKernel([g, pointwise, packed](const OpRunArgs& r) {
+    return RunConvIm2Col(g, pointwise, packed.get(), r);
+  });
+  return MakePrepared({{DType::kF32, Shape(out_dims)}}, std::move(run),
+                      fmt::format("conv_f32_{}+{}", pointwise ? "pointwise" : "im2col", sgemm.name), scratch);
+}
+
+// ConvTranspose: col = W_g^T X_g per image and group, then col2im scatter-adds col into Y.
+Status RunConvTranspose(const Geometry& g, const OpRunArgs& r) {
+  const float* x = r.inputs[0].data<float>();
+  const float* wt = r.inputs[1].data<float>();
+  const float* bias = r.inputs.size() > 2 && r.inputs[2].raw_data() ? r.inputs[2].data<float>() : nullptr;
+  float* y = r.outputs[0].data<float>();
+  const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
+  const int64_t kk = g.kh * g.kw;
+  const int64_t hw = g.h * g.w;
+  const int64_t ohw = g.oh * g.ow;
+  float* col = reinterpret_cast<float*>(r.scratch.data());
+  std::fill(y, y + g.n * g.oc * ohw, 0.0f);
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      SgemmArgs s;
+      s.m = ocg * kk;
+      s.n = hw;
+      s.k = cg;
+      s.trans_a = true;
+      s.a = wt + gi * cg * ocg * kk;
+      s.lda = ocg * kk;
+      s.b = x + (n * g.c + gi * cg) * hw;
+      s.ldb = hw;
+      s.c = col;
+      s.ldc = hw;
+      Sgemm(r.context, g.sgemm, s);
+      float* yg = y + (n * g.oc + gi * ocg) * ohw;
+      ParallelFor(r.context, ocg, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t oc = begin; oc < end; ++oc) {
+          float* yc = yg + oc * ohw;
+          for (int64_t i = 0; i < g.kh; ++i) {
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const float* cr = col + ((oc * g.kh + i) * g.kw + j) * hw;
+              for (int64_t ih = 0; ih < g.h; ++ih) {
+                const int64_t oh = ih * g.sh - g.pad_top + i * g.dh;
+                if (oh < 0 || oh >= g.oh) continue;
+                for (int64_t iw = 0; iw < g.w; ++iw) {
+                  const int64_t ow = iw * g.sw - g.pad_left + j * g.dw;
+                  if (ow >= 0 && ow < g.ow) yc[oh * g.ow + ow] += cr[ih * g.w + iw];
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }
+  if (bias) AddBias(r.context, g, bias, y);
+  return OkStatus();
+}
+
+Result<PreparedOp> PrepareConvTranspose(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckConvInputs(args, true));
+  const Shape& x = args.inputs[0].shape;
+  const Shape& w = args.inputs[1].shape;
+  const AttributeMap& at = args.node.attributes;
+  OCTET_ASSIGN_OR_RETURN(int64_t group, at.GetInt("group", 1));
+  if (group <= 0 || x.dim(1) % group != 0 || w.dim(0) != x.dim(1)) {
+    return InvalidArgument("W {} must be [C, M/group, k...] for X {} with group {}", w, x, group);
+  }
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  OCTET_ASSIGN_OR_RETURN(Spatial s, ReadSpatial(at, kernel));
+  const size_t nd = kernel.size();
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
+                         at.GetInts("output_padding", std::vector<int64_t>(nd, 0)));
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> output_shape, at.GetInts("output_shape", {}));
+  if (output_padding.size() != nd) return InvalidArgument("output_padding must have {} values", nd);
+  for (size_t i = 0; i < nd; ++i) {
+    if (output_padding[i] < 0 || output_padding[i] >= std::max(s.strides[i], s.dilations[i])) {
+      return InvalidArgument("output_padding must be in [0, max(stride, dilation)), got {}", output_padding[i]);
+    }
+  }
+  std::vector<int64_t> pads = s.pads;
+  const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+  if (!output_shape.empty() || (s.auto_pad != "NOTSET" && s.auto_pad != "VALID")) {
+    if (!output_shape.empty() && output_shape.size() != nd) {
+      return InvalidArgument("output_shape must have {} values", nd);
+    }
+    pads.assign(2 * nd, 0);
+    for (size_t i = 0; i < nd; ++i) {
+      const int64_t target = output_shape.empty() ? in[i] * s.strides[i] : output_shape[i];
+      const int64_t total =
+          s.strides[i] * (in[i] - 1) + output_padding[i] + ((s.kernel[i] - 1) * s.dilations[i] + 1) - target;
+      if (total < 0) return InvalidArgument("output_shape {} is larger than the op can produce", target);
+      if (s.auto_pad == "SAME_UPPER") {
+        pads[i] = total / 2;
+        pads[i + nd] = total - total / 2;
+      } else {
+        pads[i] = total - total / 2;
+        pads[i + nd] = total / 2;
+      }
+    }
+  } else if (s.auto_pad == "VALID") {
+    pads.assign(2 * nd, 0);
+  } else {
+    if (pads.empty()) pads.assign(2 * nd, 0);
+    if (pads.size() != 2 * nd) return InvalidArgument("pads must have {} values", 2 * nd);
+    for (int64_t p : pads) {
+      if (p < 0) return InvalidArgument("pads must be >= 0");
+    }
+  }
+  Geometry g;
+  SetSpatial(g, x, s, pads);
+  g.groups = group;
+  g.oc = w.dim(1) * group;
+  if (Present(args, 2) && args.inputs[2].shape.dim(0) != g.oc) {
+    return InvalidArgument("B must be [{}], got {}", g.oc, args.inputs[2].shape);
+  }
+  const int64_t op_h = x.rank() == 4 ? output_padding[0] : 0;
+  const int64_t op_w = output_padding[nd - 1];
+  // Every factor below 2^20 keeps each product and sum far inside int64.
+  constexpr int64_t kLimit = int64_t{1} << 20;
+  for (int64_t v : {g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right}) {
+    if (v > kLimit) return OutOfRange("ConvTranspose sizes, strides, dilations and pads above 2^20 are not supported");
+  }
+  g.oh = g.sh * (g.h - 1) + op_h + (g.kh - 1) * g.dh + 1 - g.pad_top - g.pad_bottom;
+  g.ow = g.sw * (g.w - 1) + op_w + (g.kw - 1) * g.dw + 1 - g.pad_left - g.pad_right;
+  if (g.oh < 1 || g.ow < 1) return InvalidArgument("the output would be empty (pads too large)");
+  std::vector<int64_t> out_dims = {g.n, g.oc};
+  if (x.rank() == 4) out_dims.push_back(g.oh);
+  out_dims.push_back(g.ow);
+  OCTET_ASSIGN_OR_RETURN(int64_t out_count, CheckedProduct(out_dims));
+  (void)out_count;
+  OCTET_ASSIGN_OR_RETURN(int64_t col_elems,
+                         CheckedProduct(std::vector<int64_t>{w.dim(1), g.kh, g.kw, g.h, g.w}));
+  const auto& sgemm = SelectSgemm(args.context);
+  g.sgemm = sgemm.fn;
+  return MakePrepared({{DType::kF32, Shape(out_dims)}},
+                      MakeKernel([g](const OpRunArgs& r) { return RunConvTranspose(g, r); }),
+                      fmt::format("conv_transpose_f32_col2im+{}", sgemm.name),
+                      static_cast<size_t>(col_elems) * sizeof(float));
+}
+
+}  // namespace
+
+Status RegisterConvOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Conv", PrepareConv));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "ConvTranspose", PrepareConvTranspose));
+  return OkStatus();
+}
+
+}  // namespace octet::float_ops

@@ -1,0 +1,64 @@
+// Helpers shared by the float operators' Prepare functions: arity and dtype checks, axis normalisation,
+// multidirectional broadcasting, and reading small integer tensors (shapes, axes) known at compile time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/op_registry.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace octet::float_ops {
+
+// Fails unless the node has between min_inputs and max_inputs input slots, the first `required` of them present,
+// and exactly `outputs` output slots (or at most max_outputs when max_outputs >= 0).
+Status CheckArity(const OpPrepareArgs& args, size_t min_inputs, size_t max_inputs, size_t min_outputs = 1,
+                  size_t max_outputs = 1);
+// Fails unless input `slot` is present and of dtype `dtype`.
+Status CheckInput(const OpPrepareArgs& args, size_t slot, DType dtype);
+// Fails unless input `slot` (present) has rank in [min_rank, max_rank].
+Status CheckRank(const OpPrepareArgs& args, size_t slot, int min_rank, int max_rank);
+bool Present(const OpPrepareArgs& args, size_t slot);
+
+// axis in [-rank, rank) -> [0, rank); fails naming `what` otherwise.
+Result<int> NormalizeAxis(int64_t axis, int rank, const char* what = "axis");
+// Each of `axes` normalised; fails on out-of-range or repeated axes.
+Result<std::vector<int>> NormalizeAxes(std::span<const int64_t> axes, int rank, const char* what = "axes");
+
+// Numpy multidirectional broadcasting of two or more shapes.
+Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// Element strides of `shape` seen as broadcast to `out` (0 along broadcast dims), aligned to out's rank.
+std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out);
+// Row-major strides of a shape.
+std::vector<int64_t> RowMajorStrides(const Shape& shape);
+
+// The values of a constant integer input (s32 as imported from ONNX int64), or an error naming `what` when the
+// input is absent or not known at compile time.
+Result<std::vector<int64_t>> ConstantInts(const OpPrepareArgs& args, size_t slot, const char* what);
+// A constant float scalar (rank 0 or one element), or `default_value` when the input is absent.
+Result<float> ConstantScalar(const OpPrepareArgs& args, size_t slot, float default_value, const char* what);
+
+// Checked product of dims, failing above Shape::kMaxElements.
+Result<int64_t> CheckedProduct(std::span<const int64_t> dims);
+// Fails when an output of these dims would exceed args.max_output_elements (call it before allocating anything in
+// proportion to the output).
+Status CheckOutputElements(const OpPrepareArgs& args, std::span<const int64_t> dims);
+
+// The output-size rule of convolution and pooling along one axis:
+// floor or ceil((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1, with PyTorch's rule that
+// with ceil the last window must start inside the input or the begin padding. Fails when the result is < 1.
+Result<int64_t> WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end,
+                                 int64_t dilation, bool ceil_mode);
+
+// Resolves ONNX auto_pad (NOTSET, VALID, SAME_UPPER, SAME_LOWER) into explicit pads [begin..., end...].
+Result<std::vector<int64_t>> ResolvePads(const std::string& auto_pad, std::vector<int64_t> pads,
+                                         std::span<const int64_t> in, std::span<const int64_t> kernel,
+                                         std::span<const int64_t> strides, std::span<const int64_t> dilations);
+
+PreparedOp MakePrepared(std::vector<OutputInfo> outputs, std::unique_ptr<OpKernel> kernel, std::string kernel_name,
+                        size_t scratch_bytes = 0);
+
+}  // namespace octet::float_ops

@@ -1,0 +1,108 @@
+// Reductions: each output element combines the inputs at base[o] + offset[k] for every reduced position k.
+#include "ops/float/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/threading.h"
+#include "ops/float/op_util.h"
+
+namespace octet::float_ops {
+namespace {
+
+enum class ReduceKind { kMean, kSum, kMax, kMin };
+
+// Offsets (row-major, in `shape`) of every index over the dims where `mask` is set, others fixed at 0.
+std::vector<int64_t> Offsets(const Shape& shape, const std::vector<bool>& mask) {
+  const std::vector<int64_t> strides = RowMajorStrides(shape);
+  std::vector<int64_t> offsets = {0};
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (!mask[static_cast<size_t>(d)]) continue;
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * static_cast<size_t>(shape.dim(d)));
+    for (int64_t base : offsets) {
+      for (int64_t i = 0; i < shape.dim(d); ++i) next.push_back(base + i * strides[static_cast<size_t>(d)]);
+    }
+    offsets = std::move(next);
+  }
+  return offsets;
+}
+
+Result<PreparedOp> PrepareReduce(const OpPrepareArgs& args, ReduceKind kind, bool axes_from_input, const char* name) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, axes_from_input ? 2 : 1));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  const Shape& x = args.inputs[0].shape;
+  const AttributeMap& at = args.node.attributes;
+  OCTET_ASSIGN_OR_RETURN(int64_t keepdims, at.GetInt("keepdims", 1));
+  OCTET_ASSIGN_OR_RETURN(int64_t noop_empty, at.GetInt("noop_with_empty_axes", 0));
+  std::vector<int64_t> axes;
+  if (axes_from_input) {
+    if (Present(args, 1)) {
+      OCTET_ASSIGN_OR_RETURN(axes, ConstantInts(args, 1, "axes"));
+    }
+  } else {
+    OCTET_ASSIGN_OR_RETURN(axes, at.GetInts("axes", {}));
+  }
+  OCTET_ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, x.rank()));
+  std::vector<bool> reduced(static_cast<size_t>(x.rank()), axes.empty() && noop_empty == 0);
+  for (int a : norm) reduced[static_cast<size_t>(a)] = true;
+  std::vector<int64_t> out_dims;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (!reduced[static_cast<size_t>(d)]) {
+      out_dims.push_back(x.dim(d));
+    } else if (keepdims) {
+      out_dims.push_back(1);
+    }
+  }
+  std::vector<bool> kept(reduced.size());
+  for (size_t d = 0; d < reduced.size(); ++d) kept[d] = !reduced[d];
+  const std::vector<int64_t> base = Offsets(x, kept);
+  const std::vector<int64_t> offsets = Offsets(x, reduced);
+  const int64_t count = static_cast<int64_t>(offsets.size());
+  if (count == 0 && (kind == ReduceKind::kMax || kind == ReduceKind::kMin)) {
+    return InvalidArgument("cannot take the {} of an empty set", kind == ReduceKind::kMax ? "max" : "min");
+  }
+  auto kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+    const float* px = r.inputs[0].data<float>();
+    float* py = r.outputs[0].data<float>();
+    ParallelFor(r.context, static_cast<int64_t>(base.size()), std::max<int64_t>(1, 4096 / std::max<int64_t>(count, 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t o = begin; o < end; ++o) {
+                    const float* xb = px + base[static_cast<size_t>(o)];
+                    if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
+                      float m = xb[offsets[0]];
+                      for (int64_t k = 1; k < count; ++k) {
+                        const float v = xb[offsets[static_cast<size_t>(k)]];
+                        m = kind == ReduceKind::kMax ? std::max(m, v) : std::min(m, v);
+                      }
+                      py[o] = m;
+                    } else {
+                      double s = 0.0;
+                      for (int64_t k = 0; k < count; ++k) s += xb[offsets[static_cast<size_t>(k)]];
+                      if (kind == ReduceKind::kMean) s /= static_cast<double>(count);
+                      py[o] = count == 0 && kind == ReduceKind::kMean ? std::numeric_limits<float>::quiet_NaN()
+                                                                       : static_cast<float>(s);
+                    }
+                  }
+                });
+    return OkStatus();
+  });
+  return MakePrepared({{DType::kF32, Shape(out_dims)}}, std::move(kernel), fmt::format("{}_f32", name));
+}
+
+}  // namespace
+
+Status RegisterReduceOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(registry.Register(
+      "", "ReduceMean", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMean, false, "reduce_mean"); }));
+  OCTET_RETURN_IF_ERROR(registry.Register(
+      "", "ReduceSum", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kSum, true, "reduce_sum"); }));
+  OCTET_RETURN_IF_ERROR(registry.Register(
+      "", "ReduceMax", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMax, false, "reduce_max"); }));
+  OCTET_RETURN_IF_ERROR(registry.Register(
+      "", "ReduceMin", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMin, false, "reduce_min"); }));
+  return OkStatus();
+}
+
+}  // namespace octet::float_ops

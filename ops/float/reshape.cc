@@ -1,0 +1,153 @@
+// Shape-only operators: the output is a copy of the input bytes under a new shape.
+#include "ops/float/reshape.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/ranges.h>
+
+#include "ops/float/op_util.h"
+
+namespace octet::float_ops {
+namespace {
+
+std::unique_ptr<OpKernel> CopyKernel() {
+  return MakeKernel([](const OpRunArgs& r) -> Status {
+    if (r.outputs[0].SizeBytes() > 0 && r.outputs[0].raw_data() != r.inputs[0].raw_data()) {
+      std::memcpy(r.outputs[0].raw_data(), r.inputs[0].raw_data(), r.outputs[0].SizeBytes());
+    }
+    return OkStatus();
+  });
+}
+
+PreparedOp CopyAs(const OpPrepareArgs& args, Shape shape, const char* name) {
+  std::vector<OutputInfo> outs = {{args.inputs[0].dtype, std::move(shape)}};
+  return MakePrepared(std::move(outs), CopyKernel(), name);
+}
+
+Result<PreparedOp> PrepareReshape(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  const Shape& x = args.inputs[0].shape;
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> target, ConstantInts(args, 1, "shape"));
+  OCTET_ASSIGN_OR_RETURN(int64_t allowzero, args.node.attributes.GetInt("allowzero", 0));
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t& d = target[i];
+    if (d == 0 && allowzero == 0) {
+      if (static_cast<int>(i) >= x.rank()) {
+        return InvalidArgument("shape [{}] copies dim {} (0) but the input {} has rank {}", fmt::join(target, ", "),
+                               i, x, x.rank());
+      }
+      d = x.dim(static_cast<int>(i));
+    }
+    if (d == -1) {
+      if (infer >= 0) return InvalidArgument("shape [{}] has more than one -1", fmt::join(target, ", "));
+      infer = static_cast<int>(i);
+      continue;
+    }
+    if (d < 0) return InvalidArgument("shape [{}] has a negative dimension", fmt::join(target, ", "));
+    if (d != 0 && known > Shape::kMaxElements / d) return OutOfRange("shape has more than 2^48 elements");
+    known *= d;
+  }
+  if (infer >= 0) {
+    if (allowzero != 0 && known == 0) return InvalidArgument("-1 cannot be inferred next to a 0 with allowzero");
+    if (known == 0 || x.NumElements() % known != 0) {
+      return InvalidArgument("cannot reshape {} to [{}]: {} elements do not divide", x, fmt::join(target, ", "),
+                             x.NumElements());
+    }
+    target[static_cast<size_t>(infer)] = x.NumElements() / known;
+    known = x.NumElements();
+  }
+  if (known != x.NumElements()) {
+    return InvalidArgument("cannot reshape {} ({} elements) to [{}] ({} elements)", x, x.NumElements(),
+                           fmt::join(target, ", "), known);
+  }
+  return CopyAs(args, Shape(std::move(target)), "reshape");
+}
+
+Result<PreparedOp> PrepareFlatten(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  const Shape& x = args.inputs[0].shape;
+  OCTET_ASSIGN_OR_RETURN(int64_t axis, args.node.attributes.GetInt("axis", 1));
+  if (axis < -x.rank() || axis > x.rank()) {
+    return InvalidArgument("axis must be in [{}, {}], got {}", -x.rank(), x.rank(), axis);
+  }
+  const int a = static_cast<int>(axis < 0 ? axis + x.rank() : axis);
+  return CopyAs(args, Shape{x.Product(0, a), x.Product(a, x.rank())}, "flatten");
+}
+
+Result<PreparedOp> PrepareSqueeze(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 2));
+  const Shape& x = args.inputs[0].shape;
+  std::vector<bool> drop(static_cast<size_t>(x.rank()), false);
+  if (Present(args, 1)) {
+    OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstantInts(args, 1, "axes"));
+    OCTET_ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, x.rank()));
+    for (int a : norm) {
+      if (x.dim(a) != 1) return InvalidArgument("cannot squeeze axis {} of {}: its size is not 1", a, x);
+      drop[static_cast<size_t>(a)] = true;
+    }
+  } else {
+    for (int d = 0; d < x.rank(); ++d) drop[static_cast<size_t>(d)] = x.dim(d) == 1;
+  }
+  std::vector<int64_t> dims;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (!drop[static_cast<size_t>(d)]) dims.push_back(x.dim(d));
+  }
+  return CopyAs(args, Shape(std::move(dims)), "squeeze");
+}
+
+Result<PreparedOp> PrepareUnsqueeze(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  const Shape& x = args.inputs[0].shape;
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstantInts(args, 1, "axes"));
+  const int rank = x.rank() + static_cast<int>(axes.size());
+  OCTET_ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, rank));
+  std::vector<bool> inserted(static_cast<size_t>(rank), false);
+  for (int a : norm) inserted[static_cast<size_t>(a)] = true;
+  std::vector<int64_t> dims;
+  int src = 0;
+  for (int d = 0; d < rank; ++d) dims.push_back(inserted[static_cast<size_t>(d)] ? 1 : x.dim(src++));
+  return CopyAs(args, Shape(std::move(dims)), "unsqueeze");
+}
+
+Result<PreparedOp> PrepareIdentity(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  return CopyAs(args, args.inputs[0].shape, "identity");
+}
+
+Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 3, 1, 2));
+  if (args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue) {
+    return Unimplemented("the mask output of Dropout is not supported (inference only)");
+  }
+  if (Present(args, 2)) {
+    const ValueInfo& t = args.inputs[2];
+    // training_mode is a bool in ONNX, imported as an integer.
+    if (t.constant == nullptr || t.shape.NumElements() != 1 || t.dtype == DType::kF32) {
+      return Unimplemented("Dropout's training_mode must be a constant false");
+    }
+    const bool on = t.dtype == DType::kS32 ? t.constant->values<int32_t>()[0] != 0
+                  : t.dtype == DType::kU8  ? t.constant->values<uint8_t>()[0] != 0
+                                           : t.constant->values<int8_t>()[0] != 0;
+    if (on) return Unimplemented("Dropout in training mode is not supported (inference only)");
+  }
+  std::vector<OutputInfo> outs = {{args.inputs[0].dtype, args.inputs[0].shape}};
+  if (args.node.outputs.size() > 1) outs.push_back({DType::kU8, args.inputs[0].shape});
+  return MakePrepared(std::move(outs), CopyKernel(), "dropout_identity");
+}
+
+}  // namespace
+
+Status RegisterReshapeOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Reshape", PrepareReshape));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Flatten", PrepareFlatten));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Squeeze", PrepareSqueeze));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Unsqueeze", PrepareUnsqueeze));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Identity", PrepareIdentity));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Dropout", PrepareDropout));
+  return OkStatus();
+}
+
+}  // namespace octet::float_ops

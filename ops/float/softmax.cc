@@ -1,0 +1,62 @@
+// Softmax and LogSoftmax along one axis: [outer, axis, inner] with the axis strided by `inner`.
+#include "ops/float/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/threading.h"
+#include "ops/float/op_util.h"
+
+namespace octet::float_ops {
+namespace {
+
+Result<PreparedOp> PrepareSoftmax(const OpPrepareArgs& args, bool log) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  const Shape& x = args.inputs[0].shape;
+  if (x.rank() == 0) return InvalidArgument("X must have rank >= 1");
+  OCTET_ASSIGN_OR_RETURN(int64_t axis_attr, args.node.attributes.GetInt("axis", -1));
+  OCTET_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+  const int64_t outer = x.Product(0, axis), len = x.dim(axis), inner = x.Product(axis + 1, x.rank());
+  auto kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+    const float* px = r.inputs[0].data<float>();
+    float* py = r.outputs[0].data<float>();
+    ParallelFor(r.context, outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(len, 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t t = begin; t < end; ++t) {
+                    const int64_t o = t / inner, i = t % inner;
+                    const float* xs = px + o * len * inner + i;
+                    float* ys = py + o * len * inner + i;
+                    float m = -INFINITY;
+                    for (int64_t k = 0; k < len; ++k) m = std::max(m, xs[k * inner]);
+                    float sum = 0.0f;
+                    for (int64_t k = 0; k < len; ++k) {
+                      const float e = std::exp(xs[k * inner] - m);
+                      if (!log) ys[k * inner] = e;
+                      sum += e;
+                    }
+                    if (log) {
+                      const float ls = std::log(sum);
+                      for (int64_t k = 0; k < len; ++k) ys[k * inner] = xs[k * inner] - m - ls;
+                    } else {
+                      const float inv = 1.0f / sum;
+                      for (int64_t k = 0; k < len; ++k) ys[k * inner] *= inv;
+                    }
+                  }
+                });
+    return OkStatus();
+  });
+  return MakePrepared({{DType::kF32, x}}, std::move(kernel), log ? "log_softmax_f32" : "softmax_f32");
+}
+
+}  // namespace
+
+Status RegisterSoftmaxOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(
+      registry.Register("", "Softmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false); }));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register("", "LogSoftmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, true); }));
+  return OkStatus();
+}
+
+}  // namespace octet::float_ops

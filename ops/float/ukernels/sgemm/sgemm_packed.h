@@ -1,0 +1,150 @@
+// The packed sgemm algorithm, written once for every SIMD tier: for each kSgemmKc slice of k, pack A into MR-high
+// row panels (unless the caller passes A prepacked) and B into NR-wide column panels (zero-padded at the edges), then
+// run an MRxNR register tile over
+// every pair of panels with one FMA per lane per step, and combine it into C (alpha, accumulate). Each per-ISA file
+// instantiates Block<Arch, MR, NR> with its xsimd architecture tag under its ISA's compiler flags; every function
+// here is templated on Arch, so the instantiations of different ISAs are distinct symbols (no ODR clash).
+//
+// Register use: NR / W vectors of B and MR x NR / W accumulators (W = lanes per vector), plus one broadcast of A:
+// 8x32 on AVX-512 is 16 accumulators + 2 + 1 of 32 zmm registers; 6x16 on AVX2 is 12 + 2 + 1 of 16 ymm registers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include <xsimd/xsimd.hpp>
+
+#include "ops/float/ukernels/sgemm.h"
+
+namespace octet::float_ops::sgemm_packed {
+
+template <class Arch>
+inline int64_t Min(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+// Ap[i][p][r] = A(i * MR + r, k0 + p), zero past row m (the layout of PackSgemmA, which operators use to pack
+// constant weights once; then this is skipped).
+template <class Arch, int MR>
+void PackA(const SgemmBlockArgs& g, int64_t k0, int64_t kc, float* ap) {
+  for (int64_t i0 = 0; i0 < g.m; i0 += MR, ap += kc * MR) {
+    const int64_t rows = Min<Arch>(MR, g.m - i0);
+    if (g.trans_a) {
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = g.a + (k0 + p) * g.lda + i0;
+        for (int64_t r = 0; r < rows; ++r) ap[p * MR + r] = src[r];
+        for (int64_t r = rows; r < MR; ++r) ap[p * MR + r] = 0.0f;
+      }
+      continue;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = g.a + (i0 + r) * g.lda + k0;
+      for (int64_t p = 0; p < kc; ++p) ap[p * MR + r] = src[p];
+    }
+    for (int64_t r = rows; r < MR; ++r) {
+      for (int64_t p = 0; p < kc; ++p) ap[p * MR + r] = 0.0f;
+    }
+  }
+}
+
+// Bp[j][p][c] = B(k0 + p, j * NR + c), zero past column n: contiguous panels, read sequentially by the tiles.
+template <class Arch, int NR>
+void PackB(const SgemmBlockArgs& g, int64_t k0, int64_t kc, float* bp) {
+  for (int64_t j0 = 0; j0 < g.n; j0 += NR) {
+    const int64_t width = Min<Arch>(NR, g.n - j0);
+    if (!g.trans_b && width == NR) {
+      const float* src = g.b + k0 * g.ldb + j0;
+      for (int64_t p = 0; p < kc; ++p, bp += NR, src += g.ldb) std::memcpy(bp, src, NR * sizeof(float));
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p, bp += NR) {
+      for (int64_t c = 0; c < width; ++c) {
+        bp[c] = g.trans_b ? g.b[(j0 + c) * g.ldb + k0 + p] : g.b[(k0 + p) * g.ldb + j0 + c];
+      }
+      for (int64_t c = width; c < NR; ++c) bp[c] = 0.0f;
+    }
+  }
+}
+
+// One MRxNR tile over kc steps of packed panels, combined into C: c = alpha * acc + (first ? (accumulate ? c : 0)
+// : c). Rows past `rows` and columns past `cols` are computed on padding and not stored.
+template <class Arch, int MR, int NR>
+void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int64_t rows, int64_t cols,
+          float alpha, bool keep_c, float* edge) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int W = static_cast<int>(V::size);
+  constexpr int NV = NR / W;
+  static_assert(NR % W == 0, "NR must be a multiple of the vector width");
+  V acc[MR][NV];
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) acc[r][v] = V(0.0f);
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    V b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = V::load_aligned(bp + v * W);
+    for (int r = 0; r < MR; ++r) {
+      const V a(ap[r]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(a, b[v], acc[r][v]);
+    }
+    ap += MR;
+    bp += NR;
+  }
+  const V va(alpha);
+  if (rows == MR && cols == NR) {
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < NV; ++v) {
+        float* out = c + r * ldc + v * W;
+        V y = acc[r][v] * va;
+        if (keep_c) y += V::load_unaligned(out);
+        y.store_unaligned(out);
+      }
+    }
+    return;
+  }
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) (acc[r][v] * va).store_aligned(edge + r * NR + v * W);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; ++j) {
+      float* out = c + r * ldc + j;
+      *out = keep_c ? *out + edge[r * NR + j] : edge[r * NR + j];
+    }
+  }
+}
+
+template <class Arch, int MR, int NR>
+void Block(const SgemmBlockArgs& g) {
+  const int64_t m_panels = (g.m + MR - 1) / MR;
+  const int64_t n_panels = (g.n + NR - 1) / NR;
+  float* ap = g.workspace;
+  float* bp = ap + kSgemmKc * m_panels * MR;
+  float* edge = bp + kSgemmKc * n_panels * NR;
+  for (int64_t k0 = 0; k0 < g.k; k0 += kSgemmKc) {
+    const int64_t kc = Min<Arch>(kSgemmKc, g.k - k0);
+    const bool keep_c = k0 > 0 || g.accumulate;
+    const float* a_slice = ap;
+    if (g.packed_a != nullptr) {
+      a_slice = g.packed_a + m_panels * MR * k0;
+    } else {
+      PackA<Arch, MR>(g, k0, kc, ap);
+    }
+    // Packed B: panel j of this slice at b_slice + j * b_panel_stride.
+    const float* b_slice = bp;
+    int64_t b_panel_stride = kc * NR;
+    if (g.packed_b != nullptr) {
+      b_slice = g.packed_b + k0 * NR;
+      b_panel_stride = g.k * NR;
+    } else {
+      PackB<Arch, NR>(g, k0, kc, bp);
+    }
+    for (int64_t j = 0; j < n_panels; ++j) {
+      const int64_t cols = Min<Arch>(NR, g.n - j * NR);
+      for (int64_t i = 0; i < m_panels; ++i) {
+        Tile<Arch, MR, NR>(kc, a_slice + i * kc * MR, b_slice + j * b_panel_stride, g.c + i * MR * g.ldc + j * NR,
+                           g.ldc, Min<Arch>(MR, g.m - i * MR), cols, g.alpha, keep_c, edge);
+      }
+    }
+  }
+}
+
+}  // namespace octet::float_ops::sgemm_packed

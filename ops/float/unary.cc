@@ -1,0 +1,174 @@
+// Element-wise unary f32 functions, split over threads in fixed tiles.
+#include "ops/float/unary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/threading.h"
+#include "ops/float/op_util.h"
+
+namespace octet::float_ops {
+namespace {
+
+constexpr int64_t kTile = int64_t{1} << 14;
+
+template <typename F>
+std::unique_ptr<OpKernel> UnaryKernel(F f) {
+  return MakeKernel([f](const OpRunArgs& r) -> Status {
+    const float* x = r.inputs[0].data<float>();
+    float* y = r.outputs[0].data<float>();
+    ParallelFor(r.context, r.outputs[0].NumElements(), kTile, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+    });
+    return OkStatus();
+  });
+}
+
+// Prepare for a one-input f32 op whose extra parameters come from `make` (which may read attributes and inputs).
+template <typename Make>
+Result<PreparedOp> PrepareUnary(const OpPrepareArgs& args, size_t max_inputs, const char* name, Make make) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, max_inputs));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  OCTET_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, make());
+  return MakePrepared({{DType::kF32, args.inputs[0].shape}}, std::move(kernel), fmt::format("{}_f32", name));
+}
+
+float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+template <typename F>
+Status RegisterSimple(OpRegistry& registry, const char* op, const char* name, F f) {
+  return registry.Register("", op, [name, f](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, name, [f]() -> Result<std::unique_ptr<OpKernel>> { return UnaryKernel(f); });
+  });
+}
+
+Result<PreparedOp> PrepareClip(const OpPrepareArgs& args) {
+  return PrepareUnary(args, 3, "clip", [&]() -> Result<std::unique_ptr<OpKernel>> {
+    OCTET_ASSIGN_OR_RETURN(float lo, ConstantScalar(args, 1, -INFINITY, "min"));
+    OCTET_ASSIGN_OR_RETURN(float hi, ConstantScalar(args, 2, INFINITY, "max"));
+    // ONNX leaves min > max undefined; like std::clamp's callers, octet refuses it rather than pick an order.
+    if (lo > hi) return InvalidArgument("min {} must not exceed max {}", lo, hi);
+    return UnaryKernel([lo, hi](float x) { return std::min(std::max(x, lo), hi); });
+  });
+}
+
+Result<PreparedOp> PrepareGelu(const OpPrepareArgs& args) {
+  return PrepareUnary(args, 1, "gelu", [&]() -> Result<std::unique_ptr<OpKernel>> {
+    OCTET_ASSIGN_OR_RETURN(std::string approximate, args.node.attributes.GetString("approximate", "none"));
+    if (approximate == "none") {
+      return UnaryKernel([](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); });
+    }
+    if (approximate == "tanh") {
+      return UnaryKernel([](float x) {
+        return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+      });
+    }
+    return InvalidArgument("attribute 'approximate' must be 'none' or 'tanh', got '{}'", approximate);
+  });
+}
+
+template <typename To>
+To SaturatingRound(float x) {
+  if (std::isnan(x)) return To{0};
+  const float r = std::nearbyint(x);
+  if (r <= static_cast<float>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+  if (r >= static_cast<float>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+  return static_cast<To>(r);
+}
+
+template <typename From, typename To>
+void CastLoop(const void* src, void* dst, int64_t n) {
+  const From* x = static_cast<const From*>(src);
+  To* y = static_cast<To*>(dst);
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<From, float> && !std::is_same_v<To, float>) {
+      y[i] = SaturatingRound<To>(x[i]);
+    } else if constexpr (std::is_same_v<To, float>) {
+      y[i] = static_cast<float>(x[i]);
+    } else {
+      const int64_t v = static_cast<int64_t>(x[i]);
+      y[i] = static_cast<To>(std::clamp<int64_t>(v, std::numeric_limits<To>::min(), std::numeric_limits<To>::max()));
+    }
+  }
+}
+
+template <typename From>
+void CastFrom(DType to, const void* src, void* dst, int64_t n) {
+  switch (to) {
+    case DType::kF32: CastLoop<From, float>(src, dst, n); break;
+    case DType::kS32: CastLoop<From, int32_t>(src, dst, n); break;
+    case DType::kU8: CastLoop<From, uint8_t>(src, dst, n); break;
+    case DType::kS8: CastLoop<From, int8_t>(src, dst, n); break;
+  }
+}
+
+Result<DType> OnnxElemTypeToDType(int64_t t) {
+  switch (t) {
+    case 1: return DType::kF32;   // FLOAT
+    case 2: return DType::kU8;    // UINT8
+    case 3: return DType::kS8;    // INT8
+    case 6: return DType::kS32;   // INT32
+    case 7: return DType::kS32;   // INT64, held as s32 by octet
+    default: return Unimplemented("Cast to ONNX element type {} is not supported", t);
+  }
+}
+
+Result<PreparedOp> PrepareCast(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  OCTET_ASSIGN_OR_RETURN(int64_t to_code, args.node.attributes.GetInt("to"));
+  OCTET_ASSIGN_OR_RETURN(DType to, OnnxElemTypeToDType(to_code));
+  const DType from = args.inputs[0].dtype;
+  auto kernel = MakeKernel([from, to](const OpRunArgs& r) -> Status {
+    const void* src = r.inputs[0].raw_data();
+    void* dst = r.outputs[0].raw_data();
+    const int64_t n = r.outputs[0].NumElements();
+    switch (from) {
+      case DType::kF32: CastFrom<float>(to, src, dst, n); break;
+      case DType::kS32: CastFrom<int32_t>(to, src, dst, n); break;
+      case DType::kU8: CastFrom<uint8_t>(to, src, dst, n); break;
+      case DType::kS8: CastFrom<int8_t>(to, src, dst, n); break;
+    }
+    return OkStatus();
+  });
+  return MakePrepared({{to, args.inputs[0].shape}}, std::move(kernel),
+                      fmt::format("cast_{}_{}", DTypeName(from), DTypeName(to)));
+}
+
+}  // namespace
+
+Status RegisterUnaryOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Relu", "relu", [](float x) { return x > 0.0f ? x : 0.0f; }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sigmoid", "sigmoid", [](float x) { return Sigmoid(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Tanh", "tanh", [](float x) { return std::tanh(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "HardSwish", "hardswish", [](float x) {
+    return x * std::max(0.0f, std::min(1.0f, x * (1.0f / 6.0f) + 0.5f));
+  }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Erf", "erf", [](float x) { return std::erf(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sqrt", "sqrt", [](float x) { return std::sqrt(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Exp", "exp", [](float x) { return std::exp(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Log", "log", [](float x) { return std::log(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Neg", "neg", [](float x) { return -x; }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Abs", "abs", [](float x) { return std::fabs(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Reciprocal", "reciprocal", [](float x) { return 1.0f / x; }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Clip", PrepareClip));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Gelu", PrepareGelu));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "LeakyRelu", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "leaky_relu", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 0.01f));
+      return UnaryKernel([alpha](float x) { return x < 0.0f ? alpha * x : x; });
+    });
+  }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "HardSigmoid", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "hardsigmoid", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 0.2f));
+      OCTET_ASSIGN_OR_RETURN(float beta, args.node.attributes.GetFloat("beta", 0.5f));
+      return UnaryKernel([alpha, beta](float x) { return std::max(0.0f, std::min(1.0f, alpha * x + beta)); });
+    });
+  }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Cast", PrepareCast));
+  return OkStatus();
+}
+
+}  // namespace octet::float_ops

@@ -1,0 +1,139 @@
+// The malformed-model corpus (tests/data/models/make_malformed.py): each file fails with the error that names its
+// problem, at import or at compile, and nothing crashes. Also the importer's handling of bytes built in the test.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "io/file_util.h"
+#include "io/onnx/onnx_importer.h"
+#include "ops/float/registry.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+const std::string kCorpus = std::string(OCTET_TEST_DATA_DIR) + "/models/malformed/";
+
+// Import, then compile with the declared input shapes, then run on zeros: the first error, or ok.
+Status ImportCompileRun(const std::string& path) {
+  OCTET_ASSIGN_OR_RETURN(Graph g, ReadOnnxModel(path));
+  static const OpRegistry registry = FloatOpRegistry();
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
+  OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(g, context, registry));
+  std::vector<Tensor> inputs;
+  for (ValueId id : g.inputs()) {
+    OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(exec.value_dtype(id), exec.value_shape(id)));
+    inputs.push_back(std::move(t));
+  }
+  return exec.Run(inputs).status();
+}
+
+struct Expectation {
+  const char* file;
+  StatusCode code;
+  std::vector<const char*> contains;  // substrings of the message
+};
+
+TEST_CASE("Every malformed model fails with an error naming its problem", "[onnx]") {
+  REQUIRE(ImportCompileRun(kCorpus + "base.onnx").ok());
+  const std::vector<Expectation> cases = {
+      {"truncated.onnx", StatusCode::kDataLoss, {"not a valid ONNX ModelProto"}},
+      {"empty.onnx", StatusCode::kUnimplemented, {"IR version 0"}},
+      {"not_onnx.onnx", StatusCode::kDataLoss, {"not a valid ONNX ModelProto"}},
+      {"raw_data_short.onnx", StatusCode::kInvalidArgument,
+       {"initializer: tensor 'fc.weight': raw_data has 44 bytes, dims [3, 4] of FLOAT need 48"}},
+      {"raw_data_long.onnx", StatusCode::kInvalidArgument, {"tensor 'fc.bias': raw_data has 16 bytes"}},
+      {"negative_dim.onnx", StatusCode::kInvalidArgument, {"tensor 'fc.bias'", "dimension 0 must be >= 0, got -3"}},
+      {"huge_dims.onnx", StatusCode::kOutOfRange, {"tensor 'fc.weight'", "more than 2^48 elements"}},
+      {"large_dims_little_data.onnx", StatusCode::kInvalidArgument,
+       {"tensor 'fc.weight': raw_data has 48 bytes, dims [131072, 131072] of FLOAT need 68719476736"}},
+      {"large_typed_little_data.onnx", StatusCode::kInvalidArgument,
+       {"tensor 'fc.bias'", "float_data has 3 values, dims [17179869184] need 17179869184"}},
+      {"float_data_count.onnx", StatusCode::kInvalidArgument, {"float_data has 2 values, dims [3] need 3"}},
+      {"double_initializer.onnx", StatusCode::kUnimplemented, {"tensor 'fc.bias'", "element type DOUBLE"}},
+      {"two_data_sources.onnx", StatusCode::kInvalidArgument, {"more than one of raw_data"}},
+      {"input_negative_dim.onnx", StatusCode::kInvalidArgument, {"graph input 'x' has dimension -4"}},
+      {"external_escape.onnx", StatusCode::kInvalidArgument, {"'../base.onnx' leaves the model's folder"}},
+      {"external_absolute.onnx", StatusCode::kInvalidArgument, {"'/etc/hostname' is absolute"}},
+      {"external_missing.onnx", StatusCode::kNotFound, {"'no_such_file.bin' cannot be opened"}},
+      {"cycle.onnx", StatusCode::kInvalidArgument, {"cycle", "'fc'", "'relu'"}},
+      {"missing_input.onnx", StatusCode::kInvalidArgument, {"node 'relu' (Relu) input 0 'nowhere' is not defined"}},
+      {"undefined_output.onnx", StatusCode::kInvalidArgument, {"graph output 'ghost' is not defined"}},
+      {"duplicate_value.onnx", StatusCode::kInvalidArgument,
+       {"value 'h' is defined twice (again as an output of node 'relu')"}},
+      {"duplicate_node_name.onnx", StatusCode::kInvalidArgument, {"two nodes are named 'fc'"}},
+      {"unsupported_ops.onnx", StatusCode::kUnimplemented,
+       {"3 unsupported node(s): 'relu' (Frobnicate), 'nms' (NonMaxSuppression), 'tail' (com.example.Relu)"}},
+      {"subgraph_if.onnx", StatusCode::kUnimplemented, {"1 unsupported node(s): 'branch' (If)"}},
+      {"attribute_wrong_field.onnx", StatusCode::kInvalidArgument,
+       {"node 'fc' (Gemm): attribute 'transB' is declared INT but holds a value of another kind"}},
+      {"attribute_duplicate.onnx", StatusCode::kInvalidArgument,
+       {"node 'softmax' (Softmax) has two attributes named 'axis'"}},
+      {"attribute_wrong_type.onnx", StatusCode::kInvalidArgument,
+       {"failed to compile node 'softmax' (Softmax): attribute 'axis' must be int, got float"}},
+      {"bad_axis_softmax.onnx", StatusCode::kInvalidArgument,
+       {"failed to compile node 'softmax' (Softmax): axis must be in [-2, 2), got 4"}},
+      {"bad_axis_concat.onnx", StatusCode::kInvalidArgument,
+       {"failed to compile node 'concat' (Concat): axis must be in [-2, 2), got -3"}},
+      {"gemm_shape_mismatch.onnx", StatusCode::kInvalidArgument,
+       {"failed to compile node 'fc' (Gemm): inner dimensions differ"}},
+      {"reshape_mismatch.onnx", StatusCode::kInvalidArgument,
+       {"failed to compile node 'reshape' (Reshape): cannot reshape [1, 3]"}},
+      {"gather_out_of_range.onnx", StatusCode::kOutOfRange,
+       {"failed to fold constant node 'gather' (Gather): index 7"}},
+      {"opset_too_old.onnx", StatusCode::kUnimplemented, {"opset 11 is not supported (octet reads opsets 13 to 17"}},
+      {"opset_too_new.onnx", StatusCode::kUnimplemented, {"opset 18 is not supported"}},
+      {"ir_version_2.onnx", StatusCode::kUnimplemented, {"IR version 2 is not supported"}},
+      {"no_graph.onnx", StatusCode::kInvalidArgument, {"the model has no graph"}},
+  };
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) files += entry.path().extension() == ".onnx";
+  CHECK(files == cases.size() + 1);  // every file in the corpus has an expectation (plus base.onnx)
+  for (const Expectation& e : cases) {
+    const std::string path = kCorpus + e.file;
+    const Status st = ImportCompileRun(path);
+    INFO(e.file << ": " << st.ToString());
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.code() == e.code);
+    for (const char* s : e.contains) CHECK_THAT(st.message(), Catch::Contains(s));
+    // Import errors name the file; compile errors name the node.
+    CHECK_THAT(st.message(), Catch::Contains(e.file) || Catch::Contains("node '"));
+  }
+}
+
+TEST_CASE("Every truncation of a valid model fails cleanly", "[onnx]") {
+  const std::string bytes = ReadFile(kCorpus + "base.onnx").value();
+  int failures = 0;
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto g = ImportOnnxModel(std::as_bytes(std::span<const char>(bytes.data(), n)), "cut");
+    failures += g.ok() ? 0 : 1;
+  }
+  // A prefix can still parse as a smaller valid message, but never as the whole model.
+  CHECK(failures >= static_cast<int>(bytes.size()) * 9 / 10);
+  auto whole = ImportOnnxModel(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), "whole");
+  CHECK(whole.ok());
+}
+
+TEST_CASE("A single byte flipped anywhere never crashes the importer or compiler", "[onnx]") {
+  const std::string bytes = ReadFile(kCorpus + "base.onnx").value();
+  auto rng = testing::MakeRng("onnx-flip");
+  static const OpRegistry registry = FloatOpRegistry();
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
+  for (int iter = 0; iter < 300; ++iter) {
+    std::string mutated = bytes;
+    mutated[rng() % mutated.size()] = static_cast<char>(rng());
+    auto g = ImportOnnxModel(std::as_bytes(std::span<const char>(mutated.data(), mutated.size())), "flip");
+    if (!g.ok()) continue;
+    CompileOptions options;
+    options.max_tensor_elements = 1 << 20;
+    auto exec = Executor::Compile(*g, context, registry, options);
+    (void)exec;
+  }
+  SUCCEED("no crash");
+}
+
+}  // namespace
+}  // namespace octet

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `octet run`, `octet inspect` and `octet bench model` end to end: outputs against PyTorch's (tests/data/models), file names, exit
+# statuses (0 ok, 1 failure naming file/node, 2 usage), and no partial output on failure.
+# Usage: run_command_test.sh OCTET MODELS_DIR
+set -uo pipefail
+octet=$1
+models=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-run-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+# expect STATUS PATTERN -- command...: the exit status, and PATTERN in stdout+stderr.
+expect() {
+  local want=$1 pattern=$2
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
+  [ -z "$pattern" ] || grep -qF -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
+}
+
+m=$models
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.ones((1, 4), np.float32))" "$tmp/x14.npy"
+expect 0 "logits: f32 [7, 3, 50]" -- "$octet" run "$m/lstm_lm.onnx" --input tokens="$m/lstm_lm.input0.npy" \
+  --input h0="$m/lstm_lm.input1.npy" --input c0="$m/lstm_lm.input2.npy" --output-dir "$tmp/lm"
+for k in 0 1 2; do
+  name=$(echo logits h c | cut -d' ' -f$((k + 1)))
+  [ -f "$tmp/lm/$name.npy" ] || fail "missing $tmp/lm/$name.npy"
+done
+/usr/bin/python3 - "$m" "$tmp/lm" <<'PY' || fail "octet run outputs differ from PyTorch's"
+import sys, numpy as np
+m, out = sys.argv[1], sys.argv[2]
+for k, name in enumerate(["logits", "h", "c"]):
+    want = np.load("%s/lstm_lm.output%d.npy" % (m, k)); got = np.load("%s/%s.npy" % (out, name))
+    err = np.linalg.norm(got - want) / np.linalg.norm(want)
+    assert got.dtype == np.float32 and got.shape == want.shape and err < 1e-4, (name, err)
+PY
+
+expect 0 "" -- "$octet" run "$m/digits_cnn.onnx" --input image="$m/digits_cnn.input0.npy" --output-dir "$tmp/cnn" --threads 2
+[ -f "$tmp/cnn/logits.npy" ] || fail "missing $tmp/cnn/logits.npy"
+
+# Output names that are not file names are sanitised.
+expect 0 "" -- "$octet" run "$m/odd_output_names.onnx" --input x="$tmp/x14.npy" --output-dir "$tmp/odd"
+[ -f "$tmp/odd/_hidden.npy" ] && [ -f "$tmp/odd/_._logits_y_0.npy" ] || fail "unexpected files: $(ls -A "$tmp/odd")"
+[ ! -e "$tmp/logits" ] || fail "an output name escaped the output folder"
+
+# Failures (exit 1) name the file, the input or the node.
+expect 1 "input 'h0' is not given" -- "$octet" run "$m/lstm_lm.onnx" --input tokens="$m/lstm_lm.input0.npy" \
+  --output-dir "$tmp/x"
+expect 1 "has no input named 'nope'" -- "$octet" run "$m/digits_mlp.onnx" --input nope="$m/digits_mlp.input0.npy" \
+  --output-dir "$tmp/x"
+expect 1 "input 'image' is declared [32, 1, 8, 8], which shape [32, 64] does not match" -- "$octet" run "$m/digits_cnn.onnx" \
+  --input image="$m/digits_mlp.input0.npy" --output-dir "$tmp/x"
+expect 1 "unsupported_ops.onnx" -- "$octet" run "$m/malformed/unsupported_ops.onnx" --input x="$m/digits_mlp.input0.npy" \
+  --output-dir "$tmp/x"
+expect 1 "node 'softmax' (Softmax)" -- "$octet" run "$m/malformed/bad_axis_softmax.onnx" --input x="$tmp/x14.npy" \
+  --output-dir "$tmp/x"
+expect 0 "y: f32 [1, 3]" -- "$octet" run "$m/malformed/base.onnx" --input x="$tmp/x14.npy" --output-dir "$tmp/base"
+expect 1 "no_such.onnx" -- "$octet" run "$tmp/no_such.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$tmp/x"
+[ ! -e "$tmp/x" ] || fail "a failed run created its output folder"
+# An output folder that cannot be written: no output, exit 1.
+touch "$tmp/file"
+expect 1 "" -- "$octet" run "$m/digits_mlp.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$tmp/file/sub"
+
+# Usage errors (exit 2).
+expect 2 "" -- "$octet" run "$m/digits_mlp.onnx" --output-dir "$tmp/x"
+expect 2 "--input must be NAME=VALUE" -- "$octet" run "$m/digits_mlp.onnx" --input "$m/digits_mlp.input0.npy" \
+  --output-dir "$tmp/x"
+expect 2 "names 'x' twice" -- "$octet" run "$m/digits_mlp.onnx" --input x=a.npy --input x=b.npy --output-dir "$tmp/x"
+
+# inspect: nodes, shapes (a symbolic batch bound with --input-shape), parameter counts.
+expect 0 "/cnn/bn1/BatchNormalization" -- "$octet" inspect "$m/digits_cnn.onnx"
+expect 0 "1994 parameters" -- "$octet" inspect "$m/digits_cnn.onnx"
+expect 0 "shapes unknown" -- "$octet" inspect "$m/digits_mlp.onnx"
+expect 0 "output logits: f32 [4, 10]" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,64
+expect 2 "comma-separated" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,-1
+expect 1 "cycle" -- "$octet" inspect "$m/malformed/cycle.onnx"
+
+# bench model: a timed run (JSON), per op type through the hooks; symbolic dims need --input-shape.
+expect 0 '"op":"model"' -- "$octet" bench model "$m/digits_cnn.onnx" --repetitions 1 --json
+expect 0 '"op_type":"BatchNormalization"' -- "$octet" bench model "$m/digits_cnn.onnx" --repetitions 1 --per-op --json
+expect 0 "Gemm" -- "$octet" bench model "$m/digits_mlp.onnx" --input-shape x=1,64 --repetitions 1 --per-op
+expect 1 "unknown dimension" -- "$octet" bench model "$m/digits_mlp.onnx" --repetitions 1
+
+if [ "$failures" -ne 0 ]; then
+  echo "FAILED: $failures check(s)"
+  exit 1
+fi
+echo "octet run / inspect: all checks passed"

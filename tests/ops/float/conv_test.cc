@@ -1,0 +1,245 @@
+// Conv and ConvTranspose against plain-loop references on random shapes, groups, strides, dilations and
+// asymmetric pads; every kernel path (depthwise, pointwise, im2col) and 1 vs 3 threads.
+#include <catch2/catch.hpp>
+
+#include "tests/ops/float/float_op_tester.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+using testing::Absent;
+using testing::Const;
+using testing::In;
+
+struct ConvCase {
+  int64_t n, c, h, w, oc, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group;
+  bool bias;
+};
+
+std::vector<float> ReferenceConv(const ConvCase& p, const Tensor& x, const Tensor& wt, const Tensor* b, int64_t oh,
+                                 int64_t ow) {
+  std::vector<float> y(static_cast<size_t>(p.n * p.oc * oh * ow));
+  const int64_t cg = p.c / p.group, ocg = p.oc / p.group;
+  const float* px = x.data<float>();
+  const float* pw = wt.data<float>();
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < p.oc; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = b ? b->data<float>()[o] : 0.0;
+          const int64_t g = o / ocg;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t u = 0; u < p.kh; ++u)
+              for (int64_t v = 0; v < p.kw; ++v) {
+                const int64_t ih = i * p.sh - p.pt + u * p.dh, iw = j * p.sw - p.pl + v * p.dw;
+                if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+                acc += double{px[((n * p.c + g * cg + c) * p.h + ih) * p.w + iw]} *
+                       pw[((o * cg + c) * p.kh + u) * p.kw + v];
+              }
+          y[static_cast<size_t>(((n * p.oc + o) * oh + i) * ow + j)] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+void CheckConv(const ConvCase& p, std::mt19937_64& rng, bool weights_constant) {
+  // Windows larger than the padded input are an error (tested separately).
+  if (p.h + p.pt + p.pb < p.dh * (p.kh - 1) + 1 || p.w + p.pl + p.pr < p.dw * (p.kw - 1) + 1) return;
+  const int64_t oh = (p.h + p.pt + p.pb - p.dh * (p.kh - 1) - 1) / p.sh + 1;
+  const int64_t ow = (p.w + p.pl + p.pr - p.dw * (p.kw - 1) - 1) / p.sw + 1;
+  Tensor x = testing::RandomTensor(rng, Shape{p.n, p.c, p.h, p.w});
+  Tensor w = testing::RandomTensor(rng, Shape{p.oc, p.c / p.group, p.kh, p.kw});
+  Tensor b = testing::RandomTensor(rng, Shape{p.oc});
+  AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{p.kh, p.kw}},
+                     {"strides", std::vector<int64_t>{p.sh, p.sw}},
+                     {"dilations", std::vector<int64_t>{p.dh, p.dw}},
+                     {"pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr}},
+                     {"group", p.group}};
+  std::vector<testing::OpInput> ins = {In(x), weights_constant ? Const(w) : In(w)};
+  if (p.bias) ins.push_back(weights_constant ? Const(b) : In(b));
+  const std::vector<float> want = ReferenceConv(p, x, w, p.bias ? &b : nullptr, oh, ow);
+  INFO("conv n=" << p.n << " c=" << p.c << " h=" << p.h << " w=" << p.w << " oc=" << p.oc << " k=" << p.kh << "x"
+                 << p.kw << " s=" << p.sh << "," << p.sw << " d=" << p.dh << "," << p.dw << " pads=" << p.pt << ","
+                 << p.pl << "," << p.pb << "," << p.pr << " g=" << p.group);
+  auto one = testing::RunFloatOp("Conv", ins, attrs, 1, 1);
+  REQUIRE(one.ok());
+  CHECK((*one)[0].shape() == Shape{p.n, p.oc, oh, ow});
+  testing::ExpectClose((*one)[0], want, 1e-4f, 1e-4f);
+  auto three = testing::RunFloatOp("Conv", ins, attrs, 1, 3);
+  REQUIRE(three.ok());
+  CHECK(testing::BitEqual((*one)[0], (*three)[0]));
+}
+
+TEST_CASE("Conv matches the reference on random shapes, groups, strides, dilations and pads", "[float_ops]") {
+  auto rng = testing::MakeRng("conv");
+  for (int iter = 0; iter < 40; ++iter) {
+    ConvCase p{};
+    p.group = std::array<int64_t, 3>{1, 2, 3}[rng() % 3];
+    p.n = testing::RandomDim(rng, 1, 2);
+    p.c = p.group * testing::RandomDim(rng, 1, 4);
+    p.oc = p.group * testing::RandomDim(rng, 1, 4);
+    p.h = testing::RandomDim(rng, 1, 9);
+    p.w = testing::RandomDim(rng, 1, 9);
+    p.kh = testing::RandomDim(rng, 1, 3);
+    p.kw = testing::RandomDim(rng, 1, 3);
+    p.sh = testing::RandomDim(rng, 1, 3);
+    p.sw = testing::RandomDim(rng, 1, 3);
+    p.dh = testing::RandomDim(rng, 1, 2);
+    p.dw = testing::RandomDim(rng, 1, 2);
+    p.pt = testing::RandomDim(rng, 0, 2);
+    p.pl = testing::RandomDim(rng, 0, 2);
+    p.pb = testing::RandomDim(rng, 0, 2);
+    p.pr = testing::RandomDim(rng, 0, 2);
+    p.bias = rng() % 2 == 0;
+    CheckConv(p, rng, rng() % 2 == 0);
+  }
+}
+
+TEST_CASE("Conv's depthwise and pointwise paths match the reference", "[float_ops]") {
+  auto rng = testing::MakeRng("conv-paths");
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
+  for (int iter = 0; iter < 12; ++iter) {
+    const int64_t c = testing::RandomDim(rng, 1, 8);
+    // depthwise 3x3 with stride 1 or 2 and asymmetric pads
+    CheckConv({1, c, testing::RandomDim(rng, 3, 12), testing::RandomDim(rng, 3, 12), c, 3, 3,
+               testing::RandomDim(rng, 1, 2), testing::RandomDim(rng, 1, 2), 1, 1, 1, 0, 1, 2, c, true},
+              rng, true);
+    // pointwise 1x1, grouped or not
+    const int64_t g = testing::RandomDim(rng, 1, 2);
+    CheckConv({2, g * c, 5, 7, g * testing::RandomDim(rng, 1, 6), 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, g, iter % 2 == 0},
+              rng, true);
+  }
+  // The kernel chosen once at Prepare is visible through the executor.
+  Graph graph("g");
+  const ValueId x = graph.AddInput("x", DType::kF32, Shape{1, 4, 5, 5}).value();
+  const ValueId w = graph.AddConstant("w", testing::RandomTensor(rng, Shape{4, 1, 3, 3})).value();
+  const ValueId y = graph.AddNodeValue("y").value();
+  graph.AddNode(Node{"dw", "Conv", "", {{"group", 4}}, {x, w}, {y}}).value();
+  REQUIRE(graph.AddOutput(y).ok());
+  auto exec = Executor::Compile(graph, context, testing::FloatRegistry());
+  REQUIRE(exec.ok());
+  CHECK(exec->kernel_name(0) == "conv_f32_depthwise_direct");
+  CHECK(context.LastKernel("Conv") == "conv_f32_depthwise_direct");
+}
+
+TEST_CASE("Conv 1-D and auto_pad SAME", "[float_ops]") {
+  auto rng = testing::MakeRng("conv1d");
+  // 1-D as a 2-D conv of height 1.
+  Tensor x = testing::RandomTensor(rng, Shape{2, 3, 11});
+  Tensor w = testing::RandomTensor(rng, Shape{4, 3, 3});
+  auto y = testing::RunFloatOp("Conv", {In(x), Const(w)},
+                               {{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{1, 2}}});
+  REQUIRE(y.ok());
+  CHECK((*y)[0].shape() == Shape{2, 4, 6});
+  Tensor x4 = x.Reshaped(Shape{2, 3, 1, 11}).value();
+  Tensor w4 = w.Reshaped(Shape{4, 3, 1, 3}).value();
+  ConvCase p{2, 3, 1, 11, 4, 1, 3, 1, 2, 1, 1, 0, 1, 0, 2, 1, false};
+  testing::ExpectClose((*y)[0], ReferenceConv(p, x4, w4, nullptr, 1, 6), 1e-4f, 1e-4f);
+
+  // SAME_UPPER: output = ceil(in / stride), the extra pad at the end.
+  Tensor xs = testing::RandomTensor(rng, Shape{1, 2, 6, 7});
+  Tensor ws = testing::RandomTensor(rng, Shape{3, 2, 4, 4});
+  auto same = testing::RunFloatOp("Conv", {In(xs), Const(ws)},
+                                  {{"auto_pad", "SAME_UPPER"}, {"strides", std::vector<int64_t>{2, 2}}});
+  REQUIRE(same.ok());
+  CHECK((*same)[0].shape() == Shape{1, 3, 3, 4});
+  // total pad rows: (3-1)*2+4-6 = 2 -> 1/1; cols: (4-1)*2+4-7 = 3 -> 1/2
+  ConvCase q{1, 2, 6, 7, 3, 4, 4, 2, 2, 1, 1, 1, 1, 1, 2, 1, false};
+  testing::ExpectClose((*same)[0], ReferenceConv(q, xs, ws, nullptr, 3, 4), 1e-4f, 1e-4f);
+}
+
+TEST_CASE("Conv rejects malformed nodes with clear errors", "[float_ops]") {
+  auto rng = testing::MakeRng("conv-bad");
+  Tensor x = testing::RandomTensor(rng, Shape{1, 4, 5, 5});
+  auto bad_group = testing::RunFloatOp("Conv", {In(x), Const(testing::RandomTensor(rng, Shape{6, 2, 3, 3}))},
+                                       {{"group", 3}});
+  REQUIRE_FALSE(bad_group.ok());
+  CHECK_THAT(bad_group.status().message(), Catch::Contains("node 'op' (Conv)") && Catch::Contains("group 3"));
+  auto too_big = testing::RunFloatOp("Conv", {In(x), Const(testing::RandomTensor(rng, Shape{2, 4, 7, 7}))});
+  REQUIRE_FALSE(too_big.ok());
+  CHECK_THAT(too_big.status().message(), Catch::Contains("larger than the padded input"));
+  auto bad_rank = testing::RunFloatOp("Conv", {In(testing::RandomTensor(rng, Shape{4, 5})), Const(x)});
+  REQUIRE_FALSE(bad_rank.ok());
+  auto bad_pads = testing::RunFloatOp("Conv", {In(x), Const(testing::RandomTensor(rng, Shape{2, 4, 3, 3}))},
+                                      {{"pads", std::vector<int64_t>{1, 1}}});
+  REQUIRE_FALSE(bad_pads.ok());
+  CHECK_THAT(bad_pads.status().message(), Catch::Contains("pads must have 4 values"));
+  auto zero_stride = testing::RunFloatOp("Conv", {In(x), Const(testing::RandomTensor(rng, Shape{2, 4, 3, 3}))},
+                                         {{"strides", std::vector<int64_t>{0, 1}}});
+  REQUIRE_FALSE(zero_stride.ok());
+  auto bias_len = testing::RunFloatOp("Conv", {In(x), Const(testing::RandomTensor(rng, Shape{2, 4, 3, 3})),
+                                               Const(testing::RandomTensor(rng, Shape{3}))});
+  REQUIRE_FALSE(bias_len.ok());
+  CHECK_THAT(bias_len.status().message(), Catch::Contains("B must be [2]"));
+}
+
+std::vector<float> ReferenceConvTranspose(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group,
+                                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                                          int64_t oh, int64_t ow) {
+  const int64_t n = x.shape().dim(0), c = x.shape().dim(1), h = x.shape().dim(2), wd = x.shape().dim(3);
+  const int64_t ocg = w.shape().dim(1), kh = w.shape().dim(2), kw = w.shape().dim(3);
+  const int64_t cg = c / group, oc = ocg * group;
+  std::vector<double> y(static_cast<size_t>(n * oc * oh * ow), 0.0);
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < wd; ++j)
+          for (int64_t o = 0; o < ocg; ++o)
+            for (int64_t u = 0; u < kh; ++u)
+              for (int64_t v = 0; v < kw; ++v) {
+                const int64_t yh = i * sh - pt + u * dh, yw = j * sw - pl + v * dw;
+                if (yh < 0 || yh >= oh || yw < 0 || yw >= ow) continue;
+                const int64_t g = ic / cg;
+                y[static_cast<size_t>(((in * oc + g * ocg + o) * oh + yh) * ow + yw)] +=
+                    double{x.data<float>()[((in * c + ic) * h + i) * wd + j]} *
+                    w.data<float>()[((ic * ocg + o) * kh + u) * kw + v];
+              }
+  std::vector<float> out(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    out[i] = static_cast<float>(y[i] + (b ? b->data<float>()[(static_cast<int64_t>(i) / (oh * ow)) % oc] : 0.0));
+  }
+  return out;
+}
+
+TEST_CASE("ConvTranspose matches the reference", "[float_ops]") {
+  auto rng = testing::MakeRng("conv-transpose");
+  for (int iter = 0; iter < 20; ++iter) {
+    const int64_t group = testing::RandomDim(rng, 1, 2);
+    const int64_t c = group * testing::RandomDim(rng, 1, 3), ocg = testing::RandomDim(rng, 1, 3);
+    const int64_t h = testing::RandomDim(rng, 1, 6), w = testing::RandomDim(rng, 1, 6);
+    const int64_t kh = testing::RandomDim(rng, 1, 3), kw = testing::RandomDim(rng, 1, 3);
+    const int64_t sh = testing::RandomDim(rng, 1, 3), sw = testing::RandomDim(rng, 1, 3);
+    const int64_t dh = testing::RandomDim(rng, 1, 2), dw = testing::RandomDim(rng, 1, 2);
+    const int64_t pt = testing::RandomDim(rng, 0, 1), pl = testing::RandomDim(rng, 0, 1);
+    const int64_t pb = testing::RandomDim(rng, 0, 1), pr = testing::RandomDim(rng, 0, 1);
+    const int64_t oph = testing::RandomDim(rng, 0, std::max(sh, dh) - 1);
+    const int64_t opw = testing::RandomDim(rng, 0, std::max(sw, dw) - 1);
+    const int64_t oh = sh * (h - 1) + oph + (kh - 1) * dh + 1 - pt - pb;
+    const int64_t ow = sw * (w - 1) + opw + (kw - 1) * dw + 1 - pl - pr;
+    if (oh < 1 || ow < 1) continue;
+    Tensor x = testing::RandomTensor(rng, Shape{2, c, h, w});
+    Tensor wt = testing::RandomTensor(rng, Shape{c, ocg, kh, kw});
+    Tensor b = testing::RandomTensor(rng, Shape{ocg * group});
+    INFO("iter " << iter);
+    auto y = testing::RunFloatOp("ConvTranspose", {In(x), Const(wt), Const(b)},
+                                 {{"group", group},
+                                  {"strides", std::vector<int64_t>{sh, sw}},
+                                  {"dilations", std::vector<int64_t>{dh, dw}},
+                                  {"pads", std::vector<int64_t>{pt, pl, pb, pr}},
+                                  {"output_padding", std::vector<int64_t>{oph, opw}}});
+    REQUIRE(y.ok());
+    REQUIRE((*y)[0].shape() == Shape{2, ocg * group, oh, ow});
+    testing::ExpectClose((*y)[0], ReferenceConvTranspose(x, wt, &b, group, sh, sw, dh, dw, pt, pl, oh, ow), 1e-4f,
+                         1e-4f);
+  }
+  // output_shape fixes the pads.
+  Tensor x = testing::RandomTensor(rng, Shape{1, 2, 3, 3});
+  Tensor wt = testing::RandomTensor(rng, Shape{2, 1, 3, 3});
+  auto y = testing::RunFloatOp("ConvTranspose", {In(x), Const(wt), Absent()},
+                               {{"strides", std::vector<int64_t>{2, 2}}, {"output_shape", std::vector<int64_t>{6, 6}}});
+  REQUIRE(y.ok());
+  CHECK((*y)[0].shape() == Shape{1, 1, 6, 6});
+}
+
+}  // namespace
+}  // namespace octet

@@ -1,0 +1,125 @@
+// The sgemm kernel family, kernel by kernel (every ISA this machine runs; others reported as skipped), against a
+// double-precision reference: block shapes at and around the register tiles and the k slice, transposes, alpha,
+// accumulate; and Sgemm's split over blocks and threads.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+
+#include "ops/float/sgemm.h"
+#include "ops/float/ukernels/sgemm.h"
+#include "tests/ops/float/float_op_tester.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+using float_ops::SgemmArgs;
+using float_ops::SgemmBlockArgs;
+
+struct Problem {
+  int64_t m, n, k;
+  bool ta, tb, accumulate;
+  float alpha;
+  std::vector<float> a, b, c0;
+  int64_t lda, ldb, ldc;
+};
+
+Problem MakeProblem(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k) {
+  Problem p{m, n, k, rng() % 2 == 0, rng() % 2 == 0, rng() % 3 == 0, rng() % 2 ? 1.0f : -0.5f, {}, {}, {}, 0, 0, 0};
+  // Row strides larger than the rows, so a kernel that ignores them fails.
+  p.lda = (p.ta ? m : k) + static_cast<int64_t>(rng() % 3);
+  p.ldb = (p.tb ? k : n) + static_cast<int64_t>(rng() % 3);
+  p.ldc = n + static_cast<int64_t>(rng() % 3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  p.a.resize(static_cast<size_t>((p.ta ? k : m) * p.lda));
+  p.b.resize(static_cast<size_t>((p.tb ? n : k) * p.ldb));
+  p.c0.resize(static_cast<size_t>(m * p.ldc));
+  for (float& v : p.a) v = u(rng);
+  for (float& v : p.b) v = u(rng);
+  for (float& v : p.c0) v = u(rng);
+  return p;
+}
+
+// Checks c against the double reference; the tolerance grows like sqrt(k) (random-sign float sums).
+void CheckResult(const Problem& p, const std::vector<float>& c, const char* kernel) {
+  const double tol = 2e-6 * std::sqrt(static_cast<double>(p.k)) + 1e-6;
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      double acc = 0;
+      for (int64_t q = 0; q < p.k; ++q) {
+        const double av = p.ta ? p.a[static_cast<size_t>(q * p.lda + i)] : p.a[static_cast<size_t>(i * p.lda + q)];
+        const double bv = p.tb ? p.b[static_cast<size_t>(j * p.ldb + q)] : p.b[static_cast<size_t>(q * p.ldb + j)];
+        acc += av * bv;
+      }
+      const double want = p.alpha * acc + (p.accumulate ? p.c0[static_cast<size_t>(i * p.ldc + j)] : 0.0);
+      const double got = c[static_cast<size_t>(i * p.ldc + j)];
+      if (std::fabs(got - want) > tol * (1.0 + std::fabs(want))) {
+        FAIL(kernel << " m=" << p.m << " n=" << p.n << " k=" << p.k << " transA=" << p.ta << " transB=" << p.tb
+                    << " acc=" << p.accumulate << ": C[" << i << "][" << j << "] = " << got << ", want " << want);
+      }
+    }
+    // Padding between rows is never written.
+    for (int64_t j = p.n; j < p.ldc; ++j) {
+      REQUIRE(c[static_cast<size_t>(i * p.ldc + j)] == p.c0[static_cast<size_t>(i * p.ldc + j)]);
+    }
+  }
+}
+
+TEST_CASE("Every sgemm kernel matches the reference on block shapes around its tiles", "[float_ops]") {
+  auto rng = testing::MakeRng("sgemm-kernels");
+  struct FreeDeleter {
+    void operator()(float* q) const { std::free(q); }
+  };
+  std::unique_ptr<float, FreeDeleter> workspace(
+      static_cast<float*>(std::aligned_alloc(64, (float_ops::kSgemmWorkspaceFloats * 4 + 63) / 64 * 64)));
+  for (const auto& kernel : float_ops::SgemmUkernels()) {
+    if (!testing::CanRun(kernel.isa, kernel.name)) continue;
+    std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},   {8, 32, 256}, {6, 16, 257}, {9, 33, 255},
+                                                  {7, 15, 1},  {128, 256, 3}, {128, 256, 513}, {5, 250, 40},
+                                                  {127, 1, 300}, {13, 17, 19}};
+    for (int i = 0; i < 14; ++i) {
+      shapes.push_back({static_cast<int64_t>(testing::RandomSize(rng, 128)),
+                        static_cast<int64_t>(testing::RandomSize(rng, 256)),
+                        static_cast<int64_t>(testing::RandomSize(rng, 700))});
+    }
+    for (const auto& [m, n, k] : shapes) {
+      Problem p = MakeProblem(rng, m, n, k);
+      std::vector<float> c = p.c0;
+      SgemmBlockArgs b;
+      b.m = m, b.n = n, b.k = k, b.trans_a = p.ta, b.trans_b = p.tb;
+      b.a = p.a.data(), b.lda = p.lda, b.b = p.b.data(), b.ldb = p.ldb, b.c = c.data(), b.ldc = p.ldc;
+      b.alpha = p.alpha, b.accumulate = p.accumulate, b.workspace = workspace.get();
+      kernel.fn(b);
+      CheckResult(p, c, kernel.name);
+    }
+  }
+}
+
+TEST_CASE("Sgemm splits large products into blocks identically at any thread count", "[float_ops]") {
+  auto rng = testing::MakeRng("sgemm-split");
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("sgemm ") + IsaName(isa))) continue;
+    const Context one = testing::ContextFor(isa, 1);
+    const Context three = testing::ContextFor(isa, 3);
+    const auto& kernel = float_ops::SelectSgemm(one);
+    for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{300, 600, 70}, {129, 257, 260}, {64, 3136, 27}}) {
+      Problem p = MakeProblem(rng, m, n, k);
+      std::vector<float> c1 = p.c0, c3 = p.c0;
+      SgemmArgs g;
+      g.m = m, g.n = n, g.k = k, g.trans_a = p.ta, g.trans_b = p.tb;
+      g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
+      g.alpha = p.alpha, g.accumulate = p.accumulate;
+      g.c = c1.data();
+      float_ops::Sgemm(one, kernel.fn, g);
+      g.c = c3.data();
+      float_ops::Sgemm(three, kernel.fn, g);
+      CheckResult(p, c1, kernel.name);
+      CHECK(c1 == c3);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octet

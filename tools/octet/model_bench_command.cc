@@ -1,0 +1,229 @@
+// `octet bench model`: compiles a model once, then times Run; optionally per op type through the executor's hooks.
+#include "tools/octet/model_bench_command.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "core/executor.h"
+#include "ops/float/registry.h"
+#include "tools/octet/bench_timing.h"
+#include "tools/octet/context_options.h"
+#include "tools/octet/model_command.h"
+
+namespace octet::cli {
+namespace {
+
+struct ModelBenchCommand {
+  std::string model;
+  std::vector<std::string> input_shapes;
+  int repetitions = 5;
+  bool per_op = false;
+  bool json = false;
+  ContextFlags context;
+};
+
+// Seeded inputs: uniform [-1, 1) for floats; zeros for integers (valid as indices and as shape data).
+Result<std::vector<Tensor>> MakeInputs(const Executor& exec) {
+  std::mt19937_64 rng(20261121);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  for (ValueId id : exec.graph().inputs()) {
+    OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(exec.value_dtype(id), exec.value_shape(id)));
+    if (t.dtype() == DType::kF32) {
+      for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = uniform(rng);
+    } else {
+      std::memset(t.raw_data(), 0, t.SizeBytes());
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+Status CheckFinite(const Executor& exec, const std::vector<Tensor>& outputs) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (outputs[k].dtype() != DType::kF32) continue;
+    for (int64_t i = 0; i < outputs[k].NumElements(); ++i) {
+      if (!std::isfinite(outputs[k].data<float>()[i])) {
+        return DataLoss("output '{}' element {} is {}", exec.graph().value(exec.graph().outputs()[k]).name, i,
+                        outputs[k].data<float>()[i]);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// CPU time of the calling thread: with one thread every node runs on it, and on a shared machine (other processes
+// taking the cores) this, unlike wall time, counts only the time the model really had the CPU.
+double ThreadCpuUs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
+}
+
+// The median over `runs` runs of the calling thread's CPU time per run.
+Result<double> MedianThreadCpuUs(const Executor& exec, const std::vector<Tensor>& inputs, int runs) {
+  std::vector<double> us;
+  for (int r = 0; r < runs; ++r) {
+    const double start = ThreadCpuUs();
+    OCTET_RETURN_IF_ERROR(exec.Run(inputs).status());
+    us.push_back(ThreadCpuUs() - start);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+struct OpTypeTime {
+  int nodes = 0;
+  double us = 0.0;      // wall time, summed over the timed runs
+  double cpu_us = 0.0;  // the calling thread's CPU time, likewise
+  std::set<std::string> kernels;
+};
+
+// Runs `runs` times with a before/after hook pair timing every node; returns the time per op type.
+Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, const std::vector<Tensor>& inputs,
+                                                        int runs) {
+  using Clock = std::chrono::steady_clock;
+  const Graph& g = exec.graph();
+  const size_t nodes = static_cast<size_t>(g.num_nodes());
+  std::vector<Clock::time_point> started(nodes);
+  std::vector<double> started_cpu(nodes, 0.0), node_us(nodes, 0.0), node_cpu_us(nodes, 0.0);
+  RunOptions options;
+  options.before_node.push_back([&](const NodeCall& call) {
+    started_cpu[static_cast<size_t>(call.node_index)] = ThreadCpuUs();
+    started[static_cast<size_t>(call.node_index)] = Clock::now();
+    return OkStatus();
+  });
+  options.after_node.push_back([&](const NodeCall& call) {
+    const auto elapsed = Clock::now() - started[static_cast<size_t>(call.node_index)];
+    const size_t n = static_cast<size_t>(call.node_index);
+    node_us[n] += std::chrono::duration<double, std::micro>(elapsed).count();
+    node_cpu_us[n] += ThreadCpuUs() - started_cpu[n];
+    return OkStatus();
+  });
+  for (int r = 0; r < runs; ++r) OCTET_RETURN_IF_ERROR(exec.Run(inputs, options).status());
+  std::map<std::string, OpTypeTime> by_type;
+  for (int n = 0; n < g.num_nodes(); ++n) {
+    if (exec.is_folded(n)) continue;
+    OpTypeTime& t = by_type[g.node(n).op_type];
+    ++t.nodes;
+    t.us += node_us[static_cast<size_t>(n)];
+    t.cpu_us += node_cpu_us[static_cast<size_t>(n)];
+    t.kernels.insert(exec.kernel_name(n));
+  }
+  return by_type;
+}
+
+int RunModelBench(const ModelBenchCommand& c) {
+  if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
+  CompileOptions options;
+  if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
+  Result<Context> context = c.context.Create();
+  if (!context.ok()) return ReportFailure(context.status());
+  Result<Graph> graph = LoadModel(c.model);
+  if (!graph.ok()) return ReportFailure(graph.status());
+  const OpRegistry registry = FloatOpRegistry();
+  Result<Executor> exec = Executor::Compile(*graph, *context, registry, options);
+  if (!exec.ok()) return ReportFailure(exec.status().WithContext(fmt::format("failed to compile '{}'", c.model)));
+  Result<std::vector<Tensor>> inputs = MakeInputs(*exec);
+  if (!inputs.ok()) return ReportFailure(inputs.status());
+
+  Result<std::vector<Tensor>> first = exec->Run(*inputs);
+  Status status = first.ok() ? CheckFinite(*exec, *first) : first.status();
+  if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
+  TimingOptions timing_options;
+  timing_options.repetitions = c.repetitions;
+  const Timing timing = MeasureCalls(
+      [&] {
+        if (status.ok()) status = exec->Run(*inputs).status();
+      },
+      timing_options);
+  if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
+  Result<double> cpu_us = MedianThreadCpuUs(*exec, *inputs, c.repetitions);
+  if (!cpu_us.ok()) return ReportFailure(cpu_us.status().WithContext(fmt::format("failed to run '{}'", c.model)));
+  int nodes = 0;
+  for (int n = 0; n < exec->graph().num_nodes(); ++n) nodes += exec->is_folded(n) ? 0 : 1;
+
+  if (c.json) {
+    nlohmann::ordered_json j;
+    j["op"] = "model";
+    j["model"] = c.model;
+    j["threads"] = context->threads();
+    j["enabled_isas"] = context->enabled_isas().ToString();
+    j["us"] = timing.median_us;
+    j["us_min"] = timing.min_us;
+    j["us_max"] = timing.max_us;
+    j["cpu_us"] = *cpu_us;
+    j["repetitions"] = timing.repetitions;
+    j["calls_per_repetition"] = timing.calls_per_repetition;
+    j["nodes"] = nodes;
+    j["arena_bytes"] = exec->arena_bytes();
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("model {}: {} nodes, {} thread(s), ISAs {}: {:.1f} us median of {} (min {:.1f}, max {:.1f}); "
+               "calling thread's CPU time {:.1f} us\n",
+               c.model, nodes, context->threads(), context->enabled_isas().ToString(), timing.median_us,
+               timing.repetitions, timing.min_us, timing.max_us, *cpu_us);
+  }
+  if (c.per_op) {
+    auto by_type = TimePerOpType(*exec, *inputs, c.repetitions);
+    if (!by_type.ok()) return ReportFailure(by_type.status().WithContext(fmt::format("failed to run '{}'", c.model)));
+    double total = 0.0;
+    for (const auto& [op, t] : *by_type) total += t.us;
+    for (const auto& [op, t] : *by_type) {
+      const double us = t.us / c.repetitions;
+      const double share = total > 0 ? t.us / total : 0.0;
+      if (c.json) {
+        nlohmann::ordered_json j;
+        j["op"] = "model_op";
+        j["op_type"] = op;
+        j["nodes"] = t.nodes;
+        j["us"] = us;
+        j["cpu_us"] = t.cpu_us / c.repetitions;
+        j["share"] = share;
+        j["kernels"] = t.kernels;
+        fmt::print("{}\n", j.dump());
+      } else {
+        fmt::print("  {:<20} {:4} nodes {:10.1f} us {:5.1f}%  CPU {:10.1f} us  {}\n", op, t.nodes, us,
+                   100 * share, t.cpu_us / c.repetitions, fmt::join(t.kernels, ", "));
+      }
+    }
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
+  CLI::App* bench = app.get_subcommand("bench");
+  auto c = std::make_shared<ModelBenchCommand>();
+  CLI::App* m = bench->add_subcommand("model", "Whole-model latency of a float model (Compile outside the timing)");
+  m->add_option("model", c->model, "The model (.onnx)")->required()->type_name("MODEL");
+  m->add_option("--input-shape", c->input_shapes, "Shape for an input with unknown dims, NAME=D0,D1,...")
+      ->type_name("NAME=DIMS");
+  m->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
+      ->check(CLI::Range(1, 1000))
+      ->type_name("R")
+      ->capture_default_str();
+  m->add_flag("--per-op", c->per_op, "Also time every node through hooks and print the time per op type");
+  m->add_flag("--json", c->json, "Print one JSON object per line");
+  c->context.AddTo(m, /*default_threads=*/1);
+  registry.Add(m, [c] { return RunModelBench(*c); });
+}
+
+}  // namespace octet::cli

@@ -1,0 +1,242 @@
+// `octet run` and `octet inspect`.
+#include "tools/octet/model_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/executor.h"
+#include "core/graph.h"
+#include "ops/float/registry.h"
+#include "tools/octet/context_options.h"
+#if OCTET_WITH_ONNX
+#include "io/onnx/onnx_importer.h"
+#endif
+
+namespace octet::cli {
+namespace {
+
+struct RunCommand {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string output_dir;
+  ContextFlags context;
+};
+
+struct InspectCommand {
+  std::string model;
+  std::vector<std::string> input_shapes;  // NAME=D0,D1,...
+};
+
+// "name=value" -> (name, value); the name may itself contain '=' only if the value does not (split at the last).
+Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text, const char* option) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return InvalidArgument("{} must be NAME=VALUE, got '{}'", option, text);
+  }
+  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
+// A file name for an output value: unsafe characters become '_', never empty, never hidden, never "." or "..".
+std::string SafeFileName(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '-' || c == '_';
+    s += safe ? c : '_';
+  }
+  if (s.empty()) s = "output";
+  if (s.front() == '.') s.front() = '_';
+  if (s.size() > 200) s.resize(200);
+  return s;
+}
+
+int RunModel(const RunCommand& c) {
+  if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
+  std::map<std::string, std::string> files;
+  for (const std::string& in : c.inputs) {
+    auto kv = SplitAssignment(in, "--input");
+    if (!kv.ok()) return ReportUsage(kv.status().message());
+    if (!files.emplace(kv->first, kv->second).second) {
+      return ReportUsage(fmt::format("--input names '{}' twice", kv->first));
+    }
+  }
+
+  Result<Context> context = c.context.Create();
+  if (!context.ok()) return ReportFailure(context.status());
+  Result<Graph> graph = LoadModel(c.model);
+  if (!graph.ok()) return ReportFailure(graph.status());
+  std::vector<std::string> input_names;
+  for (ValueId id : graph->inputs()) input_names.push_back(graph->value(id).name);
+  for (const auto& [name, file] : files) {
+    if (std::find(input_names.begin(), input_names.end(), name) == input_names.end()) {
+      return ReportFailure(fmt::format("failed to run '{}': it has no input named '{}' (its inputs: {})", c.model,
+                                       name, fmt::join(input_names, ", ")));
+    }
+  }
+  std::vector<Tensor> inputs;
+  CompileOptions options;
+  for (const std::string& name : input_names) {
+    auto it = files.find(name);
+    if (it == files.end()) {
+      return ReportFailure(fmt::format("failed to run '{}': input '{}' is not given (use --input {}=FILE.npy)",
+                                       c.model, name, name));
+    }
+    Result<Tensor> t = ReadTensorFile(it->second);
+    if (!t.ok()) return ReportFailure(t.status());
+    options.input_shapes.emplace_back(name, t->shape());
+    inputs.push_back(std::move(*t));
+  }
+  const OpRegistry registry = FloatOpRegistry();
+  Result<Executor> exec = Executor::Compile(*graph, *context, registry, options);
+  if (!exec.ok()) return ReportFailure(exec.status().WithContext(fmt::format("failed to run '{}'", c.model)));
+  Result<std::vector<Tensor>> outputs = exec->Run(inputs);
+  if (!outputs.ok()) return ReportFailure(outputs.status().WithContext(fmt::format("failed to run '{}'", c.model)));
+
+  // Everything is computed; now write, removing what was written if a later write fails.
+  std::error_code ec;
+  std::filesystem::create_directories(c.output_dir, ec);
+  if (ec) return ReportFailure(fmt::format("failed to create '{}': {}", c.output_dir, ec.message()));
+  std::vector<std::string> paths;
+  std::set<std::string> taken;
+  for (size_t k = 0; k < outputs->size(); ++k) {
+    const std::string base = SafeFileName(graph->value(graph->outputs()[k]).name);
+    std::string file = base;
+    for (int j = 1; !taken.insert(file).second; ++j) file = fmt::format("{}_{}", base, j);  // names sanitised alike
+    paths.push_back((std::filesystem::path(c.output_dir) / (file + ".npy")).string());
+  }
+  for (size_t k = 0; k < paths.size(); ++k) {
+    if (Status s = WriteTensorFile(paths[k], (*outputs)[k]); !s.ok()) {
+      for (size_t j = 0; j < k; ++j) std::filesystem::remove(paths[j], ec);
+      return ReportFailure(s);
+    }
+  }
+  for (size_t k = 0; k < paths.size(); ++k) {
+    fmt::print("{}: {} {} -> {}\n", graph->value(graph->outputs()[k]).name, (*outputs)[k].dtype(),
+               (*outputs)[k].shape(), paths[k]);
+  }
+  return kExitOk;
+}
+
+int Inspect(const InspectCommand& c) {
+  CompileOptions options;
+  if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
+  Result<Graph> graph = LoadModel(c.model);
+  if (!graph.ok()) return ReportFailure(graph.status());
+  const Graph& g = *graph;
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
+  const OpRegistry registry = FloatOpRegistry();
+  Result<Executor> exec = Executor::Compile(g, context, registry, options);
+  auto shape_of = [&](ValueId id) -> std::string {
+    if (id == kNoValue) return "_";
+    if (exec.ok()) return fmt::format("{} {}", exec->value_dtype(id), exec->value_shape(id));
+    const Value& v = g.value(id);
+    return v.shape ? fmt::format("{} {}", v.dtype, *v.shape) : "?";
+  };
+
+  fmt::print("model {}: graph '{}', {} nodes, {} parameters\n", c.model, g.name(), g.num_nodes(), g.NumParameters());
+  for (ValueId id : g.inputs()) fmt::print("input  {}: {}\n", g.value(id).name, shape_of(id));
+  for (ValueId id : g.outputs()) fmt::print("output {}: {}\n", g.value(id).name, shape_of(id));
+  if (!exec.ok()) fmt::print("(shapes unknown: {})\n", exec.status().message());
+  std::map<std::string, int> op_counts;
+  for (int n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = g.node(n);
+    ++op_counts[node.op_type];
+    int64_t params = 0;
+    std::vector<std::string> ins, outs;
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) {
+        ins.push_back("_");
+        continue;
+      }
+      const Value& v = g.value(in);
+      ins.push_back(v.name);
+      if (v.kind == ValueKind::kConstant) params += v.data.NumElements();
+    }
+    for (ValueId out : node.outputs) outs.push_back(shape_of(out));
+    fmt::print("{:4} {:<32} {:<20} ({}) -> {}{}{}\n", n, node.name, node.op_type, fmt::join(ins, ", "),
+               fmt::join(outs, ", "), params > 0 ? fmt::format("  params {}", params) : "",
+               exec.ok() && exec->is_folded(n) ? "  [folded]" : "");
+  }
+  std::vector<std::string> counts;
+  for (const auto& [op, n] : op_counts) counts.push_back(fmt::format("{} {}", op, n));
+  fmt::print("ops: {}\n", fmt::join(counts, ", "));
+  if (exec.ok()) fmt::print("activation arena: {} bytes\n", exec->arena_bytes());
+  return kExitOk;
+}
+
+}  // namespace
+
+Result<Graph> LoadModel(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".octet") {
+    return Unimplemented("failed to load '{}': .octet models are not supported by this build yet", path);
+  }
+#if OCTET_WITH_ONNX
+  return ReadOnnxModel(path);
+#else
+  return Unimplemented("failed to load '{}': this build of octet has no ONNX import (built without protobuf)",
+                       path);
+#endif
+}
+
+namespace {
+
+Result<Shape> ParseDims(const std::string& text) {
+  std::vector<int64_t> dims;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(begin, end - begin);
+    if (part.empty() || part.size() > 15 || part.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgument("--input-shape dims must be comma-separated non-negative integers, got '{}'", text);
+    }
+    dims.push_back(std::stoll(part));
+    begin = end + 1;
+  }
+  return Shape::Create(dims);
+}
+
+}  // namespace
+
+Status ParseInputShapes(const std::vector<std::string>& specs, CompileOptions& options) {
+  for (const std::string& s : specs) {
+    OCTET_ASSIGN_OR_RETURN(auto kv, SplitAssignment(s, "--input-shape"));
+    OCTET_ASSIGN_OR_RETURN(Shape shape, ParseDims(kv.second));
+    options.input_shapes.emplace_back(kv.first, std::move(shape));
+  }
+  return OkStatus();
+}
+
+void AddModelCommands(CLI::App& app, CommandRegistry& registry) {
+  auto run = std::make_shared<RunCommand>();
+  CLI::App* r = app.add_subcommand("run", "Run a model on .npy inputs and write its outputs as .npy files");
+  r->add_option("model", run->model, "The model (.onnx)")->required()->type_name("MODEL");
+  r->add_option("--input", run->inputs, "A graph input and its file, NAME=FILE.npy (repeat for each input)")
+      ->required()
+      ->type_name("NAME=FILE");
+  r->add_option("--output-dir", run->output_dir, "Folder for <output name>.npy files (created if missing)")
+      ->required()
+      ->type_name("DIR");
+  run->context.AddTo(r, 1);
+  registry.Add(r, [run] { return RunModel(*run); });
+
+  auto inspect = std::make_shared<InspectCommand>();
+  CLI::App* i = app.add_subcommand("inspect", "Print a model's graph: nodes, shapes and parameter counts");
+  i->add_option("model", inspect->model, "The model (.onnx)")->required()->type_name("MODEL");
+  i->add_option("--input-shape", inspect->input_shapes, "Shape for an input with unknown dims, NAME=D0,D1,...")
+      ->type_name("NAME=DIMS");
+  registry.Add(i, [inspect] { return Inspect(*inspect); });
+}
+
+}  // namespace octet::cli
