@@ -320,6 +320,17 @@ Result<QGemmPlan> QGemmPlan::Create(const PackedWeights& weights, const QParams&
 }
 
 DType QGemmPlan::output_dtype() const { return state_->output_dtype; }
+const PackedWeights& QGemmPlan::weights() const { return state_->weights; }
+
+QGemmUkernelParams QGemmPlan::KernelParams() const {
+  const PackedWeights::Data& w = state_->weights.data();
+  QGemmUkernelParams params;
+  params.col_offsets = state_->col_offsets.data();
+  params.col_sums = w.col_sums.data();
+  if (w.affine) params.w_zero_points = w.w_zero_points.data();
+  params.stage = state_->stage_params;
+  return params;
+}
 
 namespace {
 

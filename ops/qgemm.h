@@ -99,6 +99,11 @@ class QGemmPlan {
   Status RunInto(const Context& context, const Tensor& a, Tensor& y) const;
 
   DType output_dtype() const;
+  // The plan's per-output-channel kernel parameters (col_offsets with the bias and zero-point terms, column sums,
+  // the stage's arrays; PaddedN entries, valid while the plan lives), for operators that run their own kernels over
+  // the same output stage (qdwconv). w_zero_points is set only for affine weights; row_sums is never set.
+  QGemmUkernelParams KernelParams() const;
+  const PackedWeights& weights() const;
   struct State;
 
  private:

@@ -8,6 +8,7 @@
 
 #include "tools/octet/bench_command.h"
 #include "tools/octet/command.h"
+#include "tools/octet/conv_bench_command.h"
 #include "tools/octet/gemm_bench_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/version_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   AddTensorCommands(app, registry);
   AddBenchCommands(app, registry);
   AddGemmBenchCommand(app, registry);
+  AddConvBenchCommand(app, registry);
 
   try {
     app.parse(argc, argv);
