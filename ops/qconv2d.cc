@@ -147,12 +147,26 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
   for (int64_t m = begin; m < end; ++m) {
     const int64_t b = m / (oh * ow), oy = (m / ow) % oh, ox = m % ow;
     uint8_t* row = a + m * k;
+    // With one group and no column dilation, a kernel row's taps are adjacent pixels: kw * c_in contiguous bytes of
+    // x, copied at once (a 3-channel 7x7 stem would otherwise copy 3 bytes at a time).
+    const int64_t ix0 = ox * g.stride_w - g.pad_w;
+    const bool row_contiguous = g.groups == 1 && g.dilation_w == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
+      const bool row_inside = iy >= 0 && iy < g.h;
+      if (row_contiguous || !row_inside) {
+        uint8_t* dst = row + ky * g.kw * cg;
+        if (row_inside) {
+          std::memcpy(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c_in, static_cast<size_t>(g.kw * cg));
+        } else {
+          std::memset(dst, pad, static_cast<size_t>(g.kw * cg));
+        }
+        continue;
+      }
       for (int64_t kx = 0; kx < g.kw; ++kx) {
-        const int64_t ix = ox * g.stride_w - g.pad_w + kx * g.dilation_w;
+        const int64_t ix = ix0 + kx * g.dilation_w;
         uint8_t* dst = row + (ky * g.kw + kx) * cg;
-        if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) {
+        if (ix >= 0 && ix < g.w) {
           std::memcpy(dst, x + ((b * g.h + iy) * g.w + ix) * g.c_in + group * cg, static_cast<size_t>(cg));
         } else {
           std::memset(dst, pad, static_cast<size_t>(cg));

@@ -122,17 +122,22 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{1} << 16) / row_macs);
   ParallelFor(context, g.n * oh, rows_per_task, [&](int64_t begin, int64_t end) {
     std::vector<const void*> indirection(static_cast<size_t>(ow * taps));
+    std::vector<const uint8_t*> row_bases(static_cast<size_t>(g.kh));
     for (int64_t row = begin; row < end; ++row) {
       const int64_t b = row / oh, oy = row % oh;
+      // The input row of each kernel row (null above or below the image), then each tap's pixel in it.
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
+        row_bases[static_cast<size_t>(ky)] = iy >= 0 && iy < g.h ? x_bytes + (b * g.h + iy) * g.w * c : nullptr;
+      }
+      const void** ind = indirection.data();
       for (int64_t ox = 0; ox < ow; ++ox) {
+        const int64_t ix0 = ox * g.stride_w - g.pad_w;
         for (int64_t ky = 0; ky < g.kh; ++ky) {
-          const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
-          for (int64_t kx = 0; kx < g.kw; ++kx) {
-            const int64_t ix = ox * g.stride_w - g.pad_w + kx * g.dilation_w;
-            const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-            indirection[static_cast<size_t>(ox * taps + ky * g.kw + kx)] =
-                inside ? static_cast<const void*>(x_bytes + ((b * g.h + iy) * g.w + ix) * c)
-                       : static_cast<const void*>(s.zero_row.data());
+          const uint8_t* base = row_bases[static_cast<size_t>(ky)];
+          for (int64_t kx = 0, ix = ix0; kx < g.kw; ++kx, ix += g.dilation_w) {
+            *ind++ = base != nullptr && ix >= 0 && ix < g.w ? static_cast<const void*>(base + ix * c)
+                                                           : static_cast<const void*>(s.zero_row.data());
           }
         }
       }

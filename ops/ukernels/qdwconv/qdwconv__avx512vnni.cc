@@ -2,9 +2,11 @@
 // AVX-512 epilogue over the 8 x 16 block of accumulators.
 // Each int32 lane holds one channel: the input byte widened to 32 bits (zero- or sign-extended) and the weight as a
 // zero-extended int16, so vpdpwssd's pairwise product x_lo * w_lo + x_hi * 0 is exactly x * w (the high half of a
-// sign-extended negative input meets a 0 weight half). The channel block's weights are widened once into a stack
-// buffer (taps <= kQDwConvMaxTaps) and reused by every pixel. Channel tails load with a byte mask, so no input byte
-// past `channels` is read. Registers: two accumulator chains per pixel (vpdpwssd latency), the rest streamed.
+// sign-extended negative input meets a 0 weight half). Registers: 3x3 and 5x5 filters are compiled with their tap
+// count, so a channel block's 9 or 25 widened weight vectors stay in zmm registers across its pixels (25 + 2
+// accumulators + 1 input of the 32); other tap counts read them from a widened stack copy. Two accumulator chains
+// per pixel hide vpdpwssd's latency. Only a channel tail uses a masked load, so no input byte past `channels` is
+// read.
 #include <immintrin.h>
 
 #include <type_traits>
@@ -12,6 +14,7 @@
 #include "ops/ukernels/qdwconv.h"
 #include "ops/ukernels/qdwconv/define.h"
 #include "ops/ukernels/qgemm/avx512_epilogue.h"
+#include "ops/ukernels/qgemm/unroll.h"
 
 namespace octet {
 namespace {
@@ -19,8 +22,7 @@ namespace {
 constexpr size_t kPixels = 8;
 
 template <typename TA>
-inline __m512i LoadInput(const void* row, size_t c0, __mmask16 mask) {
-  const __m128i bytes = _mm_maskz_loadu_epi8(mask, static_cast<const uint8_t*>(row) + c0);
+inline __m512i Widen(__m128i bytes) {
   if constexpr (std::is_same_v<TA, uint8_t>) {
     return _mm512_cvtepu8_epi32(bytes);
   } else {
@@ -28,36 +30,73 @@ inline __m512i LoadInput(const void* row, size_t c0, __mmask16 mask) {
   }
 }
 
-template <typename TA, QGemmStage kStage>
-void Run(const QDwConvUkernelArgs& a) {
-  const QGemmUkernelParams& p = *a.params;
-  const size_t cp = QDwConvPaddedChannels(a.channels), taps = a.taps;
+template <typename TA, bool kTail>
+inline __m512i LoadInput(const void* row, size_t c0, __mmask16 mask) {
+  const auto* p = static_cast<const uint8_t*>(row) + c0;
+  if constexpr (kTail) {
+    return Widen<TA>(_mm_maskz_loadu_epi8(mask, p));
+  } else {
+    return Widen<TA>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+}
+
+// One channel block [c0, c0 + cols) over every pixel. kTaps = 0: the tap count is a.taps (weights from `wide`).
+template <typename TA, QGemmStage kStage, size_t kTaps, bool kTail>
+OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t cols, const int32_t* wide) {
+  const size_t taps = kTaps != 0 ? kTaps : a.taps;
   const size_t out_size = kStage == QGemmStage::kS32 || kStage == QGemmStage::kF32 ? 4 : 1;
-  alignas(64) int32_t wide[kQDwConvMaxTaps * 16];
+  const __mmask16 mask = avx512::TailMask(cols);
   alignas(64) int32_t tile[kPixels * 16];
+  [[maybe_unused]] __m512i w[kTaps != 0 ? kTaps : 1];
+  if constexpr (kTaps != 0) {
+    Unroll<kTaps>([&](auto t) OCTET_INLINE { w[t] = _mm512_load_si512(wide + t * 16); });
+  }
+  for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
+    const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
+    for (size_t r = 0; r < rows; ++r) {
+      const void* const* in = a.input + (px0 + r) * taps;
+      __m512i acc[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+      if constexpr (kTaps != 0) {
+        Unroll<kTaps>([&](auto t) OCTET_INLINE {
+          acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), w[t]);
+        });
+      } else {
+        for (size_t t = 0; t < taps; ++t) {
+          acc[t % 2] =
+              _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), _mm512_load_si512(wide + t * 16));
+        }
+      }
+      _mm512_store_si512(tile + r * 16, _mm512_add_epi32(acc[0], acc[1]));
+    }
+    void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
+    avx512::Epilogue<kStage>(tile, 16, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);
+  }
+}
+
+template <typename TA, QGemmStage kStage, size_t kTaps>
+void RunTaps(const QDwConvUkernelArgs& a) {
+  const size_t cp = QDwConvPaddedChannels(a.channels), taps = a.taps;
+  alignas(64) int32_t wide[kQDwConvMaxTaps * 16];
   for (size_t c0 = 0; c0 < a.channels; c0 += 16) {
     const size_t cols = a.channels - c0 < 16 ? a.channels - c0 : 16;
-    const __mmask16 mask = avx512::TailMask(cols);
     for (size_t t = 0; t < taps; ++t) {
       const __m256i w16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.w + t * cp + c0));
       _mm512_store_si512(wide + t * 16, _mm512_cvtepu16_epi32(w16));
     }
-    for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
-      const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
-      for (size_t r = 0; r < rows; ++r) {
-        const void* const* in = a.input + (px0 + r) * taps;
-        __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
-        size_t t = 0;
-        for (; t + 2 <= taps; t += 2) {
-          acc0 = _mm512_dpwssd_epi32(acc0, LoadInput<TA>(in[t], c0, mask), _mm512_load_si512(wide + t * 16));
-          acc1 = _mm512_dpwssd_epi32(acc1, LoadInput<TA>(in[t + 1], c0, mask), _mm512_load_si512(wide + t * 16 + 16));
-        }
-        if (t < taps) acc0 = _mm512_dpwssd_epi32(acc0, LoadInput<TA>(in[t], c0, mask), _mm512_load_si512(wide + t * 16));
-        _mm512_store_si512(tile + r * 16, _mm512_add_epi32(acc0, acc1));
-      }
-      void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
-      avx512::Epilogue<kStage>(tile, 16, rows, cols, 0, p, 0, c0, y, a.y_pixel_stride);
+    if (cols == 16) {
+      Block<TA, kStage, kTaps, false>(a, c0, cols, wide);
+    } else {
+      Block<TA, kStage, kTaps, true>(a, c0, cols, wide);
     }
+  }
+}
+
+template <typename TA, QGemmStage kStage>
+void Run(const QDwConvUkernelArgs& a) {
+  switch (a.taps) {
+    case 9: RunTaps<TA, kStage, 9>(a); break;
+    case 25: RunTaps<TA, kStage, 25>(a); break;
+    default: RunTaps<TA, kStage, 0>(a); break;
   }
 }
 
