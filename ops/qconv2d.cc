@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "core/threading.h"
@@ -25,6 +26,29 @@ struct QConv2dPlan::State {
   QDwConvPlan depthwise;
   std::vector<QGemmPlan> groups;  // one per group (1x1 and im2col)
   DType output_dtype = DType::kS32;
+
+  // Scratch tensors (the im2col matrix, a group's output) kept between calls: a fresh multi-MiB allocation per call
+  // costs its zeroing and page faults, about a third of a 3x3 layer's time. Concurrent calls each take their own.
+  mutable std::mutex scratch_mutex;
+  mutable std::vector<Tensor> scratch;
+
+  Result<Tensor> TakeScratch(DType dtype, const Shape& shape) const {
+    {
+      std::lock_guard<std::mutex> lock(scratch_mutex);
+      for (size_t i = 0; i < scratch.size(); ++i) {
+        if (scratch[i].dtype() == dtype && scratch[i].shape() == shape) {
+          Tensor t = std::move(scratch[i]);
+          scratch.erase(scratch.begin() + static_cast<std::ptrdiff_t>(i));
+          return t;
+        }
+      }
+    }
+    return Tensor::Create(dtype, shape);
+  }
+  void ReturnScratch(Tensor t) const {
+    std::lock_guard<std::mutex> lock(scratch_mutex);
+    if (scratch.size() < 8) scratch.push_back(std::move(t));
+  }
 };
 
 namespace {
@@ -138,17 +162,35 @@ Result<Shape> QConv2dPlan::OutputShape(const Shape& x) const {
 
 namespace {
 
-// Gathers group `group`'s receptive field of output pixels [begin, end) into rows of K = kh * kw * cg bytes,
-// tap-major (ky, kx, channel) like the OHWI weights; pad taps get the zero point's byte.
-void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t group, int64_t begin,
-            int64_t end, uint8_t* a) {
+// Copies n bytes with at most a few unaligned loads and stores (the overlapping-tail trick); im2col copies many
+// short pieces (21 bytes per kernel row of a 3-channel 7x7 stem), where a memcpy call per piece dominates.
+inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 16) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) std::memcpy(dst + i, src + i, 16);
+    if (i < n) std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+// Gathers group `group`'s receptive field of output pixels [begin, end) into rows of K = kh * kw * cg bytes at
+// a + (m - first) * K, tap-major (ky, kx, channel) like the OHWI weights; pad taps get the zero point's byte.
+void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t group, int64_t first,
+            int64_t begin, int64_t end, uint8_t* a) {
   const int64_t oh = g.OutH(), ow = g.OutW(), cg = g.c_in / g.groups;
   const int64_t k = g.kh * g.kw * cg;
+  int64_t b = begin / (oh * ow), oy = (begin / ow) % oh, ox = begin % ow;
   for (int64_t m = begin; m < end; ++m) {
-    const int64_t b = m / (oh * ow), oy = (m / ow) % oh, ox = m % ow;
-    uint8_t* row = a + m * k;
+    uint8_t* row = a + (m - first) * k;
     // With one group and no column dilation, a kernel row's taps are adjacent pixels: kw * c_in contiguous bytes of
-    // x, copied at once (a 3-channel 7x7 stem would otherwise copy 3 bytes at a time).
+    // x, copied at once.
     const int64_t ix0 = ox * g.stride_w - g.pad_w;
     const bool row_contiguous = g.groups == 1 && g.dilation_w == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
@@ -157,7 +199,7 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
       if (row_contiguous || !row_inside) {
         uint8_t* dst = row + ky * g.kw * cg;
         if (row_inside) {
-          std::memcpy(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c_in, static_cast<size_t>(g.kw * cg));
+          CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c_in, static_cast<size_t>(g.kw * cg));
         } else {
           std::memset(dst, pad, static_cast<size_t>(g.kw * cg));
         }
@@ -167,10 +209,17 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
         const int64_t ix = ix0 + kx * g.dilation_w;
         uint8_t* dst = row + (ky * g.kw + kx) * cg;
         if (ix >= 0 && ix < g.w) {
-          std::memcpy(dst, x + ((b * g.h + iy) * g.w + ix) * g.c_in + group * cg, static_cast<size_t>(cg));
+          CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix) * g.c_in + group * cg, static_cast<size_t>(cg));
         } else {
           std::memset(dst, pad, static_cast<size_t>(cg));
         }
+      }
+    }
+    if (++ox == ow) {
+      ox = 0;
+      if (++oy == oh) {
+        oy = 0;
+        ++b;
       }
     }
   }
@@ -202,32 +251,33 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;
-  OCTET_ASSIGN_OR_RETURN(Tensor a, Tensor::Create(s.x_dtype, Shape{m, k}));
-  Tensor y_group;
-  if (g.groups > 1) {
-    OCTET_ASSIGN_OR_RETURN(y_group, Tensor::Create(s.output_dtype, Shape{m, og}));
-  }
+  // The output pixels go in chunks whose im2col rows (~256 KiB, a multiple of the 32-row AMX tile) stay in L2 until
+  // the GEMM reads them: gathering the whole image first writes megabytes out to L3 and reads them back. A pure
+  // function of the shape, and each output element's arithmetic is the same in any chunk, so results do not depend
+  // on it.
+  const int64_t chunk = std::min(m, std::max<int64_t>(32, (int64_t{256} << 10) / std::max<int64_t>(k, 1) / 32 * 32));
+  OCTET_ASSIGN_OR_RETURN(Tensor a, s.TakeScratch(s.x_dtype, Shape{chunk, k}));
   const auto* x_bytes = static_cast<const uint8_t*>(x.raw_data());
   auto* a_bytes = static_cast<uint8_t*>(a.raw_data());
-  // Rows per im2col task from the shape alone (~64 KiB each); the gather is pure data movement.
-  const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(k, 1));
+  auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
+  // Rows per im2col task from the shape alone (~16 KiB each); the gather is pure data movement.
+  const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(k, 1));
   const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());
-  for (int64_t group = 0; group < g.groups; ++group) {
-    ParallelFor(context, m, rows_per_task, [&](int64_t begin, int64_t end) {
-      Im2col(g, x_bytes, s.pad_byte, group, begin, end, a_bytes);
-    });
-    if (g.groups == 1) return s.groups.front().RunInto(context, a, y2d);
-    OCTET_RETURN_IF_ERROR(s.groups[static_cast<size_t>(group)].RunInto(context, a, y_group));
-    // Scatter this group's channels into the output's channel slice.
-    const auto* src = static_cast<const uint8_t*>(y_group.raw_data());
-    auto* dst = static_cast<uint8_t*>(y.raw_data());
-    const size_t row_bytes = static_cast<size_t>(og) * out_size;
-    for (int64_t i = 0; i < m; ++i) {
-      std::memcpy(dst + (static_cast<size_t>(i * g.c_out + group * og)) * out_size, src + static_cast<size_t>(i) * row_bytes,
-                  row_bytes);
+  Status status;
+  for (int64_t group = 0; group < g.groups && status.ok(); ++group) {
+    for (int64_t m0 = 0; m0 < m && status.ok(); m0 += chunk) {
+      const int64_t rows = std::min(chunk, m - m0);
+      ParallelFor(context, rows, rows_per_task, [&](int64_t begin, int64_t end) {
+        Im2col(g, x_bytes, s.pad_byte, group, m0, m0 + begin, m0 + end, a_bytes);
+      });
+      // One group's GEMM writes its channel slice of the output rows in place.
+      status = s.groups[static_cast<size_t>(group)].RunRows(
+          context, a_bytes, static_cast<size_t>(k), rows,
+          y_bytes + static_cast<size_t>(m0 * g.c_out + group * og) * out_size, static_cast<size_t>(g.c_out));
     }
   }
-  return OkStatus();
+  s.ReturnScratch(std::move(a));
+  return status;
 }
 
 Result<Tensor> QConv2dPlan::Run(const Context& context, const Tensor& x) const {

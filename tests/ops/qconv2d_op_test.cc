@@ -150,6 +150,9 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
       {2, 9, 1, 5, 8, 3, 3, 2, 1, 1, 1, "im2col"},
       // A kernel larger than the input, with padding.
       {1, 2, 3, 6, 7, 5, 5, 1, 2, 1, 1, "im2col"},
+      // K = 9216 per group: the im2col rows go in chunks of 32 output pixels (81 = 32 + 32 + 17), per group.
+      {1, 9, 9, 1024, 8, 3, 3, 1, 1, 1, 1, "im2col"},
+      {1, 9, 9, 2048, 6, 3, 3, 1, 1, 1, 2, "im2col"},
       // Depthwise 3x3 and 5x5, stride 1 and 2, odd channels, H/W of 1, kernel larger than the input.
       {1, 8, 7, 19, 19, 3, 3, 1, 1, 1, 19, "depthwise"},
       {2, 9, 10, 33, 33, 3, 3, 2, 1, 1, 33, "depthwise"},
