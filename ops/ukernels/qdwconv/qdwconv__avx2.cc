@@ -4,7 +4,8 @@
 // zero-extended int16, so vpmaddwd's x_lo * w_lo + x_hi * 0 is exactly x * w (exact: no int16 saturation, unlike
 // vpmaddubsw). Registers: a 3x3 filter is compiled with its tap count and keeps its 9 widened weight vectors in ymm
 // registers across the block's pixels (9 + 2 accumulators + input of the 16); other tap counts read them from a
-// widened stack copy. A channel tail (< 8) is copied into a small buffer, so no input byte past `channels` is read.
+// widened stack copy; full groups of 8 pixels of a 3x3 filter run four pixels side by side. A channel tail (< 8) is
+// copied into a small buffer, so no input byte past `channels` is read.
 #include <immintrin.h>
 
 #include <cstring>
@@ -55,6 +56,29 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
   }
   for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
     const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
+    if constexpr (kInRegisters) {
+      if (rows == kPixels) {
+        // Four pixels side by side (9 weights + 4 accumulators + temporaries fit the 16 ymm registers): independent
+        // vpmaddwd / vpaddd chains instead of one pixel's dependent adds.
+        for (size_t r0 = 0; r0 < kPixels; r0 += 4) {
+          const void* const* in = a.input + (px0 + r0) * taps;
+          __m256i acc[4];
+          Unroll<4>([&](auto r) OCTET_INLINE { acc[r] = _mm256_setzero_si256(); });
+          Unroll<kTaps>([&](auto t) OCTET_INLINE {
+            Unroll<4>([&](auto r) OCTET_INLINE {
+              acc[r] = _mm256_add_epi32(acc[r],
+                                        _mm256_madd_epi16(LoadInput<TA, kTail>(in[r * kTaps + t], c0, cols), w[t]));
+            });
+          });
+          Unroll<4>([&](auto r) OCTET_INLINE {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(tile + (r0 + r) * 8), acc[r]);
+          });
+        }
+        void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
+        avx2::Epilogue<kStage>(tile, 8, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);
+        continue;
+      }
+    }
     for (size_t r = 0; r < rows; ++r) {
       const void* const* in = a.input + (px0 + r) * taps;
       __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};

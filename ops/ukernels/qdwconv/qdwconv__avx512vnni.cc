@@ -2,11 +2,12 @@
 // AVX-512 epilogue over the 8 x 16 block of accumulators.
 // Each int32 lane holds one channel: the input byte widened to 32 bits (zero- or sign-extended) and the weight as a
 // zero-extended int16, so vpdpwssd's pairwise product x_lo * w_lo + x_hi * 0 is exactly x * w (the high half of a
-// sign-extended negative input meets a 0 weight half). Registers: 3x3 and 5x5 filters are compiled with their tap
-// count, so a channel block's 9 or 25 widened weight vectors stay in zmm registers across its pixels (25 + 2
-// accumulators + 1 input of the 32); other tap counts read them from a widened stack copy. Two accumulator chains
-// per pixel hide vpdpwssd's latency. Only a channel tail uses a masked load, so no input byte past `channels` is
-// read.
+// sign-extended negative input meets a 0 weight half).
+// Registers: 3x3 and 5x5 filters are compiled with their tap count, so a channel block's 9 or 25 widened weight
+// vectors stay in zmm registers across its pixels (up to 25 weights + 8 accumulators of the 32: GCC may reload a few
+// weights from L1 for 5x5); other tap counts read them from a widened stack copy. Full groups of 8 pixels run as 8
+// independent accumulator chains, the rest with two chains per pixel, to hide vpdpwssd's latency. Only a channel
+// tail uses a masked load, so no input byte past `channels` is read.
 #include <immintrin.h>
 
 #include <type_traits>
@@ -53,6 +54,24 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
   }
   for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
     const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
+    if constexpr (kTaps != 0) {
+      if (rows == kPixels) {
+        // Eight pixels side by side: eight independent vpdpwssd chains keep the unit busy (one pixel's chain alone
+        // waits on vpdpwssd's latency at every tap).
+        const void* const* in = a.input + px0 * taps;
+        __m512i acc[kPixels];
+        Unroll<kPixels>([&](auto r) OCTET_INLINE { acc[r] = _mm512_setzero_si512(); });
+        Unroll<kTaps>([&](auto t) OCTET_INLINE {
+          Unroll<kPixels>([&](auto r) OCTET_INLINE {
+            acc[r] = _mm512_dpwssd_epi32(acc[r], LoadInput<TA, kTail>(in[r * kTaps + t], c0, mask), w[t]);
+          });
+        });
+        Unroll<kPixels>([&](auto r) OCTET_INLINE { _mm512_store_si512(tile + r * 16, acc[r]); });
+        void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
+        avx512::Epilogue<kStage>(tile, 16, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);
+        continue;
+      }
+    }
     for (size_t r = 0; r < rows; ++r) {
       const void* const* in = a.input + (px0 + r) * taps;
       __m512i acc[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
