@@ -251,11 +251,13 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;
-  // The output pixels go in chunks whose im2col rows (~256 KiB, a multiple of the 32-row AMX tile) stay in L2 until
-  // the GEMM reads them: gathering the whole image first writes megabytes out to L3 and reads them back. A pure
-  // function of the shape, and each output element's arithmetic is the same in any chunk, so results do not depend
-  // on it.
-  const int64_t chunk = std::min(m, std::max<int64_t>(32, (int64_t{256} << 10) / std::max<int64_t>(k, 1) / 32 * 32));
+  // The output pixels go in chunks whose im2col rows (<= 512 KiB) stay in L2 until the GEMM reads them: gathering
+  // the whole image first writes megabytes out to L3 and reads them back. Chunks are balanced and rounded up to the
+  // 32-row AMX tile, so no chunk is a sliver that falls below a kernel's minimum M. A pure function of the shape, and
+  // each output element's arithmetic is the same in any chunk, so results do not depend on it.
+  const int64_t max_chunk = std::max<int64_t>(32, (int64_t{512} << 10) / std::max<int64_t>(k, 1) / 32 * 32);
+  const int64_t chunks = (m + max_chunk - 1) / max_chunk;
+  const int64_t chunk = std::min(m, std::min(max_chunk, ((m + chunks - 1) / chunks + 31) / 32 * 32));
   OCTET_ASSIGN_OR_RETURN(Tensor a, s.TakeScratch(s.x_dtype, Shape{chunk, k}));
   const auto* x_bytes = static_cast<const uint8_t*>(x.raw_data());
   auto* a_bytes = static_cast<uint8_t*>(a.raw_data());
