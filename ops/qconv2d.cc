@@ -63,11 +63,10 @@ Result<QTensor> GroupWeights(const QTensor& weights, int64_t group, int64_t per_
   QParams gq = qp;
   if (qp.per_channel()) {
     const auto first = static_cast<size_t>(group * per_group), last = static_cast<size_t>((group + 1) * per_group);
+    std::vector<float> scales(qp.scales().begin() + first, qp.scales().begin() + last);
+    std::vector<int32_t> zero_points(qp.zero_points().begin() + first, qp.zero_points().begin() + last);
     OCTET_ASSIGN_OR_RETURN(gq, QParams::Create(qp.scheme(), qp.dtype(), qp.quant_min(), qp.quant_max(),
-                                               std::vector<float>(qp.scales().begin() + first, qp.scales().begin() + last),
-                                               std::vector<int32_t>(qp.zero_points().begin() + first,
-                                                                    qp.zero_points().begin() + last),
-                                               0));
+                                               std::move(scales), std::move(zero_points), 0));
   }
   return QTensor::Create(std::move(slice), std::move(gq));
 }

@@ -37,7 +37,8 @@ void QConv2dAccumulate(const Conv2dGeometry& g, const TA* x, int32_t x_zp, const
     for (int64_t oy = 0; oy < oh; ++oy) {
       for (int64_t ox = 0; ox < ow; ++ox) {
         for (int64_t o = 0; o < g.c_out; ++o) {
-          acc[((b * oh + oy) * ow + ox) * g.c_out + o] = QConv2dAccumulateOne(g, x, x_zp, w, w_zero_points, b, oy, ox, o);
+          acc[((b * oh + oy) * ow + ox) * g.c_out + o] =
+              QConv2dAccumulateOne(g, x, x_zp, w, w_zero_points, b, oy, ox, o);
         }
       }
     }

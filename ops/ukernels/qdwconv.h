@@ -28,7 +28,9 @@ inline constexpr size_t kQDwConvChannelAlign = 64;
 // The most taps (kh * kw) a kernel accepts: the SIMD kernels widen one channel block of weights into registers or a
 // stack buffer of this many vectors. Larger depthwise filters go through the grouped GEMM path of qconv2d.
 inline constexpr size_t kQDwConvMaxTaps = 64;
-inline size_t QDwConvPaddedChannels(size_t c) { return (c + kQDwConvChannelAlign - 1) / kQDwConvChannelAlign * kQDwConvChannelAlign; }
+inline size_t QDwConvPaddedChannels(size_t c) {
+  return (c + kQDwConvChannelAlign - 1) / kQDwConvChannelAlign * kQDwConvChannelAlign;
+}
 // w: [c][taps] s8 (the OHWI conv weights of a depthwise layer), packed: taps * PaddedChannels(c) int16.
 void QDwConvPackWeights(size_t channels, size_t taps, const int8_t* w, int16_t* packed);
 

@@ -74,31 +74,30 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
             _mm256_store_si256(reinterpret_cast<__m256i*>(tile + (r0 + r) * 8), acc[r]);
           });
         }
-        void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
-        avx2::Epilogue<kStage>(tile, 8, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);
-        continue;
       }
     }
-    for (size_t r = 0; r < rows; ++r) {
-      const void* const* in = a.input + (px0 + r) * taps;
-      __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-      if constexpr (kTaps != 0) {
-        Unroll<kTaps>([&](auto t) OCTET_INLINE {
-          __m256i wt;
-          if constexpr (kInRegisters) {
-            wt = w[t];
-          } else {
-            wt = LoadWide(wide, t);
+    if (!kInRegisters || rows != kPixels) {
+      for (size_t r = 0; r < rows; ++r) {
+        const void* const* in = a.input + (px0 + r) * taps;
+        __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        if constexpr (kTaps != 0) {
+          Unroll<kTaps>([&](auto t) OCTET_INLINE {
+            __m256i wt;
+            if constexpr (kInRegisters) {
+              wt = w[t];
+            } else {
+              wt = LoadWide(wide, t);
+            }
+            acc[t % 2] = _mm256_add_epi32(acc[t % 2], _mm256_madd_epi16(LoadInput<TA, kTail>(in[t], c0, cols), wt));
+          });
+        } else {
+          for (size_t t = 0; t < taps; ++t) {
+            acc[t % 2] = _mm256_add_epi32(acc[t % 2],
+                                          _mm256_madd_epi16(LoadInput<TA, kTail>(in[t], c0, cols), LoadWide(wide, t)));
           }
-          acc[t % 2] = _mm256_add_epi32(acc[t % 2], _mm256_madd_epi16(LoadInput<TA, kTail>(in[t], c0, cols), wt));
-        });
-      } else {
-        for (size_t t = 0; t < taps; ++t) {
-          acc[t % 2] = _mm256_add_epi32(acc[t % 2],
-                                        _mm256_madd_epi16(LoadInput<TA, kTail>(in[t], c0, cols), LoadWide(wide, t)));
         }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * 8), _mm256_add_epi32(acc[0], acc[1]));
       }
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * 8), _mm256_add_epi32(acc[0], acc[1]));
     }
     void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
     avx2::Epilogue<kStage>(tile, 8, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);

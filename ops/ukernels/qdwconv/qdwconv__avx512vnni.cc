@@ -67,25 +67,24 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
           });
         });
         Unroll<kPixels>([&](auto r) OCTET_INLINE { _mm512_store_si512(tile + r * 16, acc[r]); });
-        void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
-        avx512::Epilogue<kStage>(tile, 16, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);
-        continue;
       }
     }
-    for (size_t r = 0; r < rows; ++r) {
-      const void* const* in = a.input + (px0 + r) * taps;
-      __m512i acc[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-      if constexpr (kTaps != 0) {
-        Unroll<kTaps>([&](auto t) OCTET_INLINE {
-          acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), w[t]);
-        });
-      } else {
-        for (size_t t = 0; t < taps; ++t) {
-          acc[t % 2] =
-              _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), _mm512_load_si512(wide + t * 16));
+    if (kTaps == 0 || rows != kPixels) {
+      for (size_t r = 0; r < rows; ++r) {
+        const void* const* in = a.input + (px0 + r) * taps;
+        __m512i acc[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        if constexpr (kTaps != 0) {
+          Unroll<kTaps>([&](auto t) OCTET_INLINE {
+            acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), w[t]);
+          });
+        } else {
+          for (size_t t = 0; t < taps; ++t) {
+            const __m512i wt = _mm512_load_si512(wide + t * 16);
+            acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), wt);
+          }
         }
+        _mm512_store_si512(tile + r * 16, _mm512_add_epi32(acc[0], acc[1]));
       }
-      _mm512_store_si512(tile + r * 16, _mm512_add_epi32(acc[0], acc[1]));
     }
     void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
     avx512::Epilogue<kStage>(tile, 16, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);

@@ -49,8 +49,13 @@ TEST_CASE("qdwconv kernels: randomized shapes", "[.long]") {
     const size_t px = 1 + rng() % 40;
     for (const auto& e : QDwConvUkernels()) {
       if (!Runnable(e)) continue;
-      testing::QDwConvTester().channels(c).taps(taps).pixels(px).zero_point(static_cast<int32_t>(rng() % 256)).check_varied(false).Test(
-          e, rng);
+      testing::QDwConvTester()
+          .channels(c)
+          .taps(taps)
+          .pixels(px)
+          .zero_point(static_cast<int32_t>(rng() % 256))
+          .check_varied(false)
+          .Test(e, rng);
     }
   }
 }
