@@ -6,8 +6,8 @@
 // Registers: 3x3 and 5x5 filters are compiled with their tap count, so a channel block's 9 or 25 widened weight
 // vectors stay in zmm registers across its pixels (up to 25 weights + 8 accumulators of the 32: GCC may reload a few
 // weights from L1 for 5x5); other tap counts read them from a widened stack copy. Full groups of 8 pixels run as 8
-// independent accumulator chains, the rest with two chains per pixel, to hide vpdpwssd's latency. Only a channel
-// tail uses a masked load, so no input byte past `channels` is read.
+// independent accumulator chains, the rest with two chains per pixel, to hide vpdpwssd's latency. Input loads are
+// masked to the block's channels, so no input byte past `channels` is read.
 #include <immintrin.h>
 
 #include <type_traits>
@@ -31,18 +31,15 @@ inline __m512i Widen(__m128i bytes) {
   }
 }
 
-template <typename TA, bool kTail>
+// A masked load even for full blocks: specializing full blocks apart doubles the (already unrolled) code for a gain
+// within noise, and the compile time of this file under ASan with it.
+template <typename TA>
 inline __m512i LoadInput(const void* row, size_t c0, __mmask16 mask) {
-  const auto* p = static_cast<const uint8_t*>(row) + c0;
-  if constexpr (kTail) {
-    return Widen<TA>(_mm_maskz_loadu_epi8(mask, p));
-  } else {
-    return Widen<TA>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
+  return Widen<TA>(_mm_maskz_loadu_epi8(mask, static_cast<const uint8_t*>(row) + c0));
 }
 
 // One channel block [c0, c0 + cols) over every pixel. kTaps = 0: the tap count is a.taps (weights from `wide`).
-template <typename TA, QGemmStage kStage, size_t kTaps, bool kTail>
+template <typename TA, QGemmStage kStage, size_t kTaps>
 OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t cols, const int32_t* wide) {
   const size_t taps = kTaps != 0 ? kTaps : a.taps;
   const size_t out_size = kStage == QGemmStage::kS32 || kStage == QGemmStage::kF32 ? 4 : 1;
@@ -63,7 +60,7 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
         Unroll<kPixels>([&](auto r) OCTET_INLINE { acc[r] = _mm512_setzero_si512(); });
         Unroll<kTaps>([&](auto t) OCTET_INLINE {
           Unroll<kPixels>([&](auto r) OCTET_INLINE {
-            acc[r] = _mm512_dpwssd_epi32(acc[r], LoadInput<TA, kTail>(in[r * kTaps + t], c0, mask), w[t]);
+            acc[r] = _mm512_dpwssd_epi32(acc[r], LoadInput<TA>(in[r * kTaps + t], c0, mask), w[t]);
           });
         });
         Unroll<kPixels>([&](auto r) OCTET_INLINE { _mm512_store_si512(tile + r * 16, acc[r]); });
@@ -75,12 +72,12 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
         __m512i acc[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
         if constexpr (kTaps != 0) {
           Unroll<kTaps>([&](auto t) OCTET_INLINE {
-            acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), w[t]);
+            acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA>(in[t], c0, mask), w[t]);
           });
         } else {
           for (size_t t = 0; t < taps; ++t) {
             const __m512i wt = _mm512_load_si512(wide + t * 16);
-            acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA, kTail>(in[t], c0, mask), wt);
+            acc[t % 2] = _mm512_dpwssd_epi32(acc[t % 2], LoadInput<TA>(in[t], c0, mask), wt);
           }
         }
         _mm512_store_si512(tile + r * 16, _mm512_add_epi32(acc[0], acc[1]));
@@ -101,11 +98,7 @@ void RunTaps(const QDwConvUkernelArgs& a) {
       const __m256i w16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.w + t * cp + c0));
       _mm512_store_si512(wide + t * 16, _mm512_cvtepu16_epi32(w16));
     }
-    if (cols == 16) {
-      Block<TA, kStage, kTaps, false>(a, c0, cols, wide);
-    } else {
-      Block<TA, kStage, kTaps, true>(a, c0, cols, wide);
-    }
+    Block<TA, kStage, kTaps>(a, c0, cols, wide);
   }
 }
 
