@@ -320,6 +320,17 @@ Result<QGemmPlan> QGemmPlan::Create(const PackedWeights& weights, const QParams&
 }
 
 DType QGemmPlan::output_dtype() const { return state_->output_dtype; }
+const PackedWeights& QGemmPlan::weights() const { return state_->weights; }
+
+QGemmUkernelParams QGemmPlan::KernelParams() const {
+  const PackedWeights::Data& w = state_->weights.data();
+  QGemmUkernelParams params;
+  params.col_offsets = state_->col_offsets.data();
+  params.col_sums = w.col_sums.data();
+  if (w.affine) params.w_zero_points = w.w_zero_points.data();
+  params.stage = state_->stage_params;
+  return params;
+}
 
 namespace {
 
@@ -391,11 +402,21 @@ Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) co
                            s.output_dtype, Shape(dims), y.dtype(), y.shape());
   }
   const int64_t m = w.k == 0 ? a.shape().Product(0, a.shape().rank() - 1) : a.NumElements() / w.k;
-  const int64_t n = w.n, k = w.k;
-  if (m == 0 || n == 0) return OkStatus();
+  return RunRows(context, a.raw_data(), static_cast<size_t>(w.k), m, y.raw_data(), static_cast<size_t>(w.n));
+}
 
-  const auto* a_bytes = static_cast<const uint8_t*>(a.raw_data());
-  const size_t a_count = static_cast<size_t>(m * k);
+Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride, int64_t m, void* y,
+                          size_t y_stride) const {
+  if (!state_) return InvalidArgument("failed to run qgemm: the plan was never created");
+  const State& s = *state_;
+  const PackedWeights::Data& w = s.weights.data();
+  const int64_t n = w.n, k = w.k;
+  if (a_stride < static_cast<size_t>(k) || y_stride < static_cast<size_t>(n) || m < 0) {
+    return InvalidArgument("failed to run qgemm: need a_stride >= K = {} and y_stride >= N = {}, got {} and {}", k, n,
+                           a_stride, y_stride);
+  }
+  if (m == 0 || n == 0) return OkStatus();
+  const auto* a_bytes = static_cast<const uint8_t*>(a);
   QGemmQuery query;
   query.a_dtype = w.a_dtype;
   query.stage = s.stage;
@@ -404,8 +425,14 @@ Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) co
   query.w_min = w.w_min;
   query.w_max = w.w_max;
   query.a_range = [&] {
-    return w.a_dtype == DType::kU8 ? ValueRange(a_bytes, a_count)
-                                   : ValueRange(reinterpret_cast<const int8_t*>(a_bytes), a_count);
+    std::pair<int32_t, int32_t> range{std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()};
+    for (int64_t i = 0; i < m; ++i) {
+      const uint8_t* row = a_bytes + static_cast<size_t>(i) * a_stride;
+      const auto r = w.a_dtype == DType::kU8 ? ValueRange(row, static_cast<size_t>(k))
+                                             : ValueRange(reinterpret_cast<const int8_t*>(row), static_cast<size_t>(k));
+      range = {std::min(range.first, r.first), std::max(range.second, r.second)};
+    }
+    return k == 0 ? std::make_pair(0, 0) : range;
   };
   const QGemmUkernelEntry& kernel = SelectQGemmUkernel(context, query);
   context.RecordKernel("qgemm", kernel.name);
@@ -421,7 +448,7 @@ Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) co
     for (int64_t i = 0; i < m; ++i) {
       uint32_t sum = 0;
       for (int64_t kk = 0; kk < k; ++kk) {
-        const uint8_t byte = a_bytes[i * k + kk];
+        const uint8_t byte = a_bytes[static_cast<size_t>(i) * a_stride + static_cast<size_t>(kk)];
         sum += w.a_dtype == DType::kU8 ? uint32_t{byte} : static_cast<uint32_t>(int32_t{static_cast<int8_t>(byte)});
       }
       row_sums[static_cast<size_t>(i)] = static_cast<int32_t>(sum);
@@ -434,7 +461,7 @@ Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) co
   OCTET_DCHECK(kernel.nr % w.layout.nr == 0 || kernel.nr == 1);
   const Blocking b = ChooseBlocking(m, n, k, kernel.mr, std::max<int64_t>(kernel.nr, w.layout.nr));
   const size_t out_size = OutputElementSize(s.stage);
-  auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
+  auto* y_bytes = static_cast<uint8_t*>(y);
   const auto* packed = w.packed.data<int8_t>();
   const size_t panel_stride = w.layout.PanelStride(static_cast<size_t>(k));
   const size_t nr = w.layout.nr;
@@ -458,13 +485,13 @@ Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) co
       args.m = static_cast<size_t>(std::min(b.mb, m - i0));
       args.n = static_cast<size_t>(std::min(b.nb, n - j0));
       args.k = static_cast<size_t>(k);
-      args.a = a_bytes + i0 * k;
-      args.a_stride = static_cast<size_t>(k);
+      args.a = a_bytes + static_cast<size_t>(i0) * a_stride;
+      args.a_stride = a_stride;
       args.w = packed + static_cast<size_t>(j0) / nr * panel_stride;
       args.w_panel_stride = panel_stride;
       args.layout = w.layout;
-      args.y = y_bytes + static_cast<size_t>(i0 * n + j0) * out_size;
-      args.y_stride = static_cast<size_t>(n);
+      args.y = y_bytes + (static_cast<size_t>(i0) * y_stride + static_cast<size_t>(j0)) * out_size;
+      args.y_stride = y_stride;
       args.params = &bp;
       kernel.fn(args);
     }

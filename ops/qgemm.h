@@ -97,8 +97,17 @@ class QGemmPlan {
   Result<Tensor> Run(const Context& context, const Tensor& a) const;
   // The same into a preallocated y of the right dtype and shape (no allocation but small per-call vectors).
   Status RunInto(const Context& context, const Tensor& a, Tensor& y) const;
+  // The same on raw rows, for operators that feed the GEMM from their own buffers (qconv2d: im2col chunks, one
+  // group's channel slice of the output): A is m rows of K activations (the prepacked dtype), a_stride elements
+  // apart; y is m rows of N outputs of output_dtype(), y_stride elements apart. Same kernel choice and tiling rule.
+  Status RunRows(const Context& context, const void* a, size_t a_stride, int64_t m, void* y, size_t y_stride) const;
 
   DType output_dtype() const;
+  // The plan's per-output-channel kernel parameters (col_offsets with the bias and zero-point terms, column sums,
+  // the stage's arrays; PaddedN entries, valid while the plan lives), for operators that run their own kernels over
+  // the same output stage (qdwconv). w_zero_points is set only for affine weights; row_sums is never set.
+  QGemmUkernelParams KernelParams() const;
+  const PackedWeights& weights() const;
   struct State;
 
  private:

@@ -349,5 +349,48 @@ done
 run "$OCTET" bench quantize --elements 64Ki --repetitions 2
 if [[ $rc -eq 0 ]] && grep -q 'GB/s' "$TMP/stdout"; then pass; else fail "bench quantize without --json: exit $rc"; fi
 
+# octet bench conv (the interface ../shared/peers/compare uses): JSON fields, gops = 2 OH OW Cout Cin/g KH KW / us.
+check_conv_json() {
+  python3 - "$1" "$TMP/stdout" <<'PY'
+import json, sys
+path_want, path = sys.argv[1], sys.argv[2]
+lines = [l for l in open(path).read().splitlines() if l.strip()]
+if len(lines) != 1:
+    sys.exit("expected one line, got %d" % len(lines))
+o = json.loads(lines[0])
+for k in ("op", "c_in", "c_out", "h", "w", "kh", "kw", "stride", "pad", "groups", "threads", "isa", "kernel", "path",
+          "us", "gops"):
+    if k not in o:
+        sys.exit("key %r missing in %s" % (k, lines[0]))
+if o["op"] != "conv" or o["path"] != path_want:
+    sys.exit("op %r path %r, expected conv and %r" % (o["op"], o["path"], path_want))
+if not o["kernel"].endswith("__" + o["isa"]):
+    sys.exit("kernel %r does not match isa %r" % (o["kernel"], o["isa"]))
+oh = (o["h"] + 2 * o["pad"] - o["kh"]) // o["stride"] + 1
+ow = (o["w"] + 2 * o["pad"] - o["kw"]) // o["stride"] + 1
+want = 2 * oh * ow * o["c_out"] * (o["c_in"] // o["groups"]) * o["kh"] * o["kw"] / (o["us"] * 1e3)
+if not (o["us"] > 0 and abs(o["gops"] - want) <= 1e-6 * want):
+    sys.exit("gops %r, expected %r" % (o["gops"], want))
+PY
+}
+for args in "--c-in 3 --c-out 16 --h 20 --w 18 --kh 7 --kw 7 --stride 2 --pad 3:im2col" \
+            "--c-in 24 --c-out 24 --h 9 --w 9 --kh 3 --kw 3 --pad 1 --groups 24 --threads 2:depthwise" \
+            "--c-in 32 --c-out 8 --h 5 --w 5 --kh 1 --kw 1 --isa scalar:1x1"; do
+  # shellcheck disable=SC2086
+  run "$OCTET" bench conv ${args%:*} --repetitions 2 --json
+  if [[ $rc -ne 0 ]]; then
+    fail "bench conv ${args%:*}: exit $rc"
+  elif ! why=$(check_conv_json "${args##*:}" 2>&1); then
+    fail "bench conv ${args%:*}: $why"
+  else
+    pass
+  fi
+done
+expect_rc "bench conv --groups not dividing" 2 "groups" -- \
+  "$OCTET" bench conv --c-in 6 --c-out 6 --h 4 --w 4 --kh 3 --kw 3 --groups 4 --json
+expect_rc "bench conv --kh 0" 2 "kh" -- "$OCTET" bench conv --c-in 6 --c-out 6 --h 4 --w 4 --kh 0 --kw 3 --json
+expect_rc "bench conv kernel larger than the input" 1 "does not fit" -- \
+  "$OCTET" bench conv --c-in 6 --c-out 6 --h 2 --w 4 --kh 5 --kw 3 --json
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

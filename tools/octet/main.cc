@@ -8,6 +8,7 @@
 
 #include "tools/octet/bench_command.h"
 #include "tools/octet/command.h"
+#include "tools/octet/conv_bench_command.h"
 #include "tools/octet/gemm_bench_command.h"
 #include "tools/octet/model_bench_command.h"
 #include "tools/octet/model_command.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   AddTensorCommands(app, registry);
   AddBenchCommands(app, registry);
   AddGemmBenchCommand(app, registry);
+  AddConvBenchCommand(app, registry);
   AddObserveCommand(app, registry);
   AddModelCommands(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`

@@ -1,0 +1,297 @@
+// The convolution operator: prepare (validate, pick the path, one qgemm plan per group or the qdwconv plan), run
+// (im2col into a scratch matrix where the path needs it, then the GEMM per group, scattered into the output's
+// channel slice when there are several groups).
+#include "ops/qconv2d.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "core/threading.h"
+#include "ops/qdwconv.h"
+
+namespace octet {
+
+namespace {
+enum class Path : uint8_t { kDepthwise, k1x1, kIm2col };
+}  // namespace
+
+struct QConv2dPlan::State {
+  Conv2dParams params;
+  Shape weight_shape;
+  DType x_dtype = DType::kU8;
+  uint8_t pad_byte = 0;  // the input zero point as stored
+  Path path = Path::kIm2col;
+  QDwConvPlan depthwise;
+  std::vector<QGemmPlan> groups;  // one per group (1x1 and im2col)
+  DType output_dtype = DType::kS32;
+
+  // Scratch tensors (the im2col matrix, a group's output) kept between calls: a fresh multi-MiB allocation per call
+  // costs its zeroing and page faults, about a third of a 3x3 layer's time. Concurrent calls each take their own.
+  mutable std::mutex scratch_mutex;
+  mutable std::vector<Tensor> scratch;
+
+  Result<Tensor> TakeScratch(DType dtype, const Shape& shape) const {
+    {
+      std::lock_guard<std::mutex> lock(scratch_mutex);
+      for (size_t i = 0; i < scratch.size(); ++i) {
+        if (scratch[i].dtype() == dtype && scratch[i].shape() == shape) {
+          Tensor t = std::move(scratch[i]);
+          scratch.erase(scratch.begin() + static_cast<std::ptrdiff_t>(i));
+          return t;
+        }
+      }
+    }
+    return Tensor::Create(dtype, shape);
+  }
+  void ReturnScratch(Tensor t) const {
+    std::lock_guard<std::mutex> lock(scratch_mutex);
+    if (scratch.size() < 8) scratch.push_back(std::move(t));
+  }
+};
+
+namespace {
+
+// Group `group`'s output channels as a [per_group, kh * kw * cg] qgemm weight matrix, with its qparams.
+Result<QTensor> GroupWeights(const QTensor& weights, int64_t group, int64_t per_group) {
+  const Tensor& w = weights.values();
+  const int64_t k = w.shape().dim(1) * w.shape().dim(2) * w.shape().dim(3);
+  OCTET_ASSIGN_OR_RETURN(Tensor slice, Tensor::Create(DType::kS8, Shape{per_group, k}));
+  std::memcpy(slice.raw_data(), w.data<int8_t>() + group * per_group * k, static_cast<size_t>(per_group * k));
+  const QParams& qp = weights.qparams();
+  QParams gq = qp;
+  if (qp.per_channel()) {
+    const auto first = static_cast<size_t>(group * per_group), last = static_cast<size_t>((group + 1) * per_group);
+    std::vector<float> scales(qp.scales().begin() + first, qp.scales().begin() + last);
+    std::vector<int32_t> zero_points(qp.zero_points().begin() + first, qp.zero_points().begin() + last);
+    OCTET_ASSIGN_OR_RETURN(gq, QParams::Create(qp.scheme(), qp.dtype(), qp.quant_min(), qp.quant_max(),
+                                               std::move(scales), std::move(zero_points), 0));
+  }
+  return QTensor::Create(std::move(slice), std::move(gq));
+}
+
+template <typename T>
+std::vector<T> Slice(const std::vector<T>& v, int64_t begin, int64_t count) {
+  if (v.empty()) return {};
+  return std::vector<T>(v.begin() + begin, v.begin() + begin + count);
+}
+
+}  // namespace
+
+Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& weights, const Conv2dParams& params,
+                                        const QParams& x_qparams, const QGemmOutput& output) {
+  const Shape& ws = weights.shape();
+  if (weights.values().dtype() != DType::kS8) {
+    return InvalidArgument("failed to create qconv2d: weights must be s8, got {}", weights.values().dtype());
+  }
+  OCTET_RETURN_IF_ERROR(ValidateConv2dWeights(params, ws, "qconv2d"));
+  const QParams& wq = weights.qparams();
+  if (wq.per_channel() && wq.axis() != 0) {
+    return InvalidArgument("failed to create qconv2d: per-channel weight qparams must be on axis 0 (output channels), "
+                           "got axis {}",
+                           wq.axis());
+  }
+  OCTET_RETURN_IF_ERROR(wq.ValidateFor(ws, "qconv2d weights"));
+  if (x_qparams.per_channel()) {
+    return InvalidArgument("failed to create qconv2d: activations need per-tensor qparams, got {}",
+                           QSchemeName(x_qparams.scheme()));
+  }
+  if (x_qparams.dtype() != DType::kU8 && x_qparams.dtype() != DType::kS8) {
+    return InvalidArgument("failed to create qconv2d: activations must be u8 or s8, got {}", x_qparams.dtype());
+  }
+  const int64_t c_out = ws.dim(0);
+  const size_t bias_size = std::max(output.bias_s32.size(), output.bias_f32.size());
+  if (bias_size != 0 && static_cast<int64_t>(bias_size) != c_out) {
+    return InvalidArgument("failed to create qconv2d: bias must be empty or have c_out = {} values, got {}", c_out,
+                           bias_size);
+  }
+
+  auto s = std::make_shared<State>();
+  s->params = params;
+  s->weight_shape = ws;
+  s->x_dtype = x_qparams.dtype();
+  s->pad_byte = static_cast<uint8_t>(x_qparams.zero_point());
+  const bool depthwise = params.groups > 1 && ws.dim(3) == 1 && c_out == params.groups;
+  if (depthwise && QDwConvPlan::Supports(weights, params)) {
+    s->path = Path::kDepthwise;
+    OCTET_ASSIGN_OR_RETURN(s->depthwise, QDwConvPlan::Create(context, weights, params, x_qparams, output));
+    s->output_dtype = s->depthwise.output_dtype();
+  } else {
+    const bool one_by_one = params.kernel_h == 1 && params.kernel_w == 1 && params.stride_h == 1 &&
+                            params.stride_w == 1 && params.pad_h == 0 && params.pad_w == 0 && params.groups == 1;
+    s->path = one_by_one ? Path::k1x1 : Path::kIm2col;
+    const int64_t per_group = c_out / params.groups;
+    QGemmPrepackOptions options;
+    options.activation_dtype = x_qparams.dtype();
+    options.activation_zero_point = x_qparams.zero_point();
+    for (int64_t g = 0; g < params.groups; ++g) {
+      OCTET_ASSIGN_OR_RETURN(QTensor gw, GroupWeights(weights, g, per_group));
+      OCTET_ASSIGN_OR_RETURN(PackedWeights packed, PackedWeights::Prepack(context, gw, options));
+      QGemmOutput go = output;
+      go.bias_s32 = Slice(output.bias_s32, g * per_group, per_group);
+      go.bias_f32 = Slice(output.bias_f32, g * per_group, per_group);
+      OCTET_ASSIGN_OR_RETURN(QGemmPlan plan, QGemmPlan::Create(packed, x_qparams, go));
+      s->groups.push_back(std::move(plan));
+    }
+    s->output_dtype = s->groups.front().output_dtype();
+  }
+  QConv2dPlan plan;
+  plan.state_ = std::move(s);
+  return plan;
+}
+
+DType QConv2dPlan::output_dtype() const { return state_->output_dtype; }
+
+const char* QConv2dPlan::path() const {
+  switch (state_->path) {
+    case Path::kDepthwise: return "depthwise";
+    case Path::k1x1: return "1x1";
+    case Path::kIm2col: return "im2col";
+  }
+  return "?";
+}
+
+Result<Shape> QConv2dPlan::OutputShape(const Shape& x) const {
+  if (!state_) return InvalidArgument("failed to run qconv2d: the plan was never created");
+  OCTET_ASSIGN_OR_RETURN(const reference::Conv2dGeometry g,
+                         Conv2dGeometryFor(state_->params, state_->weight_shape, x, "qconv2d"));
+  return Shape{g.n, g.OutH(), g.OutW(), g.c_out};
+}
+
+namespace {
+
+// Copies n bytes with at most a few unaligned loads and stores (the overlapping-tail trick); im2col copies many
+// short pieces (21 bytes per kernel row of a 3-channel 7x7 stem), where a memcpy call per piece dominates.
+inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 16) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) std::memcpy(dst + i, src + i, 16);
+    if (i < n) std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+// Gathers group `group`'s receptive field of output pixels [begin, end) into rows of K = kh * kw * cg bytes at
+// a + (m - first) * K, tap-major (ky, kx, channel) like the OHWI weights; pad taps get the zero point's byte.
+void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t group, int64_t first,
+            int64_t begin, int64_t end, uint8_t* a) {
+  const int64_t oh = g.OutH(), ow = g.OutW(), cg = g.c_in / g.groups;
+  const int64_t k = g.kh * g.kw * cg;
+  int64_t b = begin / (oh * ow), oy = (begin / ow) % oh, ox = begin % ow;
+  for (int64_t m = begin; m < end; ++m) {
+    uint8_t* row = a + (m - first) * k;
+    // With one group and no column dilation, a kernel row's taps are adjacent pixels: kw * c_in contiguous bytes of
+    // x, copied at once.
+    const int64_t ix0 = ox * g.stride_w - g.pad_w;
+    const bool row_contiguous = g.groups == 1 && g.dilation_w == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
+      const bool row_inside = iy >= 0 && iy < g.h;
+      if (row_contiguous || !row_inside) {
+        uint8_t* dst = row + ky * g.kw * cg;
+        if (row_inside) {
+          CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c_in, static_cast<size_t>(g.kw * cg));
+        } else {
+          std::memset(dst, pad, static_cast<size_t>(g.kw * cg));
+        }
+        continue;
+      }
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const int64_t ix = ix0 + kx * g.dilation_w;
+        uint8_t* dst = row + (ky * g.kw + kx) * cg;
+        if (ix >= 0 && ix < g.w) {
+          CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix) * g.c_in + group * cg, static_cast<size_t>(cg));
+        } else {
+          std::memset(dst, pad, static_cast<size_t>(cg));
+        }
+      }
+    }
+    if (++ox == ow) {
+      ox = 0;
+      if (++oy == oh) {
+        oy = 0;
+        ++b;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) const {
+  if (!state_) return InvalidArgument("failed to run qconv2d: the plan was never created");
+  const State& s = *state_;
+  context.RecordKernel("qconv2d", path());
+  if (s.path == Path::kDepthwise) return s.depthwise.RunInto(context, x, y);
+  if (x.dtype() != s.x_dtype) {
+    return InvalidArgument("failed to run qconv2d: the input must be {}, got {}", s.x_dtype, x.dtype());
+  }
+  OCTET_ASSIGN_OR_RETURN(const reference::Conv2dGeometry g,
+                         Conv2dGeometryFor(s.params, s.weight_shape, x.shape(), "qconv2d"));
+  const Shape out_shape{g.n, g.OutH(), g.OutW(), g.c_out};
+  if (y.dtype() != s.output_dtype || y.shape() != out_shape) {
+    return InvalidArgument("failed to run qconv2d: the output must be {} of shape {}, got {} of shape {}",
+                           s.output_dtype, out_shape, y.dtype(), y.shape());
+  }
+  const int64_t m = g.n * g.OutH() * g.OutW();
+  if (m == 0) return OkStatus();
+  OCTET_ASSIGN_OR_RETURN(Tensor y2d, y.Reshaped(Shape{m, g.c_out}));
+  if (s.path == Path::k1x1) {
+    OCTET_ASSIGN_OR_RETURN(const Tensor a, x.Reshaped(Shape{m, g.c_in}));
+    return s.groups.front().RunInto(context, a, y2d);
+  }
+  const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
+  const int64_t k = g.kh * g.kw * cg;
+  // The output pixels go in chunks whose im2col rows (<= 512 KiB) stay in L2 until the GEMM reads them: gathering
+  // the whole image first writes megabytes out to L3 and reads them back. Chunks are balanced and rounded up to the
+  // 32-row AMX tile, so no chunk is a sliver that falls below a kernel's minimum M. A pure function of the shape, and
+  // each output element's arithmetic is the same in any chunk, so results do not depend on it.
+  const int64_t max_chunk = std::max<int64_t>(32, (int64_t{512} << 10) / std::max<int64_t>(k, 1) / 32 * 32);
+  const int64_t chunks = (m + max_chunk - 1) / max_chunk;
+  const int64_t chunk = std::min(m, std::min(max_chunk, ((m + chunks - 1) / chunks + 31) / 32 * 32));
+  OCTET_ASSIGN_OR_RETURN(Tensor a, s.TakeScratch(s.x_dtype, Shape{chunk, k}));
+  const auto* x_bytes = static_cast<const uint8_t*>(x.raw_data());
+  auto* a_bytes = static_cast<uint8_t*>(a.raw_data());
+  auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
+  // Rows per im2col task from the shape alone (~16 KiB each); the gather is pure data movement.
+  const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(k, 1));
+  const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());
+  Status status;
+  for (int64_t group = 0; group < g.groups && status.ok(); ++group) {
+    for (int64_t m0 = 0; m0 < m && status.ok(); m0 += chunk) {
+      const int64_t rows = std::min(chunk, m - m0);
+      ParallelFor(context, rows, rows_per_task, [&](int64_t begin, int64_t end) {
+        Im2col(g, x_bytes, s.pad_byte, group, m0, m0 + begin, m0 + end, a_bytes);
+      });
+      // One group's GEMM writes its channel slice of the output rows in place.
+      status = s.groups[static_cast<size_t>(group)].RunRows(
+          context, a_bytes, static_cast<size_t>(k), rows,
+          y_bytes + static_cast<size_t>(m0 * g.c_out + group * og) * out_size, static_cast<size_t>(g.c_out));
+    }
+  }
+  s.ReturnScratch(std::move(a));
+  return status;
+}
+
+Result<Tensor> QConv2dPlan::Run(const Context& context, const Tensor& x) const {
+  OCTET_ASSIGN_OR_RETURN(const Shape shape, OutputShape(x.shape()));
+  OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(output_dtype(), shape));
+  OCTET_RETURN_IF_ERROR(RunInto(context, x, y));
+  return y;
+}
+
+Result<Tensor> QConv2d(const Context& context, const QTensor& x, const QTensor& weights, const Conv2dParams& params,
+                       const QGemmOutput& output) {
+  OCTET_ASSIGN_OR_RETURN(QConv2dPlan plan, QConv2dPlan::Create(context, weights, params, x.qparams(), output));
+  return plan.Run(context, x.values());
+}
+
+}  // namespace octet

@@ -1,0 +1,138 @@
+// AVX2 qdwconv kernels. Tile: 8 channels (one ymm of int32 lanes) x up to 8 output pixels, then qgemm's AVX2
+// epilogue over the 8 x 8 block of accumulators.
+// Each int32 lane holds one channel: the input byte widened to 32 bits (zero- or sign-extended) and the weight as a
+// zero-extended int16, so vpmaddwd's x_lo * w_lo + x_hi * 0 is exactly x * w (exact: no int16 saturation, unlike
+// vpmaddubsw). Registers: a 3x3 filter is compiled with its tap count and keeps its 9 widened weight vectors in ymm
+// registers across the block's pixels (9 + 2 accumulators + input of the 16); other tap counts read them from a
+// widened stack copy; full groups of 8 pixels of a 3x3 filter run four pixels side by side. A channel tail (< 8) is
+// copied into a small buffer, so no input byte past `channels` is read.
+#include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "ops/ukernels/qdwconv.h"
+#include "ops/ukernels/qdwconv/define.h"
+#include "ops/ukernels/qgemm/avx2_epilogue.h"
+#include "ops/ukernels/qgemm/unroll.h"
+
+namespace octet {
+namespace {
+
+constexpr size_t kPixels = 8;
+
+template <typename TA, bool kTail>
+inline __m256i LoadInput(const void* row, size_t c0, size_t cols) {
+  const auto* src = static_cast<const uint8_t*>(row) + c0;
+  __m128i bytes;
+  if constexpr (kTail) {
+    uint64_t buffer = 0;
+    std::memcpy(&buffer, src, cols);
+    bytes = _mm_cvtsi64_si128(static_cast<int64_t>(buffer));
+  } else {
+    bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
+  }
+  if constexpr (std::is_same_v<TA, uint8_t>) {
+    return _mm256_cvtepu8_epi32(bytes);
+  } else {
+    return _mm256_cvtepi8_epi32(bytes);
+  }
+}
+
+inline __m256i LoadWide(const int32_t* wide, size_t t) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(wide + t * 8));
+}
+
+// One channel block [c0, c0 + cols) over every pixel. kTaps = 0: the tap count is a.taps.
+template <typename TA, QGemmStage kStage, size_t kTaps, bool kTail>
+OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t cols, const int32_t* wide) {
+  const size_t taps = kTaps != 0 ? kTaps : a.taps;
+  const size_t out_size = kStage == QGemmStage::kS32 || kStage == QGemmStage::kF32 ? 4 : 1;
+  constexpr bool kInRegisters = kTaps != 0 && kTaps <= 9;
+  alignas(32) int32_t tile[kPixels * 8];
+  [[maybe_unused]] __m256i w[kInRegisters ? kTaps : 1];
+  if constexpr (kInRegisters) {
+    Unroll<kTaps>([&](auto t) OCTET_INLINE { w[t] = LoadWide(wide, t); });
+  }
+  for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
+    const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
+    if constexpr (kInRegisters) {
+      if (rows == kPixels) {
+        // Four pixels side by side (9 weights + 4 accumulators + temporaries fit the 16 ymm registers): independent
+        // vpmaddwd / vpaddd chains instead of one pixel's dependent adds.
+        for (size_t r0 = 0; r0 < kPixels; r0 += 4) {
+          const void* const* in = a.input + (px0 + r0) * taps;
+          __m256i acc[4];
+          Unroll<4>([&](auto r) OCTET_INLINE { acc[r] = _mm256_setzero_si256(); });
+          Unroll<kTaps>([&](auto t) OCTET_INLINE {
+            Unroll<4>([&](auto r) OCTET_INLINE {
+              acc[r] = _mm256_add_epi32(acc[r],
+                                        _mm256_madd_epi16(LoadInput<TA, kTail>(in[r * kTaps + t], c0, cols), w[t]));
+            });
+          });
+          Unroll<4>([&](auto r) OCTET_INLINE {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(tile + (r0 + r) * 8), acc[r]);
+          });
+        }
+      }
+    }
+    if (!kInRegisters || rows != kPixels) {
+      for (size_t r = 0; r < rows; ++r) {
+        const void* const* in = a.input + (px0 + r) * taps;
+        __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        if constexpr (kTaps != 0) {
+          Unroll<kTaps>([&](auto t) OCTET_INLINE {
+            __m256i wt;
+            if constexpr (kInRegisters) {
+              wt = w[t];
+            } else {
+              wt = LoadWide(wide, t);
+            }
+            acc[t % 2] = _mm256_add_epi32(acc[t % 2], _mm256_madd_epi16(LoadInput<TA, kTail>(in[t], c0, cols), wt));
+          });
+        } else {
+          for (size_t t = 0; t < taps; ++t) {
+            acc[t % 2] = _mm256_add_epi32(acc[t % 2],
+                                          _mm256_madd_epi16(LoadInput<TA, kTail>(in[t], c0, cols), LoadWide(wide, t)));
+          }
+        }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * 8), _mm256_add_epi32(acc[0], acc[1]));
+      }
+    }
+    void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
+    avx2::Epilogue<kStage>(tile, 8, rows, cols, 0, *a.params, 0, c0, y, a.y_pixel_stride);
+  }
+}
+
+template <typename TA, QGemmStage kStage, size_t kTaps>
+void RunTaps(const QDwConvUkernelArgs& a) {
+  const size_t cp = QDwConvPaddedChannels(a.channels), taps = a.taps;
+  alignas(32) int32_t wide[kQDwConvMaxTaps * 8];
+  for (size_t c0 = 0; c0 < a.channels; c0 += 8) {
+    const size_t cols = a.channels - c0 < 8 ? a.channels - c0 : 8;
+    for (size_t t = 0; t < taps; ++t) {
+      const __m128i w16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.w + t * cp + c0));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(wide + t * 8), _mm256_cvtepu16_epi32(w16));
+    }
+    if (cols == 8) {
+      Block<TA, kStage, kTaps, false>(a, c0, cols, wide);
+    } else {
+      Block<TA, kStage, kTaps, true>(a, c0, cols, wide);
+    }
+  }
+}
+
+template <typename TA, QGemmStage kStage>
+void Run(const QDwConvUkernelArgs& a) {
+  switch (a.taps) {
+    case 9: RunTaps<TA, kStage, 9>(a); break;
+    case 25: RunTaps<TA, kStage, 25>(a); break;
+    default: RunTaps<TA, kStage, 0>(a); break;
+  }
+}
+
+}  // namespace
+
+OCTET_QDWCONV_DEFINE(avx2, 8)
+
+}  // namespace octet

@@ -1,0 +1,274 @@
+// The qconv2d reference on a hand-computed case; the operator (every path: depthwise, 1x1, im2col with groups)
+// against the reference for every runnable ISA and 1, 2 and 3 threads, randomized shapes with odd channel counts,
+// H or W of 1, kernels larger than the input with padding, stride, dilation, non-zero zero points, every stage;
+// and its errors.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ops/qconv2d.h"
+#include "ops/qdwconv.h"
+#include "ops/ukernels/qdwconv.h"
+#include "ops/reference/qconv2d_reference.h"
+#include "tests/ops/conv_test_util.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+TEST_CASE("qconv2d reference: a hand-computed padded convolution", "[qconv2d]") {
+  // x - 1 = [[0, 1], [2, 3]], w = [[1, 0], [0, 1]], pad 1: out[oy][ox] = (x - 1)[oy - 1][ox - 1] + (x - 1)[oy][ox],
+  // pad taps reading the zero point (adding 0).
+  const uint8_t x[] = {1, 2, 3, 4};
+  const int8_t w[] = {1, 0, 0, 1};
+  const int32_t w_zp[] = {0};
+  reference::Conv2dGeometry g;
+  g.h = 2;
+  g.w = 2;
+  g.kh = 2;
+  g.kw = 2;
+  g.pad_h = 1;
+  g.pad_w = 1;
+  REQUIRE(g.OutH() == 3);
+  REQUIRE(g.OutW() == 3);
+  int32_t acc[9];
+  reference::QConv2dAccumulate(g, x, 1, w, w_zp, acc);
+  CHECK(std::vector<int32_t>(acc, acc + 9) == std::vector<int32_t>{0, 1, 0, 2, 3, 1, 0, 2, 3});
+  // Stride 2, dilation 2 on a 3x3 input, 2 groups of one channel each: out = sum over the 4 corners per channel.
+  reference::Conv2dGeometry d;
+  d.h = 3;
+  d.w = 3;
+  d.c_in = 2;
+  d.c_out = 2;
+  d.groups = 2;
+  d.kh = 2;
+  d.kw = 2;
+  d.dilation_h = 2;
+  d.dilation_w = 2;
+  d.stride_h = 2;
+  d.stride_w = 2;
+  REQUIRE(d.OutH() == 1);
+  std::vector<uint8_t> x2(18);
+  for (size_t i = 0; i < 18; ++i) x2[i] = static_cast<uint8_t>(i);
+  const int8_t w2[] = {1, 1, 1, 1, 1, -1, 1, -1};
+  const int32_t zp2[] = {0, 1};
+  int32_t acc2[2];
+  reference::QConv2dAccumulate(d, x2.data(), 0, w2, zp2, acc2);
+  // Channel 0 corners: x = 0, 4, 12, 16 -> 32. Channel 1: x = 1, 5, 13, 17 with (w - 1) = 0, -2, 0, -2 -> -44.
+  CHECK(acc2[0] == 32);
+  CHECK(acc2[1] == -44);
+}
+
+struct ConvCase {
+  int64_t n, h, w, c_in, c_out, k_h, k_w, stride, pad, dilation, groups;
+  const char* path;
+};
+
+std::string Describe(const ConvCase& c) {
+  return fmt::format("{}x{}x{}x{} -> {} k{}x{} s{} p{} d{} g{}", c.n, c.h, c.w, c.c_in, c.c_out, c.k_h, c.k_w,
+                     c.stride, c.pad, c.dilation, c.groups);
+}
+
+constexpr QGemmStage kStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
+                                  QGemmStage::kF32};
+
+// check_varied: require the reference outputs not to be mostly one value (curated shapes; random ones may be mostly
+// padding on purpose).
+void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStage stage, bool affine,
+               bool check_varied = true) {
+  Conv2dParams p;
+  p.kernel_h = c.k_h;
+  p.kernel_w = c.k_w;
+  p.stride_h = p.stride_w = c.stride;
+  p.pad_h = p.pad_w = c.pad;
+  p.dilation_h = p.dilation_w = c.dilation;
+  p.groups = c.groups;
+  const bool per_channel = rng() % 4 != 0;
+  const QTensor w = testing::MakeConvWeights(rng, Shape{c.c_out, c.k_h, c.k_w, c.c_in / c.groups}, per_channel,
+                                             affine);
+  const int32_t x_zp = x_dtype == DType::kU8 ? 117 : -9;
+  const QTensor x = testing::MakeConvInput(rng, Shape{c.n, c.h, c.w, c.c_in}, x_dtype, x_zp);
+  const QGemmOutput out = testing::RandomConvOutput(rng, stage, c.c_out, c.k_h * c.k_w * c.c_in / c.groups);
+  const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+  if (check_varied && stage != QGemmStage::kS32 && stage != QGemmStage::kF32 && want.size() >= 64) {
+    size_t same = 0;
+    for (uint8_t v : want) same += v == want[0];
+    INFO(Describe(c) << ": the reference outputs are mostly one value; the scales need adjusting");
+    CHECK(same < want.size() * 3 / 4);  // a fused ReLU alone clamps about half
+  }
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("qconv2d op on ") + IsaName(isa))) continue;
+    const QConv2dPlan plan = QConv2dPlan::Create(testing::ContextFor(isa), w, p, x.qparams(), out).value();
+    // Depthwise layers with a weight zero point go through the grouped GEMM path.
+    bool zero_w_zp = true;
+    for (int32_t z : w.qparams().zero_points()) zero_w_zp = zero_w_zp && z == 0;
+    const bool dw_case = std::string(c.path) == "depthwise";
+    CHECK(std::string(plan.path()) == (dw_case && !zero_w_zp ? "im2col" : c.path));
+    for (int threads : {1, 2, 3}) {
+      const Context ctx = testing::ContextFor(isa, threads);
+      INFO(Describe(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
+                       << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
+                       << IsaName(isa) << ", threads " << threads);
+      const Tensor y = plan.Run(ctx, x.values()).value();
+      REQUIRE(y.shape() == Shape{c.n, (c.h + 2 * c.pad - c.dilation * (c.k_h - 1) - 1) / c.stride + 1,
+                                 (c.w + 2 * c.pad - c.dilation * (c.k_w - 1) - 1) / c.stride + 1, c.c_out});
+      REQUIRE(y.SizeBytes() == want.size());
+      const auto* got = static_cast<const uint8_t*>(y.raw_data());
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+      }
+      CHECK(ctx.LastKernel("qconv2d") == plan.path());
+      const std::string family = std::string(plan.path()) == "depthwise" ? "qdwconv" : "qgemm";
+      // The ISA's own kernel ran where the family has one for it (qgemm's may need M above its minimum).
+      if (family == "qdwconv") {
+        bool has = false;
+        for (const auto& e : QDwConvUkernels()) has = has || e.isa == isa;
+        CHECK_THAT(ctx.LastKernel("qdwconv"), Catch::EndsWith(std::string("__") + IsaName(has ? isa : Isa::kScalar)));
+      } else {
+        CHECK(!ctx.LastKernel("qgemm").empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count", "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_op");
+  const std::vector<ConvCase> cases = {
+      // Stem-like small C_in, 7x7 stride 2 pad 3 (im2col with K = 147).
+      {1, 17, 15, 3, 16, 7, 7, 2, 3, 1, 1, "im2col"},
+      // 3x3 pad 1 with odd channel counts.
+      {2, 6, 5, 13, 19, 3, 3, 1, 1, 1, 1, "im2col"},
+      // 1x1 stride 1: the input is the GEMM's A.
+      {1, 5, 7, 33, 17, 1, 1, 1, 0, 1, 1, "1x1"},
+      // 1x1 stride 2 (a ResNet downsample).
+      {1, 9, 8, 16, 24, 1, 1, 2, 0, 1, 1, "im2col"},
+      // Groups, dilation.
+      {1, 7, 9, 12, 18, 3, 3, 1, 2, 2, 3, "im2col"},
+      // H of 1, W of 1.
+      {1, 1, 9, 8, 5, 3, 3, 1, 1, 1, 1, "im2col"},
+      {2, 9, 1, 5, 8, 3, 3, 2, 1, 1, 1, "im2col"},
+      // A kernel larger than the input, with padding.
+      {1, 2, 3, 6, 7, 5, 5, 1, 2, 1, 1, "im2col"},
+      // K = 9216 per group: the im2col rows go in chunks of 32 output pixels (81 = 32 + 32 + 17), per group.
+      {1, 9, 9, 1024, 8, 3, 3, 1, 1, 1, 1, "im2col"},
+      {1, 9, 9, 2048, 6, 3, 3, 1, 1, 1, 2, "im2col"},
+      // Depthwise 3x3 and 5x5, stride 1 and 2, odd channels, H/W of 1, kernel larger than the input.
+      {1, 8, 7, 19, 19, 3, 3, 1, 1, 1, 19, "depthwise"},
+      {2, 9, 10, 33, 33, 3, 3, 2, 1, 1, 33, "depthwise"},
+      {1, 7, 6, 17, 17, 5, 5, 1, 2, 1, 17, "depthwise"},
+      {1, 11, 9, 40, 40, 5, 5, 2, 2, 1, 40, "depthwise"},
+      {1, 1, 7, 5, 5, 3, 3, 1, 1, 1, 5, "depthwise"},
+      {1, 2, 2, 3, 3, 5, 5, 1, 2, 1, 3, "depthwise"},
+      {1, 6, 6, 9, 9, 3, 3, 1, 2, 2, 9, "depthwise"},
+  };
+  for (const ConvCase& c : cases) {
+    for (DType x_dtype : {DType::kU8, DType::kS8}) {
+      CheckCase(rng, c, x_dtype, kStages[rng() % 5], rng() % 4 == 0);
+    }
+  }
+}
+
+TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_stages");
+  for (QGemmStage stage : kStages) {
+    CheckCase(rng, {1, 5, 6, 21, 21, 3, 3, 1, 1, 1, 21, "depthwise"}, DType::kU8, stage, false);
+    CheckCase(rng, {1, 5, 6, 7, 9, 3, 3, 2, 1, 1, 1, "im2col"}, DType::kS8, stage, false);
+  }
+}
+
+TEST_CASE("qconv2d op: randomized shapes", "[.long]") {
+  auto rng = testing::MakeRng("qconv2d_long");
+  for (int iter = 0; iter < 60; ++iter) {
+    ConvCase c{};
+    c.n = 1 + rng() % 2;
+    c.h = 1 + rng() % 12;
+    c.w = 1 + rng() % 12;
+    c.k_h = 1 + rng() % 5;
+    c.k_w = 1 + rng() % 5;
+    c.stride = 1 + rng() % 2;
+    c.dilation = 1 + rng() % 2;
+    c.pad = rng() % 3;
+    if (c.h + 2 * c.pad < c.dilation * (c.k_h - 1) + 1) c.h = c.dilation * (c.k_h - 1) + 1;
+    if (c.w + 2 * c.pad < c.dilation * (c.k_w - 1) + 1) c.w = c.dilation * (c.k_w - 1) + 1;
+    const bool dw = rng() % 2 == 0;
+    if (dw) {
+      c.c_in = c.c_out = c.groups = static_cast<int64_t>(testing::RandomSize(rng, 70));
+      c.path = c.groups > 1 ? "depthwise" : "im2col";  // one channel: a plain convolution
+      if (c.groups == 1 && c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0) c.path = "1x1";
+    } else {
+      c.groups = 1 + rng() % 3;
+      c.c_in = c.groups * static_cast<int64_t>(testing::RandomSize(rng, 20));
+      c.c_out = c.groups * static_cast<int64_t>(testing::RandomSize(rng, 20));
+      const bool one = c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0 && c.groups == 1;
+      c.path = one ? "1x1" : "im2col";
+      if (c.groups > 1 && c.c_in == c.groups && c.c_out == c.groups) c.path = "depthwise";
+    }
+    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kStages[rng() % 5], rng() % 4 == 0, false);
+  }
+}
+
+TEST_CASE("qconv2d op: clear errors naming the value", "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_errors");
+  const Context ctx = testing::ContextFor(Isa::kScalar);
+  const QParams xq = QParams::PerTensor(DType::kU8, 0.02f, 117).value();
+  const QTensor w = testing::MakeConvWeights(rng, Shape{8, 3, 3, 4}, true, false);
+  Conv2dParams p;
+  p.kernel_h = p.kernel_w = 3;
+  auto error = [&](const Conv2dParams& params, const QTensor& weights = QTensor()) {
+    const QTensor& ww = weights.values().empty() ? w : weights;
+    auto r = QConv2dPlan::Create(ctx, ww, params, xq, QGemmOutput::Int32());
+    REQUIRE(!r.ok());
+    return r.status().message();
+  };
+  Conv2dParams bad = p;
+  bad.stride_h = 0;
+  CHECK_THAT(error(bad), Catch::Contains("stride_h must be >= 1, got 0"));
+  bad = p;
+  bad.pad_w = -1;
+  CHECK_THAT(error(bad), Catch::Contains("pad_w must be >= 0, got -1"));
+  bad = p;
+  bad.dilation_h = 0;
+  CHECK_THAT(error(bad), Catch::Contains("dilation_h must be >= 1, got 0"));
+  bad = p;
+  bad.groups = 3;
+  CHECK_THAT(error(bad), Catch::Contains("groups = 3 must divide c_out = 8"));
+  bad = p;
+  bad.kernel_w = 5;
+  CHECK_THAT(error(bad), Catch::Contains("do not match kernel 3x5"));
+  // Bias of the wrong size.
+  auto r = QConv2dPlan::Create(ctx, w, p, xq, QGemmOutput::Int32({1, 2, 3}));
+  REQUIRE(!r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("c_out = 8 values, got 3"));
+  // Input shape errors at run time.
+  const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, xq, QGemmOutput::Int32()).value();
+  const Tensor x5 = Tensor::Create(DType::kU8, Shape{1, 6, 6, 5}).value();
+  auto run = plan.Run(ctx, x5);
+  REQUIRE(!run.ok());
+  CHECK_THAT(run.status().message(), Catch::Contains("c_in = groups * 4 = 4 channels, got shape"));
+  const Tensor small = Tensor::Create(DType::kU8, Shape{1, 2, 6, 4}).value();
+  run = plan.Run(ctx, small);
+  REQUIRE(!run.ok());
+  CHECK_THAT(run.status().message(), Catch::Contains("does not fit the input 2x6"));
+  const Tensor s8 = Tensor::Create(DType::kS8, Shape{1, 6, 6, 4}).value();
+  run = plan.Run(ctx, s8);
+  REQUIRE(!run.ok());
+  CHECK_THAT(run.status().message(), Catch::Contains("the input must be u8, got s8"));
+  // qdwconv rejects affine weights and too many taps by value.
+  const QTensor dw_affine = testing::MakeConvWeights(rng, Shape{6, 3, 3, 1}, true, true);
+  Conv2dParams dp = p;
+  dp.groups = 6;
+  auto d = QDwConvPlan::Create(ctx, dw_affine, dp, xq, QGemmOutput::Int32());
+  bool any_nonzero = false;
+  for (int32_t z : dw_affine.qparams().zero_points()) any_nonzero = any_nonzero || z != 0;
+  if (any_nonzero) {
+    REQUIRE(!d.ok());
+    CHECK_THAT(d.status().message(), Catch::Contains("weights must be symmetric, got zero point"));
+  }
+  // ...but qconv2d runs them through the grouped GEMM path.
+  CHECK(std::string(QConv2dPlan::Create(ctx, dw_affine, dp, xq, QGemmOutput::Int32()).value().path()) ==
+        (any_nonzero ? "im2col" : "depthwise"));
+}
+
+}  // namespace
+}  // namespace octet
