@@ -199,8 +199,11 @@ TEST_CASE("HistogramObserver: split-and-merge equals one pass when every shard s
       std::vector<std::vector<float>> batches;
       for (int b = 0; b < 7; ++b) {
         auto x = Uniform(rng, 100 + rng() % 900, -2.5f, 3.75f);
-        x[rng() % x.size()] = -2.5f;
-        x[rng() % x.size()] = 3.75f;
+        // Two distinct positions: were they the same, the batch would lack one end and the shards would re-bin.
+        const size_t lo_at = rng() % x.size();
+        const size_t hi_at = (lo_at + 1 + rng() % (x.size() - 1)) % x.size();
+        x[lo_at] = -2.5f;
+        x[hi_at] = 3.75f;
         batches.push_back(std::move(x));
       }
       auto one = MakeHistogram(variant);
