@@ -92,21 +92,119 @@ void Im2ColRow(const Geometry& g, const float* x, int64_t row, int64_t q0, int64
   }
 }
 
+// One stretch of an im2col row that maps to one output row and one B panel: `len` columns starting at output
+// (oh, ow), landing at float `dst` of row 0 in the packed layout (row r adds r * nr). oh < 0 marks the zero padding
+// past column nq of the last panel. Runs depend only on the chunk, not on the im2col row, so they are found once per
+// chunk and every row is then a few straight copies (no per-column index arithmetic, no staging line).
+struct Im2ColRun {
+  int64_t dst = 0, len = 0, oh = -1, ow = 0;
+};
+
+// Most runs a chunk can have: each run but the padding one ends at an output row's end or a panel's end, and there
+// are at most nq of each.
+constexpr int64_t kMaxIm2ColRuns = 2 * kConvChunk + 1;
+
+int64_t Im2ColRuns(const Geometry& g, int64_t q0, int64_t nq, int64_t nr, int64_t rows, Im2ColRun* runs) {
+  int64_t count = 0;
+  const int64_t panels = (nq + nr - 1) / nr;
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t begin = p * nr, end = std::min(nq, begin + nr);
+    for (int64_t c = begin; c < end;) {
+      const int64_t q = q0 + c;
+      const int64_t oh = q / g.ow, ow = q % g.ow;
+      const int64_t len = std::min(end - c, g.ow - ow);
+      runs[count++] = {p * rows * nr + (c - begin), len, oh, ow};
+      c += len;
+    }
+    if (end - begin < nr) runs[count++] = {p * rows * nr + (end - begin), nr - (end - begin), -1, 0};
+  }
+  return count;
+}
+
+// Strided convolutions read im2col rows from a phase-split copy of the input: plane (c, py, px) holds
+// x[c, y * sh + py, x * sw + px], each plane hp x wp = ceil(h / sh) x ceil(w / sw). Tap (i, j) then reads one plane
+// with unit stride, so an im2col row is a few contiguous copies instead of a strided gather (ResNet's 7x7 stride-2
+// stem spent as long gathering as multiplying). Used when every phase is read (kernel >= stride in both dims).
+bool UsePhaseSplit(const Geometry& g) { return (g.sh > 1 || g.sw > 1) && g.kh >= g.sh && g.kw >= g.sw; }
+int64_t PhaseH(const Geometry& g) { return (g.h + g.sh - 1) / g.sh; }
+int64_t PhaseW(const Geometry& g) { return (g.w + g.sw - 1) / g.sw; }
+// Rounded up to 16 floats: the im2col panels after it in the scratch are read with aligned 64-byte loads.
+int64_t PhaseSplitFloats(const Geometry& g) {
+  return (g.c / g.groups * g.sh * g.sw * PhaseH(g) * PhaseW(g) + 15) / 16 * 16;
+}
+
+void PhaseSplit(const Context& context, const Geometry& g, const float* x, float* out) {
+  const int64_t hp = PhaseH(g), wp = PhaseW(g);
+  ParallelFor(context, g.c / g.groups, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const float* xc = x + c * g.h * g.w;
+      for (int64_t py = 0; py < g.sh; ++py) {
+        for (int64_t px = 0; px < g.sw; ++px) {
+          float* o = out + ((c * g.sh + py) * g.sw + px) * hp * wp;
+          for (int64_t y = 0; y * g.sh + py < g.h; ++y) {
+            const float* xr = xc + (y * g.sh + py) * g.w + px;
+            for (int64_t v = 0; v * g.sw + px < g.w; ++v) o[y * wp + v] = xr[v * g.sw];
+          }
+        }
+      }
+    }
+  });
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 // The im2col matrix of output columns [q0, q0 + nq) (nq <= kConvChunk): rows K = (C/group) kh kw. With nr == 0,
 // plain row-major [K][nq]; otherwise the sgemm kernel's packed-B layout [ceil(nq / nr)][K][nr], zero-padded.
-void Im2ColColumns(const Geometry& g, const float* x, int64_t q0, int64_t nq, int64_t nr, float* col) {
+// `phased`: x is PhaseSplit's output (only with nr > 0 and UsePhaseSplit).
+void Im2ColColumns(const Geometry& g, const float* x, bool phased, int64_t q0, int64_t nq, int64_t nr, float* col) {
   const int64_t rows = g.c / g.groups * g.kh * g.kw;
   if (nr == 0) {
     for (int64_t row = 0; row < rows; ++row) Im2ColRow(g, x, row, q0, nq, col + row * nq);
     return;
   }
-  const int64_t panels = (nq + nr - 1) / nr;
-  float line[kSgemmMaxN + 64];
-  std::fill(line + nq, line + panels * nr, 0.0f);
+  Im2ColRun runs[kMaxIm2ColRuns];
+  const int64_t count = Im2ColRuns(g, q0, nq, nr, rows, runs);
+  const int64_t hp = PhaseH(g), wp = PhaseW(g);
   for (int64_t row = 0; row < rows; ++row) {
-    Im2ColRow(g, x, row, q0, nq, line);
-    for (int64_t p = 0; p < panels; ++p) {
-      std::memcpy(col + (p * rows + row) * nr, line + p * nr, static_cast<size_t>(nr) * sizeof(float));
+    const int64_t j = row % g.kw;
+    const int64_t i = (row / g.kw) % g.kh;
+    const int64_t c = row / (g.kw * g.kh);
+    // Row tap (i, j) reads plane[ih * ld + iw], ih = oh * rstep + roff in [0, hv), iw = ow * cstep + coff in [0, wv).
+    const float* plane = x + c * g.h * g.w;
+    int64_t ld = g.w, hv = g.h, wv = g.w, rstep = g.sh, cstep = g.sw;
+    int64_t roff = i * g.dh - g.pad_top, coff = j * g.dw - g.pad_left;
+    if (phased) {
+      const int64_t py = roff - FloorDiv(roff, g.sh) * g.sh, px = coff - FloorDiv(coff, g.sw) * g.sw;
+      plane = x + ((c * g.sh + py) * g.sw + px) * hp * wp;
+      ld = wp;
+      hv = (g.h - py + g.sh - 1) / g.sh;
+      wv = (g.w - px + g.sw - 1) / g.sw;
+      rstep = 1, cstep = 1;
+      roff = FloorDiv(roff, g.sh), coff = FloorDiv(coff, g.sw);
+    }
+    // ow range with iw inside [0, wv), as in Im2ColRow.
+    const int64_t ow_lo = coff >= 0 ? 0 : std::min(g.ow, (-coff + cstep - 1) / cstep);
+    const int64_t ow_hi = std::max(ow_lo, std::min(g.ow, (wv - coff + cstep - 1) / cstep));
+    float* out = col + row * nr;
+    for (int64_t t = 0; t < count; ++t) {
+      const Im2ColRun& run = runs[t];
+      float* d = out + run.dst;
+      const int64_t ih = run.oh * rstep + roff;
+      if (run.oh < 0 || ih < 0 || ih >= hv) {
+        std::fill(d, d + run.len, 0.0f);
+        continue;
+      }
+      const float* xr = plane + ih * ld + coff;
+      const int64_t end = run.ow + run.len;
+      const int64_t lo = std::clamp(ow_lo, run.ow, end), hi = std::clamp(ow_hi, lo, end);
+      d -= run.ow;  // d[ow] for ow in [run.ow, end)
+      std::fill(d + run.ow, d + lo, 0.0f);
+      if (cstep == 1) {
+        std::memcpy(d + lo, xr + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xr[ow * cstep];
+      }
+      std::fill(d + hi, d + end, 0.0f);
     }
   }
 }
@@ -167,11 +265,18 @@ Status RunConvIm2Col(const Geometry& g, bool pointwise, const PackedWeights* pac
       }
       // Kernels that take packed B get the chunk in their panel layout, written once by im2col.
       const int64_t nr = SgemmPanelCols(g.sgemm);
+      const bool phased = nr > 0 && UsePhaseSplit(g);
+      const float* src = xg;
+      if (phased) {
+        PhaseSplit(r.context, g, xg, scratch);
+        src = scratch;
+      }
+      float* cols = scratch + (phased ? PhaseSplitFloats(g) : 0);
       ParallelFor(r.context, chunks, tile, [&](int64_t begin, int64_t end) {
-        float* col = scratch + (begin / tile) * k * kConvChunk;
+        float* col = cols + (begin / tile) * k * kConvChunk;
         for (int64_t t = begin; t < end; ++t) {
           const int64_t q0 = t * kConvChunk, nq = std::min(kConvChunk, ohw - q0);
-          Im2ColColumns(g, xg, q0, nq, nr, col);
+          Im2ColColumns(g, src, phased, q0, nq, nr, col);
           SgemmArgs chunk = s;
           chunk.n = nq;
           chunk.b = col;
@@ -179,11 +284,20 @@ Status RunConvIm2Col(const Geometry& g, bool pointwise, const PackedWeights* pac
           if (nr > 0) chunk.packed_b = col;
           chunk.c = yg + q0;
           SgemmSerial(g.sgemm, chunk);
+          // The bias goes in while the chunk's output is still in cache (a pass over all of Y afterwards reads it
+          // back from memory); the sum is the same, product then bias, so results do not change.
+          if (bias != nullptr) {
+            const float* bg = bias + gi * ocg;
+            for (int64_t oc = 0; oc < ocg; ++oc) {
+              float* yc = yg + oc * ohw + q0;
+              for (int64_t q = 0; q < nq; ++q) yc[q] += bg[oc];
+            }
+          }
         }
       });
     }
   }
-  if (bias) AddBias(r.context, g, bias, y);
+  if (bias && pointwise) AddBias(r.context, g, bias, y);
   return OkStatus();
 }
 
@@ -307,9 +421,12 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
   const int64_t chunks = (g.oh * g.ow + kConvChunk - 1) / kConvChunk;
   OCTET_ASSIGN_OR_RETURN(int64_t col_elems,
                          CheckedProduct(std::vector<int64_t>{k, kConvChunk, ConvSlots(args.context, chunks)}));
-  const size_t scratch = pointwise ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
   const auto& sgemm = SelectSgemm(args.context);
   g.sgemm = sgemm.fn;
+  if (SgemmPanelCols(g.sgemm) > 0 && UsePhaseSplit(g)) {
+    col_elems += PhaseSplitFloats(g);  // at most stride^2 * (input + stride) floats: X's size is already checked
+  }
+  const size_t scratch = pointwise ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
   // Constant weights are packed once, here, in the kernel's panel layout (weight prepacking).
   std::shared_ptr<PackedWeights> packed;
   if (args.inputs[1].constant != nullptr) {

@@ -33,6 +33,7 @@ struct ModelBenchCommand {
   std::vector<std::string> input_shapes;
   int repetitions = 5;
   bool per_op = false;
+  bool per_node = false;
   bool json = false;
   ContextFlags context;
 };
@@ -95,8 +96,9 @@ struct OpTypeTime {
 };
 
 // Runs `runs` times with a before/after hook pair timing every node; returns the time per op type.
+// `per_node_cpu_us` receives each node's calling-thread CPU time per run (0 for folded nodes).
 Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, const std::vector<Tensor>& inputs,
-                                                        int runs) {
+                                                        int runs, std::vector<double>& per_node_cpu_us) {
   using Clock = std::chrono::steady_clock;
   const Graph& g = exec.graph();
   const size_t nodes = static_cast<size_t>(g.num_nodes());
@@ -116,6 +118,8 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
     return OkStatus();
   });
   for (int r = 0; r < runs; ++r) OCTET_RETURN_IF_ERROR(exec.Run(inputs, options).status());
+  per_node_cpu_us.assign(nodes, 0.0);
+  for (size_t n = 0; n < nodes; ++n) per_node_cpu_us[n] = node_cpu_us[n] / runs;
   std::map<std::string, OpTypeTime> by_type;
   for (int n = 0; n < g.num_nodes(); ++n) {
     if (exec.is_folded(n)) continue;
@@ -179,12 +183,14 @@ int RunModelBench(const ModelBenchCommand& c) {
                c.model, nodes, context->threads(), context->enabled_isas().ToString(), timing.median_us,
                timing.repetitions, timing.min_us, timing.max_us, *cpu_us);
   }
-  if (c.per_op) {
-    auto by_type = TimePerOpType(*exec, *inputs, c.repetitions);
+  if (c.per_op || c.per_node) {
+    std::vector<double> node_cpu_us;
+    auto by_type = TimePerOpType(*exec, *inputs, c.repetitions, node_cpu_us);
     if (!by_type.ok()) return ReportFailure(by_type.status().WithContext(fmt::format("failed to run '{}'", c.model)));
     double total = 0.0;
     for (const auto& [op, t] : *by_type) total += t.us;
     for (const auto& [op, t] : *by_type) {
+      if (!c.per_op) break;
       const double us = t.us / c.repetitions;
       const double share = total > 0 ? t.us / total : 0.0;
       if (c.json) {
@@ -200,6 +206,23 @@ int RunModelBench(const ModelBenchCommand& c) {
       } else {
         fmt::print("  {:<20} {:4} nodes {:10.1f} us {:5.1f}%  CPU {:10.1f} us  {}\n", op, t.nodes, us,
                    100 * share, t.cpu_us / c.repetitions, fmt::join(t.kernels, ", "));
+      }
+    }
+    // Per node, in graph order, for per-layer comparisons (e.g. against bench/onednn_f32_conv_bench's rows).
+    for (int n = 0; c.per_node && n < exec->graph().num_nodes(); ++n) {
+      if (exec->is_folded(n)) continue;
+      const Node& node = exec->graph().node(n);
+      const double cpu = node_cpu_us[static_cast<size_t>(n)];
+      if (c.json) {
+        nlohmann::ordered_json j;
+        j["op"] = "model_node";
+        j["node"] = node.name;
+        j["op_type"] = node.op_type;
+        j["cpu_us"] = cpu;
+        j["kernel"] = exec->kernel_name(n);
+        fmt::print("{}\n", j.dump());
+      } else {
+        fmt::print("  node {:<40} {:<16} CPU {:10.1f} us  {}\n", node.name, node.op_type, cpu, exec->kernel_name(n));
       }
     }
   }
@@ -221,6 +244,7 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
       ->type_name("R")
       ->capture_default_str();
   m->add_flag("--per-op", c->per_op, "Also time every node through hooks and print the time per op type");
+  m->add_flag("--per-node", c->per_node, "Also print every node's CPU time per run, in graph order");
   m->add_flag("--json", c->json, "Print one JSON object per line");
   c->context.AddTo(m, /*default_threads=*/1);
   registry.Add(m, [c] { return RunModelBench(*c); });

@@ -95,6 +95,19 @@ TEST_CASE("Conv matches the reference on random shapes, groups, strides, dilatio
   }
 }
 
+// Outputs wider than one im2col chunk (256 columns), rows split across B panels, and strided convs that read a
+// phase-split input (kernel >= stride), with odd sizes, asymmetric pads and dilation; constant and runtime weights.
+TEST_CASE("Conv im2col over several chunks and through the strided phase split", "[float_ops]") {
+  auto rng = testing::MakeRng("conv-chunks");
+  //          n  c   h   w  oc kh kw sh sw dh dw pt pl pb pr  g  bias
+  CheckConv({1, 3, 41, 38, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 2, 1, true}, rng, true);    // ResNet stem, smaller
+  CheckConv({1, 8, 23, 25, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true}, rng, true);    // 3x3, 575 columns
+  CheckConv({2, 6, 33, 29, 10, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 2, false}, rng, false);  // stride 2, grouped
+  CheckConv({1, 5, 30, 31, 9, 3, 4, 3, 2, 2, 1, 2, 0, 1, 2, 1, true}, rng, true);     // strides 3x2, dilation 2
+  CheckConv({1, 16, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true}, rng, true);     // ResNet layer4: 49 columns
+  CheckConv({1, 4, 20, 20, 8, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true}, rng, true);     // 1x1 stride 2: no split
+}
+
 TEST_CASE("Conv's depthwise and pointwise paths match the reference", "[float_ops]") {
   auto rng = testing::MakeRng("conv-paths");
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
