@@ -1,0 +1,132 @@
+// Calibration through executor hooks (see calibrate.h).
+#include "quant/calibrate.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "quant/fused_ops.h"
+
+namespace octet {
+
+namespace {
+
+Status ObserveInto(PreparedGraph& prepared, ValueId v, const Tensor& t, const std::string& node_name) {
+  const int s = prepared.slot_of(v);
+  if (s < 0) return OkStatus();
+  const std::string& name = prepared.graph().value(v).name;
+  if (t.dtype() != DType::kF32) {
+    return InvalidArgument("failed to observe value '{}' (output of '{}'): observers need f32, got {}", name,
+                           node_name, DTypeName(t.dtype()));
+  }
+  Status st = prepared.mutable_slots()[static_cast<size_t>(s)].observer->Observe(t, name);
+  if (!st.ok()) return st.WithContext(fmt::format("calibrating node '{}'", node_name));
+  return OkStatus();
+}
+
+Status CheckSameGraph(const Graph& a, const Graph& b) {
+  bool same = a.num_nodes() == b.num_nodes() && a.num_values() == b.num_values();
+  for (int i = 0; same && i < a.num_nodes(); ++i) same = a.node(i).name == b.node(i).name;
+  if (!same) {
+    return InvalidArgument("failed to calibrate graph '{}': the executor was compiled from another graph ('{}'); "
+                           "compile PreparedGraph::graph()",
+                           b.name(), a.name());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<const std::vector<Tensor>> batches,
+                 const CalibrateOptions& options) {
+  const Graph& g = prepared.graph();
+  OCTET_RETURN_IF_ERROR(CheckSameGraph(executor.graph(), g));
+  const ProgressFn progress = options.progress ? options.progress : TerminalProgress("calibrating");
+  RunOptions run;
+  run.after_node.push_back([&prepared](const NodeCall& call) -> Status {
+    for (size_t k = 0; k < call.node.outputs.size(); ++k) {
+      const ValueId v = call.node.outputs[k];
+      if (v == kNoValue || prepared.slot_of(v) < 0) continue;
+      // Observers take tensors; the view is only valid during the hook, so it is copied.
+      OCTET_ASSIGN_OR_RETURN(Tensor t, call.outputs[k].ToTensor());
+      OCTET_RETURN_IF_ERROR(ObserveInto(prepared, v, t, call.node.name));
+    }
+    return OkStatus();
+  });
+  const int64_t total = static_cast<int64_t>(batches.size());
+  for (int64_t b = 0; b < total; ++b) {
+    const std::vector<Tensor>& batch = batches[static_cast<size_t>(b)];
+    if (batch.size() != g.inputs().size()) {
+      return InvalidArgument("failed to calibrate graph '{}': batch {} has {} tensors, the graph has {} inputs",
+                             g.name(), b, batch.size(), g.inputs().size());
+    }
+    for (size_t k = 0; k < batch.size(); ++k) {
+      OCTET_RETURN_IF_ERROR(ObserveInto(prepared, g.inputs()[k], batch[k], "(graph input)"));
+    }
+    auto out = executor.Run(batch, run);
+    if (!out.ok()) return out.status().WithContext(fmt::format("calibration batch {}", b));
+    if (progress) progress(b + 1, total);
+  }
+  return OkStatus();
+}
+
+Status Calibrate(PreparedGraph& prepared, const Context& context, std::span<const std::vector<Tensor>> batches,
+                 const CalibrateOptions& options) {
+  const OpRegistry registry = QuantFloatRegistry();
+  const ProgressFn progress = options.progress ? options.progress : TerminalProgress("calibrating");
+  const Graph& g = prepared.graph();
+  const int64_t total = static_cast<int64_t>(batches.size());
+  size_t begin = 0;
+  while (begin < batches.size()) {
+    // A run of batches with equal shapes shares one compiled executor.
+    size_t end = begin + 1;
+    auto same_shapes = [&](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+      if (a.size() != b.size()) return false;
+      for (size_t k = 0; k < a.size(); ++k) {
+        if (a[k].shape() != b[k].shape()) return false;
+      }
+      return true;
+    };
+    while (end < batches.size() && same_shapes(batches[begin], batches[end])) ++end;
+    CompileOptions co;
+    const std::vector<Tensor>& first = batches[begin];
+    if (first.size() != g.inputs().size()) {
+      return InvalidArgument("failed to calibrate graph '{}': batch {} has {} tensors, the graph has {} inputs",
+                             g.name(), begin, first.size(), g.inputs().size());
+    }
+    for (size_t k = 0; k < first.size(); ++k) co.input_shapes.emplace_back(g.value(g.inputs()[k]).name, first[k].shape());
+    OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(g, context, registry, co));
+    CalibrateOptions sub;  // progress over all batches, not per run of equal shapes
+    sub.progress = [&progress, begin, total](int64_t done, int64_t) {
+      if (progress) progress(static_cast<int64_t>(begin) + done, total);
+    };
+    OCTET_RETURN_IF_ERROR(Calibrate(prepared, exec, batches.subspan(begin, end - begin), sub));
+    begin = end;
+  }
+  return OkStatus();
+}
+
+Result<std::vector<Tensor>> SplitBatches(const Tensor& samples, int64_t batch_size) {
+  if (batch_size <= 0) return InvalidArgument("failed to split calibration samples: batch size must be > 0, got {}",
+                                              batch_size);
+  if (samples.shape().rank() < 1) {
+    return InvalidArgument("failed to split calibration samples: need samples along axis 0, got a scalar");
+  }
+  const int64_t n = samples.shape().dim(0);
+  const size_t row_bytes = n == 0 ? 0 : samples.SizeBytes() / static_cast<size_t>(n);
+  std::vector<Tensor> out;
+  for (int64_t start = 0; start < n; start += batch_size) {
+    const int64_t rows = std::min(batch_size, n - start);
+    std::vector<int64_t> dims = samples.shape().dims();
+    dims[0] = rows;
+    OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(samples.dtype(), Shape(dims)));
+    if (t.SizeBytes() > 0) {
+      std::memcpy(t.raw_data(), static_cast<const std::byte*>(samples.raw_data()) + static_cast<size_t>(start) * row_bytes,
+                  t.SizeBytes());
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace octet

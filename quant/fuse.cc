@@ -1,0 +1,43 @@
+// Activation fusion (see fuse.h).
+#include "quant/fuse.h"
+
+#include "quant/fold_batch_norm.h"
+#include "quant/fused_ops.h"
+#include "quant/graph_rewrite.h"
+
+namespace octet {
+
+Result<std::vector<std::string>> FuseActivations(Graph& graph) {
+  std::vector<std::string> fused;
+  std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+  const std::vector<int> producers = graph.Producers();
+  const std::vector<int> uses = CountUses(graph);
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    const Node& relu = graph.node(i);
+    if (relu.op_type != "Relu" || !relu.domain.empty() || relu.inputs.size() != 1 || relu.outputs.size() != 1) {
+      continue;
+    }
+    const ValueId x = relu.inputs[0];
+    if (x == kNoValue || uses[static_cast<size_t>(x)] != 1) continue;
+    const int p_index = producers[static_cast<size_t>(x)];
+    if (p_index < 0 || remove[static_cast<size_t>(p_index)]) continue;
+    Node& p = graph.mutable_node(p_index);
+    if (!p.domain.empty() || !CanFuseActivation(p.op_type) || p.outputs.size() != 1 || p.outputs[0] != x) continue;
+    p.domain = std::string(kFusedDomain);
+    p.attributes.Set(kActivationAttribute, "Relu");
+    p.outputs[0] = relu.outputs[0];
+    remove[static_cast<size_t>(i)] = true;
+    fused.push_back(relu.name);
+  }
+  RemoveNodes(graph, remove);
+  return fused;
+}
+
+Result<FuseReport> Fuse(Graph& graph) {
+  FuseReport report;
+  OCTET_ASSIGN_OR_RETURN(report.folded_batch_norms, FoldBatchNorm(graph));
+  OCTET_ASSIGN_OR_RETURN(report.fused_activations, FuseActivations(graph));
+  return report;
+}
+
+}  // namespace octet

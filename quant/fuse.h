@@ -1,0 +1,26 @@
+// Fusion passes (PyTorch's fuse_modules / FX fusion patterns, on the graph):
+//   FuseActivations: Conv+Relu, Gemm+Relu (LinearReLU), MatMul+Relu, Add+Relu (add_relu) become one fused node
+//   (quant/fused_ops.h) that keeps the first node's name and takes over the Relu's output value.
+//   Fuse: FoldBatchNorm then FuseActivations, so Conv+BatchNormalization+Relu becomes one fused Conv.
+// A pair fuses only when the first node's output feeds nothing but the Relu and is no graph output (otherwise the
+// pre-activation value is still needed).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace octet {
+
+struct FuseReport {
+  std::vector<std::string> folded_batch_norms;  // BatchNormalization nodes folded away
+  std::vector<std::string> fused_activations;   // Relu nodes absorbed, in graph order
+};
+
+// Returns the names of the Relu nodes absorbed.
+Result<std::vector<std::string>> FuseActivations(Graph& graph);
+Result<FuseReport> Fuse(Graph& graph);
+
+}  // namespace octet

@@ -1,0 +1,179 @@
+// Prepare: observer placement (see prepare.h).
+#include "quant/prepare.h"
+
+#include <numeric>
+
+#include "quant/quantizable_ops.h"
+
+namespace octet {
+
+namespace {
+
+// Union-find over value ids, for values that must share qparams.
+class ValueGroups {
+ public:
+  explicit ValueGroups(int n) : parent_(static_cast<size_t>(n)) { std::iota(parent_.begin(), parent_.end(), 0); }
+  int Find(int v) {
+    while (parent_[v] != v) v = parent_[v] = parent_[parent_[v]];
+    return v;
+  }
+  void Union(int a, int b) {
+    a = Find(a);
+    b = Find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<int> parent_;
+};
+
+int WeightRank(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return 0;
+  const Value& w = g.value(n.inputs[1]);
+  return w.kind == ValueKind::kConstant ? w.data.shape().rank() : 0;
+}
+
+bool ObservableActivation(const Graph& g, ValueId id) {
+  if (id == kNoValue) return false;
+  const Value& v = g.value(id);
+  // Constants other than f32 (shapes, indices) carry no quantizable data.
+  return v.kind != ValueKind::kConstant || v.data.dtype() == DType::kF32;
+}
+
+}  // namespace
+
+int PreparedGraph::slot_of(ValueId value) const {
+  if (value < 0 || static_cast<size_t>(value) >= slot_of_.size()) return -1;
+  return slot_of_[static_cast<size_t>(value)];
+}
+
+const Observer* PreparedGraph::FindObserver(const std::string& name) const {
+  const int s = slot_of(graph_.FindValue(name));
+  return s < 0 ? nullptr : slots_[static_cast<size_t>(s)].observer.get();
+}
+
+Result<std::map<std::string, QParams>> PreparedGraph::CalculateQParams() const {
+  std::map<std::string, QParams> out;
+  for (const ObserverSlot& slot : slots_) {
+    const std::string& first = graph_.value(slot.values.front()).name;
+    if (!slot.observer->has_observations()) {
+      return FailedPrecondition("cannot calculate qparams of value '{}' (observed for node '{}'): its {} saw no data; "
+                                "run Calibrate with data that reaches it",
+                                first, slot.owner, ObserverClassName(slot.observer->kind()));
+    }
+    auto q = slot.observer->CalculateQParams();
+    if (!q.ok()) return Status(q.status().code(), fmt::format("qparams of value '{}': {}", first, q.status().message()));
+    for (ValueId v : slot.values) out.emplace(graph_.value(v).name, *q);
+  }
+  return out;
+}
+
+Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const PrepareOptions& options) {
+  OCTET_RETURN_IF_ERROR(mapping.Validate(&graph));
+  PreparedGraph p;
+  if (options.fuse) {
+    OCTET_ASSIGN_OR_RETURN(p.fuse_report_, Fuse(graph));
+  }
+  p.graph_ = std::move(graph);
+  const Graph& g = p.graph_;
+  const int num_values = g.num_values();
+  ValueGroups groups(num_values);
+  // For each value: the first node (graph order) that wants it observed as an activation, or -1.
+  std::vector<int> activation_owner(static_cast<size_t>(num_values), -1);
+  struct WeightUse {
+    int node;
+    ValueId value;
+    int axis;
+  };
+  std::vector<WeightUse> weights;
+  p.node_qconfigs_.resize(static_cast<size_t>(g.num_nodes()));
+
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    std::optional<QConfig> q = mapping.QConfigFor(n);
+    const QuantOpInfo info = LookupQuantOp(n, WeightRank(g, n));
+    if (info.kind == QuantOpKind::kFloat || !q.has_value()) continue;
+    // A dynamic qconfig applies to weighted ops only (PyTorch's dynamic flow covers Linear/RNNs).
+    if (q->is_dynamic() && info.kind != QuantOpKind::kWeighted) continue;
+    p.node_qconfigs_[static_cast<size_t>(i)] = q;
+    if (info.weight_input >= 0) weights.push_back({i, n.inputs[static_cast<size_t>(info.weight_input)],
+                                                   info.weight_channel_axis});
+    if (q->is_dynamic()) continue;
+    auto want = [&](ValueId v) {
+      if (!ObservableActivation(g, v)) return;
+      int& owner = activation_owner[static_cast<size_t>(v)];
+      if (owner < 0) owner = i;
+    };
+    for (int slot : info.activation_inputs) want(n.inputs[static_cast<size_t>(slot)]);
+    if (!n.outputs.empty()) want(n.outputs[0]);
+    if (info.kind == QuantOpKind::kShared && !n.outputs.empty() && n.outputs[0] != kNoValue) {
+      for (int slot : info.activation_inputs) {
+        const ValueId v = n.inputs[static_cast<size_t>(slot)];
+        if (ObservableActivation(g, v)) groups.Union(v, n.outputs[0]);
+      }
+    }
+  }
+
+  p.slot_of_.assign(static_cast<size_t>(num_values), -1);
+  // Activation slots: one per group; the owner is the first node owning any value of the group.
+  std::vector<int> group_owner(static_cast<size_t>(num_values), -1);
+  for (ValueId v = 0; v < num_values; ++v) {
+    const int owner = activation_owner[static_cast<size_t>(v)];
+    if (owner < 0) continue;
+    int& go = group_owner[static_cast<size_t>(groups.Find(v))];
+    if (go < 0 || owner < go) go = owner;
+  }
+  std::vector<int> group_slot(static_cast<size_t>(num_values), -1);
+  for (ValueId v = 0; v < num_values; ++v) {
+    if (activation_owner[static_cast<size_t>(v)] < 0) continue;
+    const int root = groups.Find(v);
+    int& s = group_slot[static_cast<size_t>(root)];
+    if (s < 0) {
+      const int owner = group_owner[static_cast<size_t>(root)];
+      const QConfig& q = *p.node_qconfigs_[static_cast<size_t>(owner)];
+      auto obs = q.activation.Make();
+      if (!obs.ok()) {
+        return InvalidArgument("failed to prepare node '{}': activation observer for value '{}': {}",
+                               g.node(owner).name, g.value(v).name, obs.status().message());
+      }
+      if (options.context != nullptr) (*obs)->set_context(options.context);
+      s = static_cast<int>(p.slots_.size());
+      p.slots_.push_back(ObserverSlot{ObservedRole::kActivation, std::move(*obs), {}, g.node(owner).name});
+    }
+    p.slots_[static_cast<size_t>(s)].values.push_back(v);
+    p.slot_of_[static_cast<size_t>(v)] = s;
+  }
+  // Constant activations (an Add's constant operand) are observed now; they never pass through a hook.
+  for (ObserverSlot& slot : p.slots_) {
+    for (ValueId v : slot.values) {
+      const Value& val = g.value(v);
+      if (val.kind == ValueKind::kConstant) OCTET_RETURN_IF_ERROR(slot.observer->Observe(val.data, val.name));
+    }
+  }
+
+  // Weight slots: observed once, here.
+  for (const WeightUse& w : weights) {
+    if (p.slot_of_[static_cast<size_t>(w.value)] >= 0) continue;  // a weight shared by two nodes: observed once
+    const Node& n = g.node(w.node);
+    const Value& val = g.value(w.value);
+    const QConfig& q = *p.node_qconfigs_[static_cast<size_t>(w.node)];
+    if (val.data.dtype() != DType::kF32) {
+      return InvalidArgument("failed to prepare node '{}': weight '{}' must be f32, got {}", n.name, val.name,
+                             DTypeName(val.data.dtype()));
+    }
+    auto obs = q.weight.Make(w.axis);
+    if (!obs.ok()) {
+      return InvalidArgument("failed to prepare node '{}': weight observer for '{}': {}", n.name, val.name,
+                             obs.status().message());
+    }
+    if (options.context != nullptr) (*obs)->set_context(options.context);
+    if (Status s = (*obs)->Observe(val.data, val.name); !s.ok()) {
+      return Status(s.code(), fmt::format("failed to prepare node '{}': {}", n.name, s.message()));
+    }
+    p.slot_of_[static_cast<size_t>(w.value)] = static_cast<int>(p.slots_.size());
+    p.slots_.push_back(ObserverSlot{ObservedRole::kWeight, std::move(*obs), {w.value}, n.name});
+  }
+  return p;
+}
+
+}  // namespace octet

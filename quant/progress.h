@@ -1,0 +1,18 @@
+// Progress for long work (calibration): one self-overwriting line on stderr, shown only when stderr is a terminal,
+// so piped and logged runs stay quiet (DESIGN.md §8).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace octet {
+
+// Called after each unit of work with (done, total).
+using ProgressFn = std::function<void(int64_t done, int64_t total)>;
+
+// A ProgressFn that draws "<label>: done/total" on stderr when it is a terminal, ending the line when done ==
+// total; an empty function (no output) otherwise.
+ProgressFn TerminalProgress(std::string label);
+
+}  // namespace octet

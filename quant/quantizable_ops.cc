@@ -1,0 +1,75 @@
+// The table of quantizable operators (see quantizable_ops.h).
+#include "quant/quantizable_ops.h"
+
+#include <string_view>
+
+#include "quant/fused_ops.h"
+
+namespace octet {
+
+namespace {
+
+bool In(std::string_view op, std::initializer_list<std::string_view> ops) {
+  for (std::string_view o : ops) {
+    if (o == op) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+QuantOpInfo LookupQuantOp(const Node& node, int weight_rank) {
+  QuantOpInfo info;
+  const bool fused = IsFusedNode(node);
+  if (!node.domain.empty() && !fused) return info;
+  const std::string_view op = node.op_type;
+  const int n = static_cast<int>(node.inputs.size());
+  if (In(op, {"Conv", "Gemm", "MatMul"}) && n >= 2) {
+    info.kind = QuantOpKind::kWeighted;
+    info.activation_inputs = {0};
+    if (weight_rank == 0) {
+      if (op != "MatMul") return QuantOpInfo{};  // a Conv/Gemm with computed weights stays float
+      info.activation_inputs = {0, 1};
+      info.kind = QuantOpKind::kGeneral;
+      return info;
+    }
+    info.weight_input = 1;
+    if (op == "Conv") {
+      info.weight_channel_axis = 0;
+    } else if (op == "Gemm") {
+      const Attribute* t = node.attributes.Find("transB");
+      const bool trans_b = t != nullptr && t->type() == AttrType::kInt && t->i() != 0;
+      info.weight_channel_axis = trans_b ? 0 : 1;
+    } else {
+      info.weight_channel_axis = weight_rank - 1;  // MatMul: x @ W, W [..., K, N]
+    }
+    return info;
+  }
+  if (In(op, {"Add", "Mul"}) && n == 2) {
+    info.kind = QuantOpKind::kGeneral;
+    info.activation_inputs = {0, 1};
+    return info;
+  }
+  if (In(op, {"AveragePool", "GlobalAveragePool", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+              "Softmax"}) &&
+      n >= 1) {
+    info.kind = QuantOpKind::kGeneral;
+    info.activation_inputs = {0};
+    return info;
+  }
+  if (In(op, {"MaxPool", "GlobalMaxPool", "Relu", "Clip", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
+              "Identity", "Dropout"}) &&
+      n >= 1) {
+    info.kind = QuantOpKind::kShared;
+    info.activation_inputs = {0};
+    return info;
+  }
+  if (op == "Concat" && n >= 1) {
+    info.kind = QuantOpKind::kShared;
+    for (int i = 0; i < n; ++i) info.activation_inputs.push_back(i);
+    return info;
+  }
+  return info;
+}
+
+}  // namespace octet
