@@ -3,10 +3,9 @@
 // stages call the reference's per-value functions.
 #include <cstring>
 
-#include "ops/reference/qgemm_reference.h"
-#include "ops/reference/requantize_reference.h"
 #include "ops/ukernels/qdwconv.h"
 #include "ops/ukernels/qdwconv/define.h"
+#include "ops/ukernels/qgemm/scalar_epilogue.h"
 
 namespace octet {
 
@@ -35,29 +34,7 @@ void Run(const QDwConvUkernelArgs& args) {
       }
       const int32_t v = static_cast<int32_t>(acc);
       const size_t o = px * args.y_pixel_stride + c;
-      int32_t q = 0;
-      switch (kStage) {
-        case QGemmStage::kS32: static_cast<int32_t*>(args.y)[o] = v; continue;
-        case QGemmStage::kF32:
-          static_cast<float*>(args.y)[o] = reference::DequantizeAccumulatorValue(
-              v, s.a_scale, s.w_scales[c], s.bias_f32 != nullptr ? s.bias_f32[c] : 0.0f);
-          continue;
-        case QGemmStage::kFp32:
-          q = reference::RequantizeFp32Value(v, s.multipliers[c], s.zero_point, s.lo, s.hi);
-          break;
-        case QGemmStage::kQ31:
-          q = reference::RequantizeQ31Value(v, s.q31_multipliers[c], s.q31_shifts[c], s.zero_point, s.lo, s.hi);
-          break;
-        case QGemmStage::kFbgemm:
-          q = reference::RequantizeFbgemmValue(v, s.bias_f32 != nullptr ? s.bias_f32[c] : 0.0f, s.multipliers[c],
-                                               s.zero_point, s.lo, s.hi);
-          break;
-      }
-      if (s.signed_output) {
-        static_cast<int8_t*>(args.y)[o] = static_cast<int8_t>(q);
-      } else {
-        static_cast<uint8_t*>(args.y)[o] = static_cast<uint8_t>(q);
-      }
+      StoreQGemmStageValue<kStage>(s, v, c, args.y, o);
     }
   }
 }

@@ -1,12 +1,11 @@
 // Scalar qgemm kernels and the weight packer: the portable fallback for every layout (no register tile: one
 // output at a time, reading the packed weights through the layout's formula) and the one definition of the packed
 // layout (ops/ukernels/qgemm.h). Accumulation wraps mod 2^32 in uint32_t, as the SIMD kernels' does; the stages
-// call the reference's per-value functions.
+// call the reference's per-value functions (qgemm/scalar_epilogue.h).
 #include <cstring>
 
-#include "ops/reference/qgemm_reference.h"
-#include "ops/reference/requantize_reference.h"
 #include "ops/ukernels/qgemm.h"
+#include "ops/ukernels/qgemm/scalar_epilogue.h"
 
 namespace octet {
 
@@ -51,29 +50,7 @@ void Run(const QGemmUkernelArgs& args) {
       }
       const int32_t v = static_cast<int32_t>(acc);
       const size_t o = i * args.y_stride + j;
-      int32_t q = 0;
-      switch (kStage) {
-        case QGemmStage::kS32: static_cast<int32_t*>(args.y)[o] = v; continue;
-        case QGemmStage::kF32:
-          static_cast<float*>(args.y)[o] = reference::DequantizeAccumulatorValue(
-              v, s.a_scale, s.w_scales[j], s.bias_f32 != nullptr ? s.bias_f32[j] : 0.0f);
-          continue;
-        case QGemmStage::kFp32:
-          q = reference::RequantizeFp32Value(v, s.multipliers[j], s.zero_point, s.lo, s.hi);
-          break;
-        case QGemmStage::kQ31:
-          q = reference::RequantizeQ31Value(v, s.q31_multipliers[j], s.q31_shifts[j], s.zero_point, s.lo, s.hi);
-          break;
-        case QGemmStage::kFbgemm:
-          q = reference::RequantizeFbgemmValue(v, s.bias_f32 != nullptr ? s.bias_f32[j] : 0.0f, s.multipliers[j],
-                                               s.zero_point, s.lo, s.hi);
-          break;
-      }
-      if (s.signed_output) {
-        static_cast<int8_t*>(args.y)[o] = static_cast<int8_t>(q);
-      } else {
-        static_cast<uint8_t*>(args.y)[o] = static_cast<uint8_t>(q);
-      }
+      StoreQGemmStageValue<kStage>(s, v, j, args.y, o);
     }
   }
 }
