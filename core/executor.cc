@@ -202,11 +202,17 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
       info.dtype = dtypes[static_cast<size_t>(in)];
       info.shape = shapes[static_cast<size_t>(in)];
       info.constant = ConstantData(in);
+      if (g.value(in).qparams) info.qparams = &*g.value(in).qparams;
       if (info.constant == nullptr) all_constant = false;
+    }
+    std::vector<const QParams*> output_qparams(node.outputs.size(), nullptr);
+    for (size_t s = 0; s < node.outputs.size(); ++s) {
+      const ValueId out = node.outputs[s];
+      if (out != kNoValue && g.value(out).qparams) output_qparams[s] = &*g.value(out).qparams;
     }
     const OpPrepareFn& prepare = *registry.Find(node.domain, node.op_type);
     const int64_t limit = options.max_tensor_elements > 0 ? options.max_tensor_elements : Shape::kMaxElements;
-    auto result = prepare(OpPrepareArgs{node, infos, *context, limit});
+    auto result = prepare(OpPrepareArgs{node, infos, *context, limit, output_qparams});
     if (!result.ok()) return result.status().WithContext(where);
     PreparedOp& op = prepared[static_cast<size_t>(n)];
     op = std::move(*result);
@@ -223,6 +229,10 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
       }
       const ValueId out = node.outputs[s];
       if (out == kNoValue) continue;
+      if (output_qparams[s] != nullptr && output_qparams[s]->dtype() != op.outputs[s].dtype) {
+        return InvalidArgument("{}: output '{}' is {} but its qparams are {}", where, g.value(out).name,
+                               op.outputs[s].dtype, output_qparams[s]->dtype());
+      }
       dtypes[static_cast<size_t>(out)] = op.outputs[s].dtype;
       shapes[static_cast<size_t>(out)] = op.outputs[s].shape;
     }

@@ -236,6 +236,9 @@ std::string Graph::ToString() const {
                                      : fmt::format(" {{{}}}  # {}", fmt::join(attrs, ", "), node.name));
   }
   for (ValueId id : outputs_) out += fmt::format("  output {}\n", value_text(id));
+  for (const Value& v : values_) {
+    if (v.qparams) out += fmt::format("  qparams {}: {}\n", v.name, v.qparams->ToString());
+  }
   return out;
 }
 

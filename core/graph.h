@@ -14,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "core/graph_attribute.h"
+#include "core/qparams.h"
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -45,6 +46,10 @@ struct Value {
   std::optional<Shape> shape;
   // kConstant only.
   Tensor data;
+  // Integer values of a quantized graph (u8, s8, s32): what the integers mean. The dtype must match `dtype`; for a
+  // constant the qparams must fit its shape (per-channel axis and count). Float values have none. Operators read
+  // their inputs' and outputs' qparams at Prepare (ValueInfo::qparams, OpPrepareArgs::output_qparams).
+  std::optional<QParams> qparams;
 };
 
 struct Node {

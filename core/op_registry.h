@@ -16,6 +16,7 @@
 
 #include "core/context.h"
 #include "core/graph.h"
+#include "core/qparams.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "core/tensor_view.h"
@@ -28,6 +29,7 @@ struct ValueInfo {
   DType dtype = DType::kF32;
   Shape shape;
   const Tensor* constant = nullptr;  // the data, when it is known at compile time (weights, folded values)
+  const QParams* qparams = nullptr;  // the value's qparams (Value::qparams), when it has them
 };
 
 struct OutputInfo {
@@ -87,6 +89,9 @@ struct OpPrepareArgs {
   // The most elements any output may have (CompileOptions::max_tensor_elements, or Shape::kMaxElements). Prepare
   // functions that allocate in proportion to an output check it first.
   int64_t max_output_elements = Shape::kMaxElements;
+  // One per node output slot: the output value's qparams (Value::qparams), or nullptr when it has none or the slot
+  // is omitted. Quantized operators take their output scale and zero point from here.
+  std::span<const QParams* const> output_qparams;
 };
 
 // Validates node and inputs (arity, dtypes, ranks, attributes, axes), infers the outputs and builds the kernel.

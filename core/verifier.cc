@@ -39,6 +39,16 @@ Status VerifyGraph(const Graph& graph) {
     if (v.kind == ValueKind::kInput && !v.shape) {
       return InvalidArgument("{}: input '{}' has no shape", where, v.name);
     }
+    // A node value's dtype is only a hint until shape inference; Compile checks its qparams against the inferred one.
+    if (v.qparams && v.kind != ValueKind::kNode) {
+      if (v.qparams->dtype() != v.dtype) {
+        return InvalidArgument("{}: value '{}' is {} but its qparams are {}", where, v.name, v.dtype,
+                               v.qparams->dtype());
+      }
+      if (v.kind == ValueKind::kConstant) {
+        if (Status st = v.qparams->ValidateFor(v.data.shape(), v.name); !st.ok()) return st.WithContext(where);
+      }
+    }
   }
 
   std::vector<bool> is_input(num_values, false);

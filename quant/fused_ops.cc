@@ -22,7 +22,7 @@ Result<PreparedOp> PrepareFused(const OpPrepareFn& base, const OpPrepareArgs& ar
   unfused.domain = "";
   unfused.attributes.Erase(kActivationAttribute);
   OCTET_ASSIGN_OR_RETURN(PreparedOp op, base(OpPrepareArgs{unfused, args.inputs, args.context,
-                                                           args.max_output_elements}));
+                                                           args.max_output_elements, args.output_qparams}));
   if (!op.constant_outputs.empty()) {
     return Unimplemented("fused activation on an operator with constant outputs");
   }

@@ -345,3 +345,54 @@ TEST_CASE("GraphBuilder's LSTM stacks layers and runs", "[graph]") {
 
 }  // namespace
 }  // namespace octet
+
+namespace octet {
+namespace {
+
+// Quantized graphs: a value's qparams reach the operator's Prepare (ValueInfo::qparams for inputs,
+// OpPrepareArgs::output_qparams for outputs), and the verifier and Compile refuse qparams that contradict a dtype.
+TEST_CASE("Compile hands value qparams to Prepare and checks them against dtypes", "[graph]") {
+  OpRegistry reg;
+  std::vector<std::string> seen;
+  REQUIRE(reg.Register("test", "Requant", [&seen](const OpPrepareArgs& a) -> Result<PreparedOp> {
+               seen.push_back(a.inputs[0].qparams ? a.inputs[0].qparams->ToString() : "none");
+               seen.push_back(a.output_qparams[0] ? a.output_qparams[0]->ToString() : "none");
+               PreparedOp op;
+               op.outputs = {{DType::kS8, a.inputs[0].shape}};
+               op.kernel = MakeKernel([](const OpRunArgs&) { return OkStatus(); });
+               return op;
+             }).ok());
+  Graph g("q");
+  const ValueId x = g.AddInput("x", DType::kU8, Shape{4}).value();
+  const ValueId y = g.AddNodeValue("y", DType::kS8).value();
+  g.mutable_value(x).qparams = QParams::PerTensor(DType::kU8, 0.5f, 3).value();
+  g.mutable_value(y).qparams = QParams::PerTensor(DType::kS8, 0.25f, -1).value();
+  REQUIRE(g.AddNode(Node{"r", "Requant", "test", {}, {x}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  REQUIRE(Executor::Compile(g, Serial(), reg).ok());
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == "per_tensor_affine u8 [0, 255] scale 0.5 zero_point 3");
+  CHECK(seen[1] == "per_tensor_affine s8 [-128, 127] scale 0.25 zero_point -1");
+  CHECK_THAT(g.ToString(), Catch::Contains("qparams y: per_tensor_affine s8"));
+
+  Graph wrong_output = g;
+  wrong_output.mutable_value(y).qparams = QParams::PerTensor(DType::kU8, 0.25f, 1).value();
+  auto compiled = Executor::Compile(wrong_output, Serial(), reg);
+  REQUIRE_FALSE(compiled.ok());
+  CHECK_THAT(compiled.status().message(), Catch::Contains("output 'y' is s8 but its qparams are u8"));
+
+  Graph wrong_input = g;
+  wrong_input.mutable_value(x).qparams = QParams::PerTensor(DType::kS8, 0.5f, 0).value();
+  CHECK_THAT(VerifyGraph(wrong_input).message(), Catch::Contains("value 'x' is u8 but its qparams are s8"));
+
+  Graph wrong_channels("c");
+  Tensor w = Tensor::Create(DType::kS8, Shape{3, 2}).value();
+  const ValueId wid = wrong_channels.AddConstant("w", w).value();
+  wrong_channels.mutable_value(wid).qparams =
+      QParams::PerChannel(DType::kS8, {0.1f, 0.2f}, {0, 0}, 0, -128, 127).value();
+  CHECK_THAT(VerifyGraph(wrong_channels).message(), Catch::Contains("w"));
+  CHECK_FALSE(VerifyGraph(wrong_channels).ok());
+}
+
+}  // namespace
+}  // namespace octet

@@ -1,0 +1,13 @@
+// The int8 operator registry: one call per operator group (each group's file registers its operators).
+#include "ops/int8/int8_ops.h"
+
+namespace octet {
+
+Status RegisterInt8Ops(OpRegistry& registry) {
+  for (Status (*reg)(OpRegistry&) : std::initializer_list<Status (*)(OpRegistry&)>{}) {
+    OCTET_RETURN_IF_ERROR(reg(registry));
+  }
+  return OkStatus();
+}
+
+}  // namespace octet

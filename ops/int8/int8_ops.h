@@ -1,0 +1,52 @@
+// The operators of quantized graphs: the contract between Convert / QuantizeDynamic (quant/), the .octet format
+// (io/), the numeric suite and the kernels. Every operator here is in domain "octet" (kInt8Domain).
+//
+// Values. Every u8/s8 value of a quantized graph carries qparams (Value::qparams): activations per tensor, weights
+// per tensor or per channel. Operators read their inputs' qparams from ValueInfo::qparams and their outputs' from
+// OpPrepareArgs::output_qparams, and fail at Prepare, naming the value, when one is missing or unsupported. An s32
+// bias constant carries per-channel (or per-tensor) qparams of scale a_scale * w_scale[c] and zero point 0; a float
+// bias (pytorch-fbgemm profile) has none.
+//
+// Attributes shared by the int8 operators:
+//   requantization  "fp32" (default) | "q31" | "fbgemm": the output stage (DESIGN.md §4, reference::QGemmStage).
+//   activation      "" (default) | "Relu": a fused ReLU, applied as the clamp's lower bound (the output zero point).
+//
+// Operators (inputs in brackets are optional; "q" = u8 or s8 with per-tensor qparams):
+//   Quantize(x f32) -> y q                 y's qparams (per tensor or per channel). rounding "half_even" (default)
+//                                          | "half_away" (tflite's x / s); non_finite "error" (default) | "quant_min".
+//   Dequantize(x u8|s8|s32) -> y f32       x's qparams. On a constant weight it is folded at Compile: weight-only
+//                                          graphs are s8 weights + Dequantize + the float operator.
+//   Requantize(x q) -> y q                 to y's qparams (when producer and consumer qparams differ).
+//   QConv(x q, w s8, [b s32|f32]) -> y q   ONNX Conv attributes; w per tensor or per channel (axis 0); group == C ==
+//                                          M runs the depthwise kernels.
+//   QGemm(x q [M,K], w s8, [b]) -> y q     ONNX Gemm with transA = 0, alpha = beta = 1; w [N,K] (transB = 1, per
+//                                          channel axis 0) or [K,N] (transB = 0, axis 1).
+//   QMatMul(x q [...,K], w s8 [K,N]) -> y q  weight per channel along axis 1.
+//   QAdd(a q, b q) -> y q, QMul(a q, b q) -> y q   numpy broadcasting; activation allowed.
+//   QMaxPool(x q) -> y q, QAveragePool, QGlobalAveragePool, QGlobalMaxPool   ONNX attributes; max pools need y's
+//                                          qparams equal x's (shared qparams).
+//   QConcat(x q...) -> y q                 ONNX axis; inputs whose qparams differ from y's are requantized.
+//   QLookup(x q) -> y q                    256-entry table from x's to y's qparams through `function` ("HardSwish",
+//                                          "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu"; float attributes as ONNX).
+//   QClamp(x q) -> y q                     y's qparams equal x's; float attributes min, max (real values; Relu is
+//                                          min = 0, Clip its bounds).
+//   DynamicQGemm(x f32, w s8, [b f32]) -> y f32, DynamicQMatMul(x f32, w s8) -> y f32: x quantized per call from
+//                                          its live range (ChooseQuantizationParams), attribute reduce_range (0|1).
+//   DynamicQLSTM, DynamicQGRU              ONNX LSTM / GRU inputs with W and R as s8 per-channel constants.
+// Shape-only ONNX operators (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity) run on u8/s8 unchanged, in
+// the default domain; their output carries its input's qparams.
+#pragma once
+
+#include <string_view>
+
+#include "core/op_registry.h"
+#include "core/status.h"
+
+namespace octet {
+
+inline constexpr std::string_view kInt8Domain = "octet";
+
+// Registers every int8 operator above into `registry` (domain kInt8Domain).
+Status RegisterInt8Ops(OpRegistry& registry);
+
+}  // namespace octet
