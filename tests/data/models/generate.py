@@ -11,7 +11,9 @@ For each model NAME it writes NAME.onnx, NAME.input<k>.npy (the inputs, in graph
 
 Small models (committed):
   digits_mlp   Linear-ReLU-Linear trained on the digits data, dynamic batch axis, opset 13
-  digits_cnn   Conv-BN-ReLU-MaxPool x2, Flatten, Linear trained on the digits data, opset 13 (BatchNormalization
+               (both digits models train on the first 1437 images; digits_test_x/labels.npy are the last 360,
+               digits_calib_x.npy the first 256, for the quantization tests)
+  digits_cnn   Conv-BN-ReLU-MaxPool x2, Flatten, Linear trained on the digits data, dynamic batch axis, opset 13 (BatchNormalization
                nodes kept, not folded into the convolutions)
   lstm_lm      the numeric-suite tutorial's LSTM language model (Embedding, 2-layer LSTM, Linear decoder), opset 14
   gru_bidir    a bidirectional GRU with initial state, opset 13
@@ -216,14 +218,21 @@ def small(out_dir):
     test_x = torch.from_numpy(x[:32])
     np.save(os.path.join(out_dir, "digits_labels.npy"), y[:32].astype(np.int32))
 
+    # The split the QAT issue fixes: the first 1437 images train, the last 360 test. The quantization tests calibrate
+    # on the first 256 training images and measure accuracy on the test images.
+    train_x, train_y = x[:1437], y[:1437]
+    np.save(os.path.join(out_dir, "digits_calib_x.npy"), x[:256])
+    np.save(os.path.join(out_dir, "digits_test_x.npy"), x[1437:])
+    np.save(os.path.join(out_dir, "digits_test_labels.npy"), y[1437:].astype(np.int32))
+
     mlp = DigitsMLP()
-    train(mlp, x[32:], y[32:], epochs=20, lr=0.05)
+    train(mlp, train_x, train_y, epochs=20, lr=0.05)
     export(mlp, "digits_mlp", [test_x], out_dir, 13, ["x"], ["logits"], dynamic_axes={"x": {0: "batch"}})
 
     cnn = DigitsCNN()
-    train(cnn, x[32:], y[32:], epochs=8, lr=0.05)
+    train(cnn, train_x, train_y, epochs=8, lr=0.05)
     export(CNNInput(cnn), "digits_cnn", [test_x.reshape(32, 1, 8, 8)], out_dir, 13, ["image"], ["logits"],
-           keep_bn=True)
+           keep_bn=True, dynamic_axes={"image": {0: "batch"}})
 
     torch.manual_seed(1)
     lm = LSTMModel(ntoken=50, ninp=24, nhid=20, nlayers=2)
