@@ -1,0 +1,441 @@
+// Graph -> ONNX QDQ ModelProto (see qdq_export.h for the mapping).
+#include "io/onnx/qdq_export.h"
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "io/file_util.h"
+
+namespace octet {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::TensorProto;
+
+constexpr int64_t kQdqOpset = 13;
+constexpr int64_t kQdqIrVersion = 7;  // the IR version of opset 13
+
+// octet's attributes that exist only for its own kernels (numerics and fused activations).
+const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "reduce_range",
+                                                                  "rounding", "non_finite"};
+
+Result<int32_t> OnnxElemType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return TensorProto::FLOAT;
+    case DType::kU8: return TensorProto::UINT8;
+    case DType::kS8: return TensorProto::INT8;
+    case DType::kS32: return TensorProto::INT32;
+    default: return Unimplemented("{} tensors have no ONNX form here", dtype);
+  }
+}
+
+Status FillTensor(const Tensor& t, const std::string& name, TensorProto& proto) {
+  OCTET_ASSIGN_OR_RETURN(int32_t elem, OnnxElemType(t.dtype()));
+  proto.set_name(name);
+  proto.set_data_type(elem);
+  for (int64_t d : t.shape().dims()) proto.add_dims(d);
+  proto.set_raw_data(static_cast<const char*>(t.raw_data()), t.SizeBytes());
+  return OkStatus();
+}
+
+Status FillAttribute(const std::string& name, const Attribute& a, AttributeProto& proto) {
+  proto.set_name(name);
+  switch (a.type()) {
+    case AttrType::kInt: proto.set_type(AttributeProto::INT); proto.set_i(a.i()); break;
+    case AttrType::kFloat: proto.set_type(AttributeProto::FLOAT); proto.set_f(a.f()); break;
+    case AttrType::kString: proto.set_type(AttributeProto::STRING); proto.set_s(a.s()); break;
+    case AttrType::kTensor:
+      proto.set_type(AttributeProto::TENSOR);
+      OCTET_RETURN_IF_ERROR(FillTensor(a.t(), name, *proto.mutable_t()));
+      break;
+    case AttrType::kInts:
+      proto.set_type(AttributeProto::INTS);
+      for (int64_t v : a.ints()) proto.add_ints(v);
+      break;
+    case AttrType::kFloats:
+      proto.set_type(AttributeProto::FLOATS);
+      for (float v : a.floats()) proto.add_floats(v);
+      break;
+    case AttrType::kStrings:
+      proto.set_type(AttributeProto::STRINGS);
+      for (const std::string& v : a.strings()) proto.add_strings(v);
+      break;
+  }
+  return OkStatus();
+}
+
+Tensor ScalarF32(float v) {
+  Tensor t = Tensor::Create(DType::kF32, Shape{}).value();
+  t.data<float>()[0] = v;
+  return t;
+}
+
+// The ONNX operator an int8 operator computes in float, or "" for those handled on their own.
+std::string_view FloatOpOf(std::string_view op) {
+  static const std::map<std::string_view, std::string_view> kOps = {
+      {"QConv", "Conv"},
+      {"QGemm", "Gemm"},
+      {"QMatMul", "MatMul"},
+      {"QAdd", "Add"},
+      {"QMul", "Mul"},
+      {"QMaxPool", "MaxPool"},
+      {"QAveragePool", "AveragePool"},
+      {"QGlobalAveragePool", "GlobalAveragePool"},
+      {"QGlobalMaxPool", "GlobalMaxPool"},
+      {"QConcat", "Concat"},
+      {"DynamicQGemm", "Gemm"},
+      {"DynamicQMatMul", "MatMul"},
+      {"DynamicQLSTM", "LSTM"},
+      {"DynamicQGRU", "GRU"},
+  };
+  auto it = kOps.find(op);
+  return it == kOps.end() ? std::string_view() : it->second;
+}
+
+class QdqWriter {
+ public:
+  QdqWriter(const Graph& graph, const QdqExportOptions& options, onnx::GraphProto& proto)
+      : graph_(graph), options_(options), proto_(proto) {
+    for (const Value& v : graph.values()) used_names_.insert(v.name);
+    for (const Node& n : graph.nodes()) used_names_.insert(n.name);
+  }
+
+  Status Write() {
+    proto_.set_name(graph_.name());
+    for (ValueId id : graph_.inputs()) OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_input(), true));
+    const std::vector<int> producers = graph_.Producers();
+    for (int n = 0; n < graph_.num_nodes(); ++n) {
+      const Node& node = graph_.node(n);
+      Status st = WriteNode(node);
+      if (!st.ok()) return st.WithContext(fmt::format("node '{}' ({}{}{})", node.name, node.domain,
+                                                      node.domain.empty() ? "" : ".", node.op_type));
+    }
+    for (ValueId id : graph_.outputs()) {
+      OCTET_RETURN_IF_ERROR(Ref(id).status());
+      OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_output(), false));
+    }
+    if (options_.expose_quantized_outputs) {
+      for (ValueId id : graph_.outputs()) {
+        const int p = producers[static_cast<size_t>(id)];
+        if (p < 0 || graph_.node(p).op_type != "Dequantize" || graph_.node(p).domain != "octet") continue;
+        OCTET_RETURN_IF_ERROR(AddValueInfo(graph_.node(p).inputs[0], proto_.add_output(), false));
+      }
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string Fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; used_names_.count(name) != 0; ++k) name = fmt::format("{}_{}", base, k);
+    used_names_.insert(name);
+    return name;
+  }
+
+  static DType TypeOf(const Value& v) { return v.qparams ? v.qparams->dtype() : v.dtype; }
+
+  Status AddValueInfo(ValueId id, onnx::ValueInfoProto* info, bool with_shape) {
+    const Value& v = graph_.value(id);
+    info->set_name(v.name);
+    OCTET_ASSIGN_OR_RETURN(int32_t elem, OnnxElemType(TypeOf(v)));
+    auto* tensor_type = info->mutable_type()->mutable_tensor_type();
+    tensor_type->set_elem_type(elem);
+    if (with_shape && v.shape) {
+      auto* shape = tensor_type->mutable_shape();
+      for (size_t d = 0; d < v.shape->dims().size(); ++d) {
+        const int64_t dim = v.shape->dims()[d];
+        if (dim == kUnknownDim) {
+          shape->add_dim()->set_dim_param(fmt::format("{}_dim{}", v.name, d));
+        } else {
+          shape->add_dim()->set_dim_value(dim);
+        }
+      }
+    }
+    return OkStatus();
+  }
+
+  std::string AddInitializer(const std::string& base, const Tensor& t) {
+    const std::string name = Fresh(base);
+    const Status st = FillTensor(t, name, *proto_.add_initializer());
+    OCTET_CHECK(st.ok());  // only f32, u8, s8 and s32 tensors come here
+    return name;
+  }
+
+  // The ONNX name of a value; constants become initializers on first use.
+  Result<std::string> Ref(ValueId id) {
+    if (id == kNoValue) return std::string();
+    const Value& v = graph_.value(id);
+    if (v.kind == ValueKind::kConstant && emitted_constants_.insert(id).second) {
+      OCTET_RETURN_IF_ERROR(FillTensor(v.data, v.name, *proto_.add_initializer())
+                                .WithContext(fmt::format("constant '{}'", v.name)));
+    }
+    return v.name;
+  }
+
+  onnx::NodeProto* AddNode(std::string_view op_type, const std::string& name, const std::vector<std::string>& inputs,
+                           const std::vector<std::string>& outputs) {
+    onnx::NodeProto* node = proto_.add_node();
+    node->set_op_type(std::string(op_type));
+    node->set_name(name);
+    for (const std::string& in : inputs) node->add_input(in);
+    for (const std::string& out : outputs) node->add_output(out);
+    return node;
+  }
+
+  // Scale and zero-point initializers of `q` (scalars per tensor, 1-D per channel); sets `axis` when per channel.
+  std::pair<std::string, std::string> QParamsInitializers(const std::string& base, const QParams& q,
+                                                          onnx::NodeProto* node) {
+    const int64_t channels = q.per_channel() ? q.num_channels() : 1;
+    const Shape shape = q.per_channel() ? Shape{channels} : Shape{};
+    Tensor scale = Tensor::Create(DType::kF32, shape).value();
+    Tensor zero_point = Tensor::Create(q.dtype(), shape).value();
+    for (int64_t c = 0; c < channels; ++c) {
+      scale.data<float>()[c] = q.scales()[static_cast<size_t>(c)];
+      const int32_t zp = q.zero_points()[static_cast<size_t>(c)];
+      switch (q.dtype()) {
+        case DType::kU8: zero_point.data<uint8_t>()[c] = static_cast<uint8_t>(zp); break;
+        case DType::kS8: zero_point.data<int8_t>()[c] = static_cast<int8_t>(zp); break;
+        default: zero_point.data<int32_t>()[c] = zp; break;
+      }
+    }
+    if (q.per_channel()) {
+      AttributeProto* axis = node->add_attribute();
+      axis->set_name("axis");
+      axis->set_type(AttributeProto::INT);
+      axis->set_i(q.axis());
+    }
+    return {AddInitializer(base + ".scale", scale), AddInitializer(base + ".zero_point", zero_point)};
+  }
+
+  Result<const QParams*> QParamsOf(ValueId id) {
+    const Value& v = graph_.value(id);
+    if (!v.qparams) return InvalidArgument("value '{}' is used as an integer tensor but has no qparams", v.name);
+    return &*v.qparams;
+  }
+
+  // DequantizeLinear of an integer value, written once and shared by every consumer.
+  Result<std::string> Dequantized(ValueId id) {
+    if (auto it = dequantized_.find(id); it != dequantized_.end()) return it->second;
+    OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(id));
+    OCTET_ASSIGN_OR_RETURN(std::string in, Ref(id));
+    const std::string out = Fresh(in + ".dequantized");
+    OCTET_RETURN_IF_ERROR(WriteDequantize(in, *q, out));
+    dequantized_[id] = out;
+    return out;
+  }
+
+  Status WriteDequantize(const std::string& in, const QParams& q, const std::string& out) {
+    onnx::NodeProto* node = AddNode("DequantizeLinear", Fresh(out + ".DequantizeLinear"), {}, {out});
+    auto [scale, zero_point] = QParamsInitializers(in, q, node);
+    node->add_input(in);
+    node->add_input(scale);
+    node->add_input(zero_point);
+    return OkStatus();
+  }
+
+  // QuantizeLinear of the float tensor `in` into the integer value `out_id`, after a Clip when the value's quant
+  // range is narrower than its dtype (ONNX saturates to the dtype only).
+  Status QuantizeTo(std::string in, ValueId out_id) {
+    OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out_id));
+    const Value& out = graph_.value(out_id);
+    const bool narrow = q->quant_min() > DTypeMin(q->dtype()) || q->quant_max() < DTypeMax(q->dtype());
+    if (narrow && !q->per_channel()) {
+      const float lo = q->scale() * static_cast<float>(q->quant_min() - q->zero_point());
+      const float hi = q->scale() * static_cast<float>(q->quant_max() - q->zero_point());
+      const std::string clipped = Fresh(out.name + ".clipped");
+      AddNode("Clip", Fresh(out.name + ".Clip"),
+              {in, AddInitializer(out.name + ".clip_min", ScalarF32(lo)),
+               AddInitializer(out.name + ".clip_max", ScalarF32(hi))},
+              {clipped});
+      in = clipped;
+    }
+    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out.name + ".QuantizeLinear"), {}, {out.name});
+    auto [scale, zero_point] = QParamsInitializers(out.name, *q, node);
+    node->add_input(in);
+    node->add_input(scale);
+    node->add_input(zero_point);
+    return OkStatus();
+  }
+
+  static int64_t DTypeMin(DType t) { return t == DType::kU8 ? 0 : t == DType::kS8 ? -128 : INT32_MIN; }
+  static int64_t DTypeMax(DType t) { return t == DType::kU8 ? 255 : t == DType::kS8 ? 127 : INT32_MAX; }
+
+  Status CopyAttributes(const Node& node, onnx::NodeProto* proto, const std::set<std::string>& drop = {}) {
+    for (const auto& [name, a] : node.attributes.items()) {
+      if (kOctetOnlyAttributes.count(name) != 0 || drop.count(name) != 0) continue;
+      OCTET_RETURN_IF_ERROR(FillAttribute(name, a, *proto->add_attribute()));
+    }
+    return OkStatus();
+  }
+
+  // An input as a float tensor: dequantized when it is an integer value with qparams, as is otherwise (float bias).
+  Result<std::string> FloatInput(ValueId id) {
+    if (id == kNoValue) return std::string();
+    if (graph_.value(id).qparams && TypeOf(graph_.value(id)) != DType::kF32) return Dequantized(id);
+    return Ref(id);
+  }
+
+  // The ONNX names of a node's inputs (written before the node itself, as ONNX wants producers first): as they are,
+  // or as float tensors (integer values dequantized).
+  Result<std::vector<std::string>> Inputs(const Node& node, bool as_float) {
+    std::vector<std::string> names;
+    for (ValueId in : node.inputs) {
+      OCTET_ASSIGN_OR_RETURN(std::string name, as_float ? FloatInput(in) : Ref(in));
+      names.push_back(std::move(name));
+    }
+    return names;
+  }
+
+  std::vector<std::string> Outputs(const Node& node) const {
+    std::vector<std::string> names;
+    for (ValueId out : node.outputs) names.push_back(out == kNoValue ? "" : graph_.value(out).name);
+    return names;
+  }
+
+  Result<std::string> ActivationString(const Node& node) {
+    const Attribute* a = node.attributes.Find("activation");
+    if (a == nullptr) return std::string();
+    if (a->type() != AttrType::kString || (!a->s().empty() && a->s() != "Relu")) {
+      return Unimplemented("fused activation {} has no QDQ form", a->ToString());
+    }
+    return a->s();
+  }
+
+  Status WriteNode(const Node& node) {
+    if (node.domain.empty() || node.domain == "ai.onnx") return WriteOnnxNode(node);
+    if (node.domain != "octet") return Unimplemented("operators of domain '{}' have no ONNX form", node.domain);
+    const std::string& op = node.op_type;
+    if (op == "Quantize") {
+      OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
+      return QuantizeTo(in, node.outputs.at(0));
+    }
+    if (op == "Dequantize") {
+      OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(node.inputs.at(0)));
+      OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
+      return WriteDequantize(in, *q, graph_.value(node.outputs.at(0)).name);
+    }
+    if (op == "Requantize") {
+      OCTET_ASSIGN_OR_RETURN(std::string in, Dequantized(node.inputs.at(0)));
+      return QuantizeTo(in, node.outputs.at(0));
+    }
+    if (op == "QLookup" || op == "QClamp") return WriteElementwise(node);
+    if (op.rfind("Dynamic", 0) == 0) return WriteDynamic(node);
+    const std::string_view float_op = FloatOpOf(op);
+    if (!float_op.empty()) return WriteInt8(node, float_op);
+    if (node.attributes.Has("activation")) return WriteFused(node);
+    return Unimplemented("no QDQ form for this operator");
+  }
+
+  // An ONNX operator: copied; integer inputs (shape operators on int8 values) are used as they are.
+  Status WriteOnnxNode(const Node& node) {
+    OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, false));
+    onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, Outputs(node));
+    return CopyAttributes(node, proto);
+  }
+
+  // A fused float operator (quant/fused_ops.h): the base operator, then Relu.
+  Status WriteFused(const Node& node) {
+    OCTET_ASSIGN_OR_RETURN(std::string activation, ActivationString(node));
+    const std::string out = graph_.value(node.outputs.at(0)).name;
+    const std::string pre = activation.empty() ? out : Fresh(out + ".pre_activation");
+    OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, false));
+    onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, {pre});
+    OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
+    if (!activation.empty()) AddNode(activation, Fresh(node.name + "." + activation), {pre}, {out});
+    return OkStatus();
+  }
+
+  // An int8 operator: DequantizeLinear on its inputs, the float operator, the fused Relu, QuantizeLinear.
+  Status WriteInt8(const Node& node, std::string_view float_op) {
+    OCTET_ASSIGN_OR_RETURN(std::string activation, ActivationString(node));
+    const ValueId out = node.outputs.at(0);
+    const std::string result = Fresh(graph_.value(out).name + ".float");
+    const std::string pre = activation.empty() ? result : Fresh(graph_.value(out).name + ".pre_activation");
+    OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
+    onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, {pre});
+    OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
+    if (!activation.empty()) AddNode(activation, Fresh(node.name + "." + activation), {pre}, {result});
+    return QuantizeTo(result, out);
+  }
+
+  // QLookup (its function) and QClamp (Clip) between DequantizeLinear and QuantizeLinear.
+  Status WriteElementwise(const Node& node) {
+    OCTET_ASSIGN_OR_RETURN(std::string x, Dequantized(node.inputs.at(0)));
+    const ValueId out = node.outputs.at(0);
+    const std::string result = Fresh(graph_.value(out).name + ".float");
+    if (node.op_type == "QClamp") {
+      OCTET_ASSIGN_OR_RETURN(float lo, node.attributes.GetFloat("min", -std::numeric_limits<float>::infinity()));
+      OCTET_ASSIGN_OR_RETURN(float hi, node.attributes.GetFloat("max", std::numeric_limits<float>::infinity()));
+      const std::string min_name = std::isinf(lo) ? "" : AddInitializer(node.name + ".min", ScalarF32(lo));
+      const std::string max_name = std::isinf(hi) ? "" : AddInitializer(node.name + ".max", ScalarF32(hi));
+      AddNode("Clip", node.name, {x, min_name, max_name}, {result});
+      return QuantizeTo(result, out);
+    }
+    OCTET_ASSIGN_OR_RETURN(std::string function, node.attributes.GetString("function"));
+    if (function == "HardSwish") {
+      const std::string gate = Fresh(node.name + ".hard_sigmoid");
+      onnx::NodeProto* hs = AddNode("HardSigmoid", Fresh(node.name + ".HardSigmoid"), {x}, {gate});
+      OCTET_RETURN_IF_ERROR(FillAttribute("alpha", Attribute(1.0f / 6.0f), *hs->add_attribute()));
+      OCTET_RETURN_IF_ERROR(FillAttribute("beta", Attribute(0.5f), *hs->add_attribute()));
+      AddNode("Mul", node.name, {x, gate}, {result});
+    } else if (function == "Sigmoid" || function == "Tanh" || function == "HardSigmoid" || function == "LeakyRelu") {
+      onnx::NodeProto* proto = AddNode(function, node.name, {x}, {result});
+      OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto, {"function"}));
+    } else {
+      return Unimplemented("lookup function '{}' has no ONNX form", function);
+    }
+    return QuantizeTo(result, out);
+  }
+
+  // A dynamic operator: its float operator on the dequantized weights; the activations stay float.
+  Status WriteDynamic(const Node& node) {
+    const std::string_view float_op = FloatOpOf(node.op_type);
+    if (float_op.empty()) return Unimplemented("no QDQ form for this dynamic operator");
+    OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
+    onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, Outputs(node));
+    return CopyAttributes(node, proto);
+  }
+
+  const Graph& graph_;
+  const QdqExportOptions& options_;
+  onnx::GraphProto& proto_;
+  std::set<std::string> used_names_;
+  std::set<ValueId> emitted_constants_;
+  std::map<ValueId, std::string> dequantized_;
+};
+
+}  // namespace
+
+Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& options) {
+  onnx::ModelProto model;
+  model.set_ir_version(kQdqIrVersion);
+  model.set_producer_name(options.producer_name);
+  onnx::OperatorSetIdProto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kQdqOpset);
+  QdqWriter writer(graph, options, *model.mutable_graph());
+  if (Status st = writer.Write(); !st.ok()) {
+    return st.WithContext(fmt::format("failed to export graph '{}' as ONNX QDQ", graph.name()));
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    return Internal("failed to export graph '{}' as ONNX QDQ: the model does not serialize (over 2 GiB?)",
+                    graph.name());
+  }
+  return bytes;
+}
+
+Status WriteQdqModel(const std::string& path, const Graph& graph, const QdqExportOptions& options) {
+  OCTET_ASSIGN_OR_RETURN(std::string bytes, ExportQdqModel(graph, options));
+  return WriteFileAtomically(path, bytes);
+}
+
+}  // namespace octet

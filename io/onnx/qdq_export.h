@@ -1,0 +1,40 @@
+// ONNX QDQ export: writes a quantized octet graph (quant/convert.h, quant/dynamic.h, quant/weight_only.h; the
+// operators of ops/int8/int8_ops.h) as an ONNX model in the QuantizeLinear / DequantizeLinear form that ONNX Runtime
+// and TensorRT fuse into integer kernels.
+//
+// The mapping: every u8/s8/s32 value keeps its name and integer type in ONNX; an int8 operator becomes
+// DequantizeLinear on each integer input (one per value, shared by its consumers), the float operator, a Relu for a
+// fused activation, a Clip where the output's quant range is narrower than its dtype (reduce_range, [-127, 127]),
+// and QuantizeLinear to the output's qparams. Weights stay s8 initializers with per-axis scales and zero point 0,
+// biases int32 initializers of scale a_scale * w_scale[c] (DequantizeLinear of int32, opset 13). Shape-only
+// operators (Reshape, Flatten, ...) run on the integer tensors directly, as in octet. Dynamic operators are written
+// as their float operator on dequantized weights (ONNX Runtime then runs them in float, not per-call int8).
+// HardSwish, which opset 13 lacks, is written as x * HardSigmoid(x, 1/6, 1/2).
+//
+// Numerics: ONNX Runtime's QLinear kernels round like octet's fp32 profile but not bit for bit (its multipliers and
+// QuantizeLinear's x / s differ in the last bit now and then), so its outputs agree with octet's to within one LSB
+// on nearly every element, not exactly; tests/onnx/ort_qdq/ checks this in ONNX Runtime itself.
+#pragma once
+
+#include <string>
+
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace octet {
+
+struct QdqExportOptions {
+  std::string producer_name = "octet";
+  // Also list, as graph outputs, the integer tensors that the DequantizeLinear nodes at the graph outputs read
+  // (named as in the octet graph), so a consumer can compare integers and recover the output qparams.
+  bool expose_quantized_outputs = false;
+};
+
+// The serialized ModelProto (opset 13 of the default domain). Fails naming the node whose operator has no QDQ form,
+// or a value whose qparams or dtype cannot be written.
+Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& options = {});
+
+// ExportQdqModel written to `path` atomically (io/file_util.h).
+Status WriteQdqModel(const std::string& path, const Graph& graph, const QdqExportOptions& options = {});
+
+}  // namespace octet

@@ -1,0 +1,189 @@
+// ONNX QDQ export of a hand-built int8 graph: the nodes, initializers and types it writes, and its errors. Whether
+// ONNX Runtime runs the result to within one LSB of octet is checked by tests/onnx/ort_qdq/ (outside this binary).
+#include <catch2/catch.hpp>
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "io/onnx/qdq_export.h"
+
+namespace octet {
+namespace {
+
+Tensor Filled(DType dtype, Shape shape) {
+  Tensor t = Tensor::Create(dtype, std::move(shape)).value();
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    if (dtype == DType::kS8) t.data<int8_t>()[i] = static_cast<int8_t>(i % 11 - 5);
+    if (dtype == DType::kS32) t.data<int32_t>()[i] = static_cast<int32_t>(i * 7 - 3);
+    if (dtype == DType::kF32) t.data<float>()[i] = 0.25f * static_cast<float>(i);
+  }
+  return t;
+}
+
+ValueId Int8Value(Graph& g, const std::string& name, DType dtype, float scale, int32_t zp, int64_t qmin = -1,
+                  int64_t qmax = -1) {
+  const ValueId id = g.AddNodeValue(name, dtype).value();
+  g.mutable_value(id).qparams = qmin < 0 && qmax < 0 ? QParams::PerTensor(dtype, scale, zp).value()
+                                                     : QParams::PerTensor(dtype, scale, zp, qmin, qmax).value();
+  return id;
+}
+
+// image -> Quantize (u8, reduce_range [0, 127]) -> QConv + Relu (per-channel s8 weights, s32 bias) -> QMaxPool ->
+// Flatten (on u8) -> QGemm (transB, float bias as pytorch-fbgemm keeps it) -> Dequantize -> logits.
+Graph SmallInt8Graph() {
+  Graph g("small_int8");
+  const ValueId x = g.AddInput("image", DType::kF32, Shape{kUnknownDim, 2, 6, 6}).value();
+  const ValueId xq = Int8Value(g, "image.q", DType::kU8, 0.05f, 10, 0, 127);
+  const ValueId w = g.AddConstant("conv.weight", Filled(DType::kS8, Shape{3, 2, 3, 3})).value();
+  g.mutable_value(w).qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.2f, 0.3f}, {0, 0, 0}, 0, -128, 127).value();
+  const ValueId b = g.AddConstant("conv.bias", Filled(DType::kS32, Shape{3})).value();
+  g.mutable_value(b).qparams =
+      QParams::PerChannel(DType::kS32, {0.005f, 0.01f, 0.015f}, {0, 0, 0}, 0, INT32_MIN, INT32_MAX).value();
+  const ValueId y = Int8Value(g, "conv.out", DType::kU8, 0.1f, 0);
+  const ValueId p = Int8Value(g, "pool.out", DType::kU8, 0.1f, 0);
+  const ValueId f = Int8Value(g, "flat", DType::kU8, 0.1f, 0);
+  const ValueId gw = g.AddConstant("fc.weight", Filled(DType::kS8, Shape{4, 12})).value();
+  g.mutable_value(gw).qparams = QParams::PerTensor(DType::kS8, 0.02f, 0).value();
+  const ValueId gb = g.AddConstant("fc.bias", Filled(DType::kF32, Shape{4})).value();
+  const ValueId gq = Int8Value(g, "fc.out", DType::kS8, 0.3f, -3);
+  const ValueId logits = g.AddNodeValue("logits").value();
+  REQUIRE(g.AddNode(Node{"image.quantize", "Quantize", "octet", {}, {x}, {xq}}).ok());
+  REQUIRE(g.AddNode(Node{"conv",
+                         "QConv",
+                         "octet",
+                         {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                          {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"activation", "Relu"},
+                          {"requantization", "fp32"}},
+                         {xq, w, b},
+                         {y}})
+              .ok());
+  REQUIRE(g.AddNode(Node{"pool", "QMaxPool", "octet", {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                        {"strides", std::vector<int64_t>{3, 3}}},
+                         {y}, {p}})
+              .ok());
+  REQUIRE(g.AddNode(Node{"flatten", "Flatten", "", {{"axis", 1}}, {p}, {f}}).ok());
+  REQUIRE(g.AddNode(Node{"fc", "QGemm", "octet", {{"transB", 1}, {"requantization", "fbgemm"}}, {f, gw, gb}, {gq}})
+              .ok());
+  REQUIRE(g.AddNode(Node{"logits.dequantize", "Dequantize", "octet", {}, {gq}, {logits}}).ok());
+  REQUIRE(g.AddOutput(logits).ok());
+  return g;
+}
+
+onnx::ModelProto Parse(const std::string& bytes) {
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(bytes));
+  return model;
+}
+
+std::vector<std::string> OpTypes(const onnx::GraphProto& g) {
+  std::vector<std::string> ops;
+  for (const auto& n : g.node()) ops.push_back(n.op_type());
+  return ops;
+}
+
+const onnx::TensorProto* Initializer(const onnx::GraphProto& g, const std::string& name) {
+  for (const auto& t : g.initializer()) {
+    if (t.name() == name) return &t;
+  }
+  return nullptr;
+}
+
+const onnx::NodeProto* NodeProducing(const onnx::GraphProto& g, const std::string& value) {
+  for (const auto& n : g.node()) {
+    for (const auto& out : n.output()) {
+      if (out == value) return &n;
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float operator and QuantizeLinear",
+          "[onnx][qdq]") {
+  const Graph g = SmallInt8Graph();
+  auto bytes = ExportQdqModel(g);
+  REQUIRE(bytes.ok());
+  const onnx::ModelProto model = Parse(*bytes);
+  REQUIRE(model.opset_import_size() == 1);
+  CHECK(model.opset_import(0).version() == 13);
+  const onnx::GraphProto& graph = model.graph();
+  // The reduced range [0, 127] of image.q needs a Clip before QuantizeLinear; the conv's fused Relu a Relu.
+  CHECK(OpTypes(graph) == std::vector<std::string>{"Clip", "QuantizeLinear", "DequantizeLinear", "DequantizeLinear",
+                                                   "DequantizeLinear", "Conv", "Relu", "QuantizeLinear",
+                                                   "DequantizeLinear", "MaxPool", "QuantizeLinear", "Flatten",
+                                                   "DequantizeLinear", "DequantizeLinear", "Gemm", "QuantizeLinear",
+                                                   "DequantizeLinear"});
+  // Integer values keep their names and types: the conv's output is produced by a QuantizeLinear, Flatten reads
+  // the u8 pool output directly.
+  const onnx::NodeProto* conv_q = NodeProducing(graph, "conv.out");
+  REQUIRE(conv_q != nullptr);
+  CHECK(conv_q->op_type() == "QuantizeLinear");
+  const onnx::NodeProto* flatten = NodeProducing(graph, "flat");
+  REQUIRE(flatten != nullptr);
+  CHECK(flatten->op_type() == "Flatten");
+  CHECK(flatten->input(0) == "pool.out");
+  // Weights: s8 initializers, per-axis scales for the conv (axis 0), zero points of the weight's type.
+  const onnx::TensorProto* w = Initializer(graph, "conv.weight");
+  REQUIRE(w != nullptr);
+  CHECK(w->data_type() == onnx::TensorProto::INT8);
+  CHECK(w->raw_data().size() == 3 * 2 * 3 * 3);
+  const onnx::TensorProto* w_scale = Initializer(graph, "conv.weight.scale");
+  REQUIRE(w_scale != nullptr);
+  CHECK(w_scale->dims_size() == 1);
+  CHECK(w_scale->dims(0) == 3);
+  const onnx::NodeProto* w_dq = NodeProducing(graph, "conv.weight.dequantized");
+  REQUIRE(w_dq != nullptr);
+  REQUIRE(w_dq->attribute_size() == 1);
+  CHECK(w_dq->attribute(0).name() == "axis");
+  CHECK(w_dq->attribute(0).i() == 0);
+  // The s32 bias is dequantized with its own scales; the float bias of the fbgemm-style Gemm is used directly.
+  const onnx::TensorProto* b = Initializer(graph, "conv.bias");
+  REQUIRE(b != nullptr);
+  CHECK(b->data_type() == onnx::TensorProto::INT32);
+  const onnx::NodeProto* gemm = NodeProducing(graph, "fc.out.float");
+  REQUIRE(gemm != nullptr);
+  CHECK(gemm->input(2) == "fc.bias");
+  REQUIRE(gemm->attribute_size() == 1);  // transB; octet's requantization attribute is dropped
+  CHECK(gemm->attribute(0).name() == "transB");
+  // The graph keeps its input (with a symbolic batch) and output names and float types.
+  REQUIRE(graph.input_size() == 1);
+  CHECK(graph.input(0).name() == "image");
+  CHECK(graph.input(0).type().tensor_type().shape().dim(0).dim_param() == "image_dim0");
+  REQUIRE(graph.output_size() == 1);
+  CHECK(graph.output(0).name() == "logits");
+  CHECK(graph.output(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
+  const onnx::TensorProto* zp = Initializer(graph, "image.q.zero_point");
+  REQUIRE(zp != nullptr);
+  CHECK(zp->data_type() == onnx::TensorProto::UINT8);
+  CHECK(zp->raw_data() == std::string(1, '\x0a'));
+}
+
+TEST_CASE("QDQ export can list the integer tensors behind the outputs", "[onnx][qdq]") {
+  QdqExportOptions options;
+  options.expose_quantized_outputs = true;
+  const onnx::ModelProto model = Parse(ExportQdqModel(SmallInt8Graph(), options).value());
+  REQUIRE(model.graph().output_size() == 2);
+  CHECK(model.graph().output(1).name() == "fc.out");
+  CHECK(model.graph().output(1).type().tensor_type().elem_type() == onnx::TensorProto::INT8);
+}
+
+TEST_CASE("QDQ export names the node it cannot write", "[onnx][qdq]") {
+  Graph g = SmallInt8Graph();
+  g.mutable_node(4).op_type = "QSomethingNew";
+  auto bytes = ExportQdqModel(g);
+  REQUIRE_FALSE(bytes.ok());
+  CHECK_THAT(bytes.status().message(), Catch::Contains("'fc' (octet.QSomethingNew)"));
+  CHECK_THAT(bytes.status().message(), Catch::Contains("no QDQ form"));
+
+  Graph no_qparams = SmallInt8Graph();
+  no_qparams.mutable_value(no_qparams.FindValue("pool.out")).qparams.reset();
+  bytes = ExportQdqModel(no_qparams);
+  REQUIRE_FALSE(bytes.ok());
+  CHECK_THAT(bytes.status().message(), Catch::Contains("value 'pool.out' is used as an integer tensor but has no qparams"));
+}
+
+}  // namespace
+}  // namespace octet
