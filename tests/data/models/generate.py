@@ -259,19 +259,27 @@ def small(out_dir):
     export(convs, "convs", [torch.randn(2, 4, 11, 9)], out_dir, 15, ["x"], ["y"])
 
 
-def large(out_dir):
+def seeded_large_model(name):
+    """torchvision's `name` ("resnet18", "mobilenet_v2") with seeded random weights, in eval mode (also used by
+    bench/resnet18_int8_pytorch.py, so PyTorch's side of that benchmark has the same weights)."""
     import torchvision
 
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None)
+    # Non-trivial BatchNorm statistics, so folding them is exercised.
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 2.0)
+    model.eval()
+    return model
+
+
+def large(out_dir):
     os.makedirs(out_dir, exist_ok=True)
-    for name, ctor in (("resnet18", torchvision.models.resnet18), ("mobilenet_v2", torchvision.models.mobilenet_v2)):
-        torch.manual_seed(0)
-        model = ctor(weights=None)
-        # Non-trivial BatchNorm statistics, so folding them is exercised.
-        with torch.no_grad():
-            for m in model.modules():
-                if isinstance(m, nn.BatchNorm2d):
-                    m.running_mean.uniform_(-0.1, 0.1)
-                    m.running_var.uniform_(0.5, 2.0)
+    for name in ("resnet18", "mobilenet_v2"):
+        model = seeded_large_model(name)
         export(model, name, [torch.randn(1, 3, 224, 224)], out_dir, 13, ["image"], ["logits"], keep_bn=True)
 
 
