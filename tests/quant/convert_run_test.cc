@@ -197,7 +197,7 @@ TEST_CASE("A converted conv-relu-pool-gemm chain equals the reference kernels co
   const Context scalar = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
   REQUIRE(Calibrate(*prepared, scalar, batches, quiet).ok());
   // A fresh batch reaching a little beyond the calibrated range, so the input saturates somewhere.
-  const Tensor x = RandomTensor(rng, Shape{3, kC, kH, kW}, -1.2f, 1.2f);
+  const Tensor x = RandomTensor(rng, Shape{16, kC, kH, kW}, -1.2f, 1.2f);
 
   for (NumericsProfile profile :
        {NumericsProfile::kReference, NumericsProfile::kTflite, NumericsProfile::kPytorchFbgemm}) {
@@ -216,7 +216,8 @@ TEST_CASE("A converted conv-relu-pool-gemm chain equals the reference kernels co
         INFO("isa " << IsaName(isa) << ", " << threads << " threads");
         CompileOptions co;
         co.input_shapes = {{"x", x.shape()}};
-        auto exec = Executor::Compile(*converted, testing::ContextFor(isa, threads), QuantizedGraphRegistry(), co);
+        const Context context = testing::ContextFor(isa, threads);  // outlives the executor
+        auto exec = Executor::Compile(*converted, context, QuantizedGraphRegistry(), co);
         INFO(exec.status().message());
         REQUIRE(exec.ok());
         auto y = exec->Run(std::vector<Tensor>{x});
