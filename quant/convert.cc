@@ -296,6 +296,7 @@ class Converter {
   std::vector<bool> claimed_;       // by original value: its name is taken in out_
   std::vector<bool> float_use_;     // by original constant: some node takes it in f32
   std::vector<bool> graph_output_;  // by original value
+  std::vector<bool> float_produced_;  // by original value: a graph input or the output of a float node
   std::vector<ValueId> float_;      // by original value: its f32 form in out_
   std::vector<std::vector<std::pair<QParams, ValueId>>> int8_;  // by original value: its integer forms
 };
@@ -347,6 +348,7 @@ Result<ValueId> Converter::NewFloatOutput(ValueId v) {
   if (v == kNoValue) return kNoValue;
   OCTET_ASSIGN_OR_RETURN(ValueId id, NewValue(ClaimOrDerive(v, ".f32"), original(v).dtype, std::nullopt));
   float_[static_cast<size_t>(v)] = id;
+  float_produced_[static_cast<size_t>(v)] = true;
   return id;
 }
 
@@ -465,12 +467,13 @@ Result<ValueId> Converter::Int8Of(ValueId v, const QParams& q) {
     OCTET_ASSIGN_OR_RETURN(Tensor data, QuantizeConstant(val.data, q, spec_.quantize_rounding, val.name));
     const std::string name = float_use_[i] ? DeriveValueName(val.name + ".q") : ClaimOrDerive(v, ".q");
     OCTET_ASSIGN_OR_RETURN(id, NewConstant(name, std::move(data), q));
-  } else if (!int8_[i].empty()) {  // produced in int8 with other qparams
+  } else if (!float_produced_[i]) {  // produced in int8 with other qparams
+    if (int8_[i].empty()) return Internal("failed to convert: value '{}' is used before it is produced", val.name);
     const ValueId src = int8_[i].front().second;
     OCTET_ASSIGN_OR_RETURN(id, NewValue(DeriveValueName(val.name + ".rq"), q.dtype(), q));
     Node rq{DeriveNodeName(val.name + ".requantize"), "Requantize", std::string(kInt8Domain), {}, {src}, {id}};
     OCTET_RETURN_IF_ERROR(out_.AddNode(std::move(rq)).status());
-  } else {  // a graph input or the output of a float node
+  } else {  // a graph input or the output of a float node: quantized straight from float
     OCTET_ASSIGN_OR_RETURN(ValueId src, FloatOf(v));
     OCTET_ASSIGN_OR_RETURN(id, NewValue(DeriveValueName(val.name + ".q"), q.dtype(), q));
     Node qn{DeriveNodeName(val.name + ".quantize"), "Quantize", std::string(kInt8Domain), QuantizeAttributes(),
@@ -649,6 +652,7 @@ Result<Graph> Converter::Run(ConvertReport* report) {
   claimed_.assign(num_values, false);
   float_use_.assign(num_values, false);
   graph_output_.assign(num_values, false);
+  float_produced_.assign(num_values, false);
   float_.assign(num_values, kNoValue);
   int8_.assign(num_values, {});
 
@@ -670,6 +674,7 @@ Result<Graph> Converter::Run(ConvertReport* report) {
     OCTET_ASSIGN_OR_RETURN(ValueId id, out_.AddInput(val.name, val.dtype, val.shape.value_or(Shape{})));
     claimed_[static_cast<size_t>(v)] = true;
     float_[static_cast<size_t>(v)] = id;
+    float_produced_[static_cast<size_t>(v)] = true;
   }
   for (int i = 0; i < g.num_nodes(); ++i) {
     OCTET_RETURN_IF_ERROR(Emit(i, g.node(i), plans[static_cast<size_t>(i)]));

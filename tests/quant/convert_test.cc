@@ -487,6 +487,27 @@ TEST_CASE("A consumer whose QConfig wants another activation dtype gets a Requan
   CheckQParamsEverywhere(g);
 }
 
+TEST_CASE("A float value read in two dtypes is quantized twice from float, not requantized", "[convert]") {
+  GraphBuilder b("two_dtypes", 12);
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 6});
+  b.Output(b.Linear("a", x, 6, 3));
+  b.Output(b.Linear("b", x, 6, 3));
+  const Graph graph = std::move(b).Build().value();
+  QConfig s8 = GetDefaultQConfig("symmetric").value();
+  s8.activation = ObserverSpec{ObserverKind::kMinMax, {}};
+  s8.activation.options.dtype = DType::kS8;
+  QConfigMapping mapping;
+  mapping.SetGlobal(MinMaxQConfig()).SetModuleName("b", s8);
+  const PreparedGraph p = Calibrated(graph, mapping, Shape{4, 6}, "convert_two_dtypes");
+  const Graph g = MustConvert(p);
+  CHECK(NodeList(g) == std::vector<std::string>{"x.quantize:Quantize", "a:QGemm", "x.quantize_1:Quantize",
+                                                  "b:QGemm", "a.dequantize:Dequantize", "b.dequantize:Dequantize"});
+  CHECK(ValueNamed(g, "x.q").dtype == DType::kU8);
+  CHECK(ValueNamed(g, "x.q_1").dtype == DType::kS8);
+  CHECK(InputNames(g, NodeNamed(g, "x.quantize_1")) == std::vector<std::string>{"x"});
+  CHECK(InputNames(g, NodeNamed(g, "b"))[0] == "x.q_1");
+}
+
 TEST_CASE("Dynamic QConfigs are left float for QuantizeDynamic", "[convert]") {
   std::mt19937_64 rng = testing::MakeRng("convert_dynamic");
   const Graph original = testing::SmallCnn(rng());
