@@ -13,50 +13,6 @@ namespace {
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow };
 
-// How the output is walked: outer index -> operand offsets; an inner run of `inner` elements in which operand x
-// advances by step_x (0 or 1).
-struct BroadcastPlan {
-  int64_t outer = 1, inner = 1;
-  int64_t step_a = 1, step_b = 1;
-  std::vector<int64_t> outer_dims, outer_stride_a, outer_stride_b;
-};
-
-BroadcastPlan PlanBroadcast(const Shape& a, const Shape& b, const Shape& out) {
-  BroadcastPlan p;
-  const std::vector<int64_t> sa = BroadcastStrides(a, out), sb = BroadcastStrides(b, out);
-  // Classify dims from the innermost: each operand is "full" (stride follows out) or "repeated" (stride 0).
-  int split = out.rank();
-  int mode_a = -1, mode_b = -1;  // -1 undecided, 0 repeated, 1 full
-  int64_t expect_a = 1, expect_b = 1;
-  while (split > 0) {
-    const int d = split - 1;
-    const int64_t n = out.dim(d);
-    if (n != 1) {
-      const int ma = sa[static_cast<size_t>(d)] == 0 ? 0 : 1;
-      const int mb = sb[static_cast<size_t>(d)] == 0 ? 0 : 1;
-      if ((mode_a != -1 && ma != mode_a) || (mode_b != -1 && mb != mode_b)) break;
-      if (ma == 1 && sa[static_cast<size_t>(d)] != expect_a) break;
-      if (mb == 1 && sb[static_cast<size_t>(d)] != expect_b) break;
-      mode_a = ma;
-      mode_b = mb;
-      if (ma == 1) expect_a *= n;
-      if (mb == 1) expect_b *= n;
-      p.inner *= n;
-    }
-    --split;
-  }
-  p.step_a = mode_a == 0 ? 0 : 1;
-  p.step_b = mode_b == 0 ? 0 : 1;
-  for (int d = 0; d < split; ++d) {
-    if (out.dim(d) == 1) continue;
-    p.outer_dims.push_back(out.dim(d));
-    p.outer_stride_a.push_back(sa[static_cast<size_t>(d)]);
-    p.outer_stride_b.push_back(sb[static_cast<size_t>(d)]);
-    p.outer *= out.dim(d);
-  }
-  return p;
-}
-
 template <typename T, typename F>
 void InnerRun(F f, const T* a, int64_t step_a, const T* b, int64_t step_b, T* y, int64_t n) {
   if (step_a == 1 && step_b == 1) {
@@ -77,27 +33,8 @@ template <typename T, typename F>
 void RunBroadcast(const Context& context, const BroadcastPlan& p, F f, const T* a, const T* b, T* y) {
   // Tiles of outer rows holding about 16K elements each.
   const int64_t rows_per_tile = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(p.inner, 1));
-  ParallelFor(context, p.outer, rows_per_tile, [&](int64_t begin, int64_t end) {
-    const size_t rank = p.outer_dims.size();
-    std::vector<int64_t> idx(rank, 0);
-    int64_t rem = begin, off_a = 0, off_b = 0;
-    for (size_t d = rank; d-- > 0;) {
-      idx[d] = rem % p.outer_dims[d];
-      rem /= p.outer_dims[d];
-      off_a += idx[d] * p.outer_stride_a[d];
-      off_b += idx[d] * p.outer_stride_b[d];
-    }
-    for (int64_t row = begin; row < end; ++row) {
-      InnerRun(f, a + off_a, p.step_a, b + off_b, p.step_b, y + row * p.inner, p.inner);
-      for (size_t d = rank; d-- > 0;) {
-        off_a += p.outer_stride_a[d];
-        off_b += p.outer_stride_b[d];
-        if (++idx[d] < p.outer_dims[d]) break;
-        off_a -= p.outer_stride_a[d] * p.outer_dims[d];
-        off_b -= p.outer_stride_b[d] * p.outer_dims[d];
-        idx[d] = 0;
-      }
-    }
+  ForEachBroadcastRow(context, p, rows_per_tile, [&](int64_t row, int64_t off_a, int64_t off_b) {
+    InnerRun(f, a + off_a, p.step_a, b + off_b, p.step_b, y + row * p.inner, p.inner);
   });
 }
 

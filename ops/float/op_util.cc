@@ -106,6 +106,53 @@ std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
   return strides;
 }
 
+BroadcastPlan PlanBroadcast(const Shape& a, const Shape& b, const Shape& out) {
+  BroadcastPlan p;
+  const std::vector<int64_t> sa = BroadcastStrides(a, out), sb = BroadcastStrides(b, out);
+  // Classify dims from the innermost: each operand is "full" (stride follows out) or "repeated" (stride 0).
+  int split = out.rank();
+  int mode_a = -1, mode_b = -1;  // -1 undecided, 0 repeated, 1 full
+  int64_t expect_a = 1, expect_b = 1;
+  while (split > 0) {
+    const int d = split - 1;
+    const int64_t n = out.dim(d);
+    if (n != 1) {
+      const int ma = sa[static_cast<size_t>(d)] == 0 ? 0 : 1;
+      const int mb = sb[static_cast<size_t>(d)] == 0 ? 0 : 1;
+      if ((mode_a != -1 && ma != mode_a) || (mode_b != -1 && mb != mode_b)) break;
+      if (ma == 1 && sa[static_cast<size_t>(d)] != expect_a) break;
+      if (mb == 1 && sb[static_cast<size_t>(d)] != expect_b) break;
+      mode_a = ma;
+      mode_b = mb;
+      if (ma == 1) expect_a *= n;
+      if (mb == 1) expect_b *= n;
+      p.inner *= n;
+    }
+    --split;
+  }
+  p.step_a = mode_a == 0 ? 0 : 1;
+  p.step_b = mode_b == 0 ? 0 : 1;
+  for (int d = 0; d < split; ++d) {
+    if (out.dim(d) == 1) continue;
+    p.outer_dims.push_back(out.dim(d));
+    p.outer_stride_a.push_back(sa[static_cast<size_t>(d)]);
+    p.outer_stride_b.push_back(sb[static_cast<size_t>(d)]);
+    p.outer *= out.dim(d);
+  }
+  return p;
+}
+
+void BroadcastRowOffsets(const BroadcastPlan& p, int64_t row, int64_t* off_a, int64_t* off_b) {
+  *off_a = 0;
+  *off_b = 0;
+  for (size_t d = p.outer_dims.size(); d-- > 0;) {
+    const int64_t i = row % p.outer_dims[d];
+    row /= p.outer_dims[d];
+    *off_a += i * p.outer_stride_a[d];
+    *off_b += i * p.outer_stride_b[d];
+  }
+}
+
 Result<std::vector<int64_t>> ConstantInts(const OpPrepareArgs& args, size_t slot, const char* what) {
   if (!Present(args, slot)) return InvalidArgument("input {} ({}) is required but omitted", slot, what);
   const ValueInfo& info = args.inputs[slot];

@@ -10,6 +10,7 @@
 #include "core/op_registry.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "core/threading.h"
 
 namespace octet::float_ops {
 
@@ -34,6 +35,47 @@ Result<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out);
 // Row-major strides of a shape.
 std::vector<int64_t> RowMajorStrides(const Shape& shape);
+
+// How a broadcasting binary operator walks its output: `outer` rows (an odometer over outer_dims with one stride per
+// operand) of `inner` elements each, in which operand x advances by step_x (1: contiguous, 0: one repeated
+// element). The inner run is the longest suffix of the output dims over which each operand is either contiguous or
+// repeated; same-shape operands give one row of every element.
+struct BroadcastPlan {
+  int64_t outer = 1, inner = 1;
+  int64_t step_a = 1, step_b = 1;
+  std::vector<int64_t> outer_dims, outer_stride_a, outer_stride_b;
+};
+BroadcastPlan PlanBroadcast(const Shape& a, const Shape& b, const Shape& out);
+// The operands' element offsets at the start of output row `row`.
+void BroadcastRowOffsets(const BroadcastPlan& p, int64_t row, int64_t* off_a, int64_t* off_b);
+
+// Calls fn(row, off_a, off_b) for every output row, tiles of `rows_per_tile` rows running on the context's threads
+// (each tile walks the odometer from its first row, so the split never changes a result).
+template <typename Fn>
+void ForEachBroadcastRow(const Context& context, const BroadcastPlan& p, int64_t rows_per_tile, Fn&& fn) {
+  ParallelFor(context, p.outer, rows_per_tile, [&](int64_t begin, int64_t end) {
+    const size_t rank = p.outer_dims.size();
+    std::vector<int64_t> idx(rank, 0);
+    int64_t rem = begin, off_a = 0, off_b = 0;
+    for (size_t d = rank; d-- > 0;) {
+      idx[d] = rem % p.outer_dims[d];
+      rem /= p.outer_dims[d];
+      off_a += idx[d] * p.outer_stride_a[d];
+      off_b += idx[d] * p.outer_stride_b[d];
+    }
+    for (int64_t row = begin; row < end; ++row) {
+      fn(row, off_a, off_b);
+      for (size_t d = rank; d-- > 0;) {
+        off_a += p.outer_stride_a[d];
+        off_b += p.outer_stride_b[d];
+        if (++idx[d] < p.outer_dims[d]) break;
+        off_a -= p.outer_stride_a[d] * p.outer_dims[d];
+        off_b -= p.outer_stride_b[d] * p.outer_dims[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
 
 // The values of a constant integer input (s32 as imported from ONNX int64), or an error naming `what` when the
 // input is absent or not known at compile time.

@@ -12,22 +12,7 @@
 #include "ops/float/op_util.h"
 
 namespace octet::float_ops {
-namespace {
 
-struct PoolGeometry {
-  int64_t planes = 0;  // N * C
-  int64_t h = 1, w = 0, oh = 1, ow = 0;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
-  bool count_include_pad = false;
-};
-
-// Per output position along one axis, the window taps [lo, hi) that fall inside the input.
-struct WindowTaps {
-  std::vector<std::pair<int64_t, int64_t>> rows, cols;
-};
-
-// For outputs o in [0, count): the window starts at o * stride - pad; tap t reads o * stride - pad + t * dilation.
 std::vector<std::pair<int64_t, int64_t>> ComputeTaps(int64_t count, int64_t stride, int64_t pad, int64_t k,
                                                      int64_t dilation, int64_t n) {
   std::vector<std::pair<int64_t, int64_t>> taps(static_cast<size_t>(count));
@@ -40,12 +25,21 @@ std::vector<std::pair<int64_t, int64_t>> ComputeTaps(int64_t count, int64_t stri
   return taps;
 }
 
-Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
-  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1, 1, 2));
-  if (args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue) {
-    return Unimplemented("the Indices output of MaxPool is not supported");
-  }
-  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+WindowTaps ComputeWindowTaps(const PoolGeometry& g) {
+  WindowTaps taps;
+  taps.rows = ComputeTaps(g.oh, g.sh, g.pad_top, g.kh, g.dh, g.h);
+  taps.cols = ComputeTaps(g.ow, g.sw, g.pad_left, g.kw, g.dw, g.w);
+  return taps;
+}
+
+std::vector<int64_t> PoolGeometry::OutputDims() const {
+  std::vector<int64_t> dims = {n, c};
+  if (rank == 4) dims.push_back(oh);
+  dims.push_back(ow);
+  return dims;
+}
+
+Result<PoolGeometry> PreparePoolGeometry(const OpPrepareArgs& args, bool is_max) {
   const Shape& x = args.inputs[0].shape;
   if (x.rank() != 3 && x.rank() != 4) {
     return x.rank() == 5 ? Unimplemented("3-D pooling is not supported")
@@ -75,6 +69,9 @@ Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ResolvePads(auto_pad, pads_attr, in, kernel, strides, dilations));
   PoolGeometry g;
+  g.n = x.dim(0);
+  g.c = x.dim(1);
+  g.rank = x.rank();
   g.planes = x.dim(0) * x.dim(1);
   g.count_include_pad = count_include_pad != 0;
   if (nd == 1) {
@@ -100,14 +97,25 @@ Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
     return OutOfRange("output rows {} and columns {} exceed the limit of {} elements", g.oh, g.ow,
                       args.max_output_elements);
   }
+  return g;
+}
+
+namespace {
+
+Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1, 1, 2));
+  if (args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue) {
+    return Unimplemented("the Indices output of MaxPool is not supported");
+  }
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  OCTET_ASSIGN_OR_RETURN(const PoolGeometry g, PreparePoolGeometry(args, is_max));
+  const std::vector<int64_t> out_dims = g.OutputDims();
   std::vector<OutputInfo> outs = {{DType::kF32, Shape(out_dims)}};
   if (args.node.outputs.size() > 1) outs.push_back({DType::kS32, Shape(out_dims)});
 
   // The in-range window taps of every output row and column, computed once here: the divisions they need would
   // otherwise dominate small windows (ResNet's 3x3 stride-2 MaxPool).
-  auto taps = std::make_shared<WindowTaps>();
-  taps->rows = ComputeTaps(g.oh, g.sh, g.pad_top, g.kh, g.dh, g.h);
-  taps->cols = ComputeTaps(g.ow, g.sw, g.pad_left, g.kw, g.dw, g.w);
+  auto taps = std::make_shared<WindowTaps>(ComputeWindowTaps(g));
   auto kernel_fn = MakeKernel([g, is_max, taps](const OpRunArgs& r) -> Status {
     const float* px = r.inputs[0].data<float>();
     float* py = r.outputs[0].data<float>();

@@ -1,0 +1,185 @@
+// The int8 pools: the window geometry is the float pools' (ops/float/pool.h); Run walks the precomputed in-range
+// taps of each window, one plane per parallel item.
+#include "ops/int8/qpool_ops.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "core/threading.h"
+#include "ops/float/op_util.h"
+#include "ops/float/pool.h"
+#include "ops/int8/activation_qparams.h"
+#include "ops/int8/int8_ops.h"
+#include "ops/reference/qpool_reference.h"
+
+namespace octet::int8_ops {
+namespace {
+
+using float_ops::PoolGeometry;
+using float_ops::WindowTaps;
+
+// Windows and global pools of more elements would let the int32 sum or f32(n) lose exactness.
+constexpr int64_t kMaxPoolWindow = int64_t{1} << 23;
+
+template <typename T>
+void RunPool(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, bool is_max,
+             const reference::QAveragePoolParams& q, int32_t empty) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  ParallelFor(r.context, g.planes, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const T* xp = px + p * g.h * g.w;
+      T* yp = py + p * g.oh * g.ow;
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const int64_t h0 = oh * g.sh - g.pad_top;
+        const auto [i_lo, i_hi] = taps.rows[static_cast<size_t>(oh)];
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const int64_t w0 = ow * g.sw - g.pad_left;
+          const auto [j_lo, j_hi] = taps.cols[static_cast<size_t>(ow)];
+          if (is_max) {
+            int32_t m = empty;
+            bool any = false;
+            for (int64_t i = i_lo; i < i_hi; ++i) {
+              const T* xr = xp + (h0 + i * g.dh) * g.w + w0;
+              for (int64_t j = j_lo; j < j_hi; ++j) {
+                const int32_t v = xr[j * g.dw];
+                m = any && m >= v ? m : v;
+                any = true;
+              }
+            }
+            yp[oh * g.ow + ow] = static_cast<T>(m);
+          } else {
+            int32_t sum = 0;
+            for (int64_t i = i_lo; i < i_hi; ++i) {
+              const T* xr = xp + (h0 + i) * g.w + w0;
+              for (int64_t j = j_lo; j < j_hi; ++j) sum += int32_t{xr[j]};
+            }
+            const int64_t taken = (i_hi - i_lo) * (j_hi - j_lo);
+            sum -= static_cast<int32_t>(taken) * q.x_zp;
+            int64_t n = taken;
+            if (g.count_include_pad) {
+              n = (std::min(h0 + g.kh, g.h + g.pad_bottom) - h0) * (std::min(w0 + g.kw, g.w + g.pad_right) - w0);
+            }
+            yp[oh * g.ow + ow] = static_cast<T>(reference::QAverageValue(sum, n, q));
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void RunGlobalPool(const OpRunArgs& r, int64_t planes, int64_t spatial, bool is_max,
+                   const reference::QAveragePoolParams& q) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  ParallelFor(r.context, planes, std::max<int64_t>(1, 8192 / spatial), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const T* xp = px + p * spatial;
+      if (is_max) {
+        T m = xp[0];
+        for (int64_t i = 1; i < spatial; ++i) m = xp[i] > m ? xp[i] : m;
+        py[p] = m;
+      } else {
+        int32_t sum = 0;
+        for (int64_t i = 0; i < spatial; ++i) sum += int32_t{xp[i]};
+        sum -= static_cast<int32_t>(spatial) * q.x_zp;
+        py[p] = static_cast<T>(reference::QAverageValue(sum, spatial, q));
+      }
+    }
+  });
+}
+
+// Reads x's and y's qparams; max pools need them equal.
+Result<std::pair<QActivation, QActivation>> ReadPoolQParams(const OpPrepareArgs& args, bool is_max, const char* op) {
+  OCTET_ASSIGN_OR_RETURN(const QActivation qx, ReadInputActivation(args, 0, "X"));
+  OCTET_ASSIGN_OR_RETURN(const QActivation qy, ReadOutputActivation(args, 0, "Y"));
+  if (is_max) {
+    OCTET_RETURN_IF_ERROR(CheckSharedQParams(qx, qy, op));
+  } else if (qx.dtype != qy.dtype) {
+    return InvalidArgument("{} needs X and Y of one dtype, got {} and {}", op, qx.dtype, qy.dtype);
+  }
+  return std::pair<QActivation, QActivation>{qx, qy};
+}
+
+reference::QAveragePoolParams AverageParams(const QActivation& qx, const QActivation& qy) {
+  return {qx.scale, qy.scale, qx.zero_point, qy.zero_point, qy.quant_min, qy.quant_max};
+}
+
+Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
+  const char* op = is_max ? "QMaxPool" : "QAveragePool";
+  OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
+  OCTET_ASSIGN_OR_RETURN(const auto qparams, ReadPoolQParams(args, is_max, op));
+  const auto& [qx, qy] = qparams;
+  OCTET_ASSIGN_OR_RETURN(const PoolGeometry g, float_ops::PreparePoolGeometry(args, is_max));
+  if (g.kh * g.kw > kMaxPoolWindow) {
+    return InvalidArgument("{} windows of {} x {} elements are larger than the supported 2^23", op, g.kh, g.kw);
+  }
+  auto taps = std::make_shared<WindowTaps>(float_ops::ComputeWindowTaps(g));
+  const reference::QAveragePoolParams q = AverageParams(qx, qy);
+  const int32_t empty = qx.quant_min;
+  std::unique_ptr<OpKernel> kernel;
+  if (qx.dtype == DType::kU8) {
+    kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+      RunPool<uint8_t>(r, g, *taps, is_max, q, empty);
+      return OkStatus();
+    });
+  } else {
+    kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+      RunPool<int8_t>(r, g, *taps, is_max, q, empty);
+      return OkStatus();
+    });
+  }
+  return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
+                                 fmt::format("{}_{}", is_max ? "qmax_pool" : "qaverage_pool", DTypeName(qx.dtype)));
+}
+
+Result<PreparedOp> PrepareQGlobalPool(const OpPrepareArgs& args, bool is_max) {
+  const char* op = is_max ? "QGlobalMaxPool" : "QGlobalAveragePool";
+  OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
+  OCTET_ASSIGN_OR_RETURN(const auto qparams, ReadPoolQParams(args, is_max, op));
+  const auto& [qx, qy] = qparams;
+  const Shape& x = args.inputs[0].shape;
+  if (x.rank() < 3) return InvalidArgument("X must be [N, C, spatial...], got {}", x);
+  std::vector<int64_t> out_dims = {x.dim(0), x.dim(1)};
+  out_dims.resize(static_cast<size_t>(x.rank()), 1);
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t spatial = x.Product(2, x.rank());
+  if (spatial == 0) return InvalidArgument("X {} has no spatial elements", x);
+  if (spatial > kMaxPoolWindow) {
+    return InvalidArgument("{} over {} spatial elements is larger than the supported 2^23", op, spatial);
+  }
+  const reference::QAveragePoolParams q = AverageParams(qx, qy);
+  std::unique_ptr<OpKernel> kernel;
+  if (qx.dtype == DType::kU8) {
+    kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+      RunGlobalPool<uint8_t>(r, planes, spatial, is_max, q);
+      return OkStatus();
+    });
+  } else {
+    kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+      RunGlobalPool<int8_t>(r, planes, spatial, is_max, q);
+      return OkStatus();
+    });
+  }
+  return float_ops::MakePrepared(
+      {{qy.dtype, Shape(std::move(out_dims))}}, std::move(kernel),
+      fmt::format("{}_{}", is_max ? "qglobal_max_pool" : "qglobal_average_pool", DTypeName(qx.dtype)));
+}
+
+}  // namespace
+
+Status RegisterQPoolOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(
+      registry.Register(kInt8Domain, "QMaxPool", [](const OpPrepareArgs& a) { return PrepareQPool(a, true); }));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register(kInt8Domain, "QAveragePool", [](const OpPrepareArgs& a) { return PrepareQPool(a, false); }));
+  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QGlobalMaxPool",
+                                          [](const OpPrepareArgs& a) { return PrepareQGlobalPool(a, true); }));
+  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QGlobalAveragePool",
+                                          [](const OpPrepareArgs& a) { return PrepareQGlobalPool(a, false); }));
+  return OkStatus();
+}
+
+}  // namespace octet::int8_ops

@@ -1,0 +1,54 @@
+// QLookup's functions and table (the formulas are in the header).
+#include "ops/reference/qlookup_reference.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/reference/quantize_reference.h"
+
+namespace octet::reference {
+
+Result<LookupFunction> ParseLookupFunction(std::string_view name) {
+  if (name == "HardSwish") return LookupFunction::kHardSwish;
+  if (name == "Sigmoid") return LookupFunction::kSigmoid;
+  if (name == "Tanh") return LookupFunction::kTanh;
+  if (name == "HardSigmoid") return LookupFunction::kHardSigmoid;
+  if (name == "LeakyRelu") return LookupFunction::kLeakyRelu;
+  return InvalidArgument("function must be HardSwish, Sigmoid, Tanh, HardSigmoid or LeakyRelu, got \"{}\"", name);
+}
+
+const char* LookupFunctionName(LookupFunction f) {
+  switch (f) {
+    case LookupFunction::kHardSwish: return "HardSwish";
+    case LookupFunction::kSigmoid: return "Sigmoid";
+    case LookupFunction::kTanh: return "Tanh";
+    case LookupFunction::kHardSigmoid: return "HardSigmoid";
+    case LookupFunction::kLeakyRelu: return "LeakyRelu";
+  }
+  return "?";
+}
+
+float ApplyLookupFunction(LookupFunction f, float alpha, float beta, float x) {
+  switch (f) {
+    case LookupFunction::kHardSwish: return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case LookupFunction::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case LookupFunction::kTanh: return std::tanh(x);
+    case LookupFunction::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
+    case LookupFunction::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
+  }
+  return x;
+}
+
+std::array<int32_t, 256> BuildLookupTable(const QLookupParams& p) {
+  std::array<int32_t, 256> table{};
+  const float inv_y_scale = 1.0f / p.y_scale;
+  for (int byte = 0; byte < 256; ++byte) {
+    const int32_t code = p.x_dtype == DType::kU8 ? byte : static_cast<int8_t>(static_cast<uint8_t>(byte));
+    const float x = DequantizeValue<int32_t>(code, p.x_scale, p.x_zp);
+    const float y = ApplyLookupFunction(p.function, p.alpha, p.beta, x);
+    table[static_cast<size_t>(byte)] = QuantizeValue<int32_t>(y, inv_y_scale, p.y_zp, p.y_quant_min, p.y_quant_max);
+  }
+  return table;
+}
+
+}  // namespace octet::reference
