@@ -80,7 +80,7 @@ class Cursor {
   Result<std::string> Name(std::string_view what, bool allow_empty = false) {
     OCTET_ASSIGN_OR_RETURN(std::string s, String(what));
     if (!allow_empty && s.empty()) return Invalid(fmt::format("{} is empty", what));
-    if (HasControlCharacters(s)) return Invalid(fmt::format("{} '{}' contains control characters", what, s));
+    if (HasControlCharacters(s)) return Invalid(fmt::format("{} {:?} contains control characters", what, s));
     return s;
   }
   Status ExpectEnd() const {

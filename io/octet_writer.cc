@@ -73,7 +73,7 @@ class Serializer {
   }
   Status CheckName(const std::string& s, std::string_view what, bool allow_empty) const {
     if (!allow_empty && s.empty()) return InvalidArgument("{}: {} is empty", where_, what);
-    if (HasControlCharacters(s)) return InvalidArgument("{}: {} '{}' contains control characters", where_, what, s);
+    if (HasControlCharacters(s)) return InvalidArgument("{}: {} {:?} contains control characters", where_, what, s);
     return CheckCount(s.size(), what);
   }
   Status PutIds(ByteWriter& w, const std::vector<ValueId>& ids, std::string_view what) {
