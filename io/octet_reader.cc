@@ -139,10 +139,13 @@ size_t SectionIndex(std::string_view name) {
 
 Status Parser::ReadHeaderAndTable() {
   const size_t size = bytes_.size();
+  // The magic first, so that any other file is called what it is, however short.
+  if (size > 0 && std::memcmp(bytes_.data(), kMagic.data(), std::min(size, kMagic.size())) != 0) {
+    return Corrupt("not an .octet file (bad magic bytes)");
+  }
   if (size < kHeaderBytes) {
     return Corrupt("the file has {} bytes, fewer than the {}-byte header (truncated?)", size, kHeaderBytes);
   }
-  if (!HasOctetMagic(bytes_)) return Corrupt("not an .octet file (bad magic bytes)");
   version_ = Load<uint32_t>(bytes_, kVersionOffset);
   if (version_ > kOctetFormatVersion) {
     return Unimplemented("{}: format version {} is newer than this build of octet reads (up to {}); use a newer "

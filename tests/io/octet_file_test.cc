@@ -349,6 +349,50 @@ TEST_CASE("octet file writes are atomic and leave nothing behind on failure", "[
   }
 }
 
+TEST_CASE("octet files written by an independent encoder (tests/fuzz/make_octet_seeds.py) load", "[octet_file]") {
+  const std::string dir = std::string(OCTET_TEST_DATA_DIR) + "/../fuzz/corpus/octet/";
+
+  const Result<OctetModel> minimal = ReadOctetFile(dir + "minimal.octet");
+  REQUIRE(minimal.ok());
+  CHECK(minimal->metadata == OctetMetadata{{"producer", "make_octet_seeds.py"}});
+  const std::vector<Tensor> y = RunGraph(minimal->graph, {MakeTensor<float>({2, 2}, {1.0f, 2.0f, -3.0f, 0.25f})});
+  CHECK(std::vector<float>(y[0].values<float>().begin(), y[0].values<float>().end()) ==
+        std::vector<float>{2.5f, 0.0f, -1.5f, -1.75f});
+
+  const Result<OctetModel> every = ReadOctetFile(dir + "every_field.octet");
+  REQUIRE(every.ok());
+  const Graph& g = every->graph;
+  CHECK(g.name() == "every field");
+  CHECK(every->metadata.at("mode") == "static");
+  const Value& w = g.value(g.FindValue("w"));
+  REQUIRE(w.qparams.has_value());
+  CHECK(w.qparams->scheme() == QScheme::kPerChannelSymmetric);
+  CHECK(w.qparams->scales() == std::vector<float>{0.25f, 0.125f});
+  CHECK(std::vector<int8_t>(w.data.values<int8_t>().begin(), w.data.values<int8_t>().end()) ==
+        std::vector<int8_t>{-127, 0, 1, 2, 3, 127});
+  CHECK(g.value(g.FindValue("y")).shape == Shape{kUnknownDim, 2});
+  CHECK(g.value(g.FindValue("y")).qparams->quant_max() == 15);
+  const Node& q = g.node(0);
+  CHECK(q.domain == "octet");
+  CHECK(q.inputs.back() == kNoValue);
+  CHECK(q.outputs.back() == kNoValue);
+  CHECK(q.attributes.GetInts("ints").value() == std::vector<int64_t>{1, 2, -1});
+  CHECK(q.attributes.GetStrings("strings").value() == std::vector<std::string>{"a", ""});
+  CHECK(q.attributes.GetTensor("t")->values<float>()[1] == 1.5f);
+  // The independent encoder and octet's writer agree byte for byte.
+  CHECK(SerializeOctet(g, every->metadata, "x").value() == ReadFile(dir + "every_field.octet").value());
+
+  const Result<OctetModel> mlp = ReadOctetFile(dir + "mlp.octet");
+  REQUIRE(mlp.ok());
+  CHECK(RunGraph(mlp->graph, {MakeTensor<float>({1, 4}, {1.0f, -1.0f, 0.5f, 2.0f})})[0].shape() == Shape{1, 2});
+
+  const Result<OctetModel> newer = ReadOctetFile(dir + "newer_version.octet");
+  CHECK(newer.status().message() ==
+        fmt::format("failed to read .octet file '{}newer_version.octet': format version 2 is newer than this build "
+                    "of octet reads (up to 1); use a newer octet",
+                    dir));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Malformed files.
 
@@ -579,6 +623,8 @@ TEST_CASE("octet file: broken headers and section tables give their exact messag
   SECTION("bad magic") {
     f[1] = 'X';
     CHECK(ErrorOf(f) == kPrefix + "not an .octet file (bad magic bytes)");
+    CHECK(ErrorOf("hello") == kPrefix + "not an .octet file (bad magic bytes)");
+    CHECK(ErrorOf("") == kPrefix + "the file has 0 bytes, fewer than the 32-byte header (truncated?)");
   }
   SECTION("a newer version") {
     Write<uint32_t>(f, of::kVersionOffset, 2);
