@@ -336,23 +336,17 @@ Status Parser::ReadValues(Graph& graph) {
       OCTET_ASSIGN_OR_RETURN(qparams, ReadQParams(c));
     }
 
-    Result<ValueId> id = InvalidArgument("unreachable");
-    switch (kind) {
-      case ValueKind::kInput:
-        if (!shape) return c.Invalid("an input needs a shape");
-        id = graph.AddInput(name, dtype, *shape);
-        break;
-      case ValueKind::kConstant: {
-        if (!shape) return c.Invalid("a constant needs a shape");
-        OCTET_ASSIGN_OR_RETURN(Tensor data, ReadData(c, dtype, *shape));
-        id = graph.AddConstant(name, std::move(data));
-        break;
-      }
-      case ValueKind::kNode:
-        id = graph.AddNodeValue(name, dtype);
-        if (id.ok()) graph.mutable_value(*id).shape = shape;
-        break;
+    if (kind != ValueKind::kNode && !shape) {
+      return c.Invalid(fmt::format("{} '{}' needs a shape", ValueKindName(kind), name));
     }
+    Tensor data;
+    if (kind == ValueKind::kConstant) {
+      OCTET_ASSIGN_OR_RETURN(data, ReadData(c, dtype, *shape));
+    }
+    Result<ValueId> id = kind == ValueKind::kInput      ? graph.AddInput(name, dtype, *shape)
+                         : kind == ValueKind::kConstant ? graph.AddConstant(name, std::move(data))
+                                                        : graph.AddNodeValue(name, dtype);
+    if (id.ok() && kind == ValueKind::kNode) graph.mutable_value(*id).shape = shape;
     if (!id.ok()) return c.Wrap(id.status());
     graph.mutable_value(*id).qparams = std::move(qparams);
   }
@@ -401,24 +395,24 @@ Result<Attribute> Parser::ReadAttribute(Cursor& c, AttrType type) {
       OCTET_ASSIGN_OR_RETURN(const uint32_t n, c.Count("list length", 8));
       std::vector<int64_t> v(n);
       for (int64_t& x : v) {
-    OCTET_ASSIGN_OR_RETURN(x, c.Read<int64_t>("list item"));
-  }
+        OCTET_ASSIGN_OR_RETURN(x, c.Read<int64_t>("list item"));
+      }
       return Attribute(std::move(v));
     }
     case AttrType::kFloats: {
       OCTET_ASSIGN_OR_RETURN(const uint32_t n, c.Count("list length", 4));
       std::vector<float> v(n);
       for (float& x : v) {
-    OCTET_ASSIGN_OR_RETURN(x, c.Read<float>("list item"));
-  }
+        OCTET_ASSIGN_OR_RETURN(x, c.Read<float>("list item"));
+      }
       return Attribute(std::move(v));
     }
     case AttrType::kStrings: {
       OCTET_ASSIGN_OR_RETURN(const uint32_t n, c.Count("list length", 4));
       std::vector<std::string> v(n);
       for (std::string& x : v) {
-    OCTET_ASSIGN_OR_RETURN(x, c.String("list item"));
-  }
+        OCTET_ASSIGN_OR_RETURN(x, c.String("list item"));
+      }
       return Attribute(std::move(v));
     }
   }

@@ -433,7 +433,8 @@ fi
 expect_rc "run a newer .octet version" 1 "newer_version.octet': format version 2 is newer than this build" -- \
   "$OCTET" run "$OCTETS/newer_version.octet" --input x="$TMP/x22.npy" --output-dir "$TMP/fail/out"
 head -c 300 "$OCTETS/minimal.octet" >"$TMP/truncated.octet"
-expect_rc "run a truncated .octet file" 1 "truncated.octet': the file is truncated: the header says 392 bytes, it has 300" -- \
+expect_rc "run a truncated .octet file" 1 \
+  "truncated.octet': the file is truncated: the header says 392 bytes, it has 300" -- \
   "$OCTET" run "$TMP/truncated.octet" --input x="$TMP/x22.npy" --output-dir "$TMP/fail/out"
 echo "not a model" >"$TMP/text.octet"
 expect_rc "inspect a .octet file without the magic" 1 "text.octet': not an .octet file" -- \

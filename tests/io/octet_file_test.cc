@@ -87,8 +87,8 @@ Graph KitchenSinkGraph() {
   const ValueId tokens = g.AddInput("tokens", DType::kS32, Shape{kUnknownDim}).value();
   const ValueId q_in = g.AddInput("q_in", DType::kU8, Shape{2, 3}).value();
   g.mutable_value(q_in).qparams = QParams::PerTensor(DType::kU8, 0.5f, 128).value();
-  const ValueId b = g.AddConstant("layer1.b_s32", MakeTensor<int32_t>({3}, {-7, 0, std::numeric_limits<int32_t>::max()}))
-                        .value();
+  const ValueId b =
+      g.AddConstant("layer1.b_s32", MakeTensor<int32_t>({3}, {-7, 0, std::numeric_limits<int32_t>::max()})).value();
   g.mutable_value(b).qparams =
       QParams::PerChannel(DType::kS32, {0.1f, 0.2f, 0.3f}, {0, 0, 0}, 0, std::numeric_limits<int32_t>::min(),
                           std::numeric_limits<int32_t>::max())
@@ -513,7 +513,7 @@ TEST_CASE("octet file: malformed records give their exact messages", "[octet_fil
   }
   SECTION("a constant without a shape") {
     m.w = Bytes().Str("w").U8(1).U8(0).U8(0).U64(0).U64(8).str();
-    want = "section 'values' entry 1 ('w'): a constant needs a shape";
+    want = "section 'values' entry 1 ('w'): constant 'w' needs a shape";
   }
   SECTION("qparams with scale 0") {
     m.y = Bytes().Str("y").U8(2).U8(1).U8(of::kValueHasQParams).U8(0).U8(1).I32(0).I32(255).I32(0).U32(1).F32(0.0f)

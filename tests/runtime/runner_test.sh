@@ -62,7 +62,7 @@ fi
 
 expect 1 "newer_version.octet': format version 2 is newer" -- "$runner" "$seeds/newer_version.octet" "$tmp/x" \
   x="$tmp/x22.npy"
-expect 1 "failed to load .octet model '$seeds/minimal.octet': failed to compile graph 'minimal': a shape is given for 'y'" \
+expect 1 "failed to load .octet model '$seeds/minimal.octet': failed to compile graph 'minimal': a shape is given" \
   -- "$runner" "$seeds/minimal.octet" "$tmp/x" y="$tmp/x22.npy"
 expect 1 "no_such.octet" -- "$runner" "$tmp/no_such.octet" "$tmp/x" x="$tmp/x22.npy"
 expect 2 "usage" -- "$runner" "$seeds/minimal.octet"
