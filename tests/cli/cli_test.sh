@@ -392,5 +392,55 @@ expect_rc "bench conv --kh 0" 2 "kh" -- "$OCTET" bench conv --c-in 6 --c-out 6 -
 expect_rc "bench conv kernel larger than the input" 1 "does not fit" -- \
   "$OCTET" bench conv --c-in 6 --c-out 6 --h 2 --w 4 --kh 5 --kw 3 --json
 
+# ------------------------------------------------------------------------------------------------ .octet models
+# `octet run` and `octet inspect` on the .octet seed files (tests/fuzz/make_octet_seeds.py), told apart from ONNX
+# by extension or magic bytes.
+OCTETS="$(cd "$(dirname "$0")/../fuzz/corpus/octet" && pwd)"
+# write_f32 PATH D0,D1 VALUES...: a float32 .npy file (python3 standard library only).
+write_f32() {
+  python3 - "$@" <<'PY'
+import struct, sys
+path, dims, values = sys.argv[1], [int(d) for d in sys.argv[2].split(",")], [float(v) for v in sys.argv[3:]]
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join("%d, " % d for d in dims)
+header += " " * (-(len(header) + 11) % 64) + "\n"
+with open(path, "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<%df" % len(values), *values))
+PY
+}
+write_f32 "$TMP/x22.npy" 2,2 1 2 -3 0.25
+write_f32 "$TMP/y22.npy" 2,2 2.5 0 -1.5 -1.75
+cp "$OCTETS/minimal.octet" "$TMP/minimal.model"
+for model in "$OCTETS/minimal.octet" "$TMP/minimal.model"; do
+  rm -rf "$TMP/run"
+  run "$OCTET" run "$model" --input x="$TMP/x22.npy" --output-dir "$TMP/run"
+  if [[ $rc -ne 0 ]]; then
+    fail "run $(basename "$model"): exit $rc"
+  elif ! why=$(npy_same "$TMP/run/y.npy" "$TMP/y22.npy" 2>&1); then
+    fail "run $(basename "$model"): $why"
+  else
+    pass
+  fi
+done
+run "$OCTET" inspect "$OCTETS/mlp.octet" --input-shape x=3,4
+if [[ $rc -eq 0 ]] && grep -q '^format .octet version 1$' "$TMP/stdout" &&
+  grep -q '^metadata producer: "make_octet_seeds.py"$' "$TMP/stdout" &&
+  grep -q '^output logits: f32 \[3, 2\]$' "$TMP/stdout" && grep -Eq '^ +2 fc2 +Gemm ' "$TMP/stdout"; then
+  pass
+else
+  fail "inspect mlp.octet: exit $rc: $(head -c 400 "$TMP/stdout")"
+fi
+expect_rc "run a newer .octet version" 1 "newer_version.octet': format version 2 is newer than this build" -- \
+  "$OCTET" run "$OCTETS/newer_version.octet" --input x="$TMP/x22.npy" --output-dir "$TMP/fail/out"
+head -c 300 "$OCTETS/minimal.octet" >"$TMP/truncated.octet"
+expect_rc "run a truncated .octet file" 1 \
+  "truncated.octet': the file is truncated: the header says 392 bytes, it has 300" -- \
+  "$OCTET" run "$TMP/truncated.octet" --input x="$TMP/x22.npy" --output-dir "$TMP/fail/out"
+echo "not a model" >"$TMP/text.octet"
+expect_rc "inspect a .octet file without the magic" 1 "text.octet': not an .octet file" -- \
+  "$OCTET" inspect "$TMP/text.octet"
+expect_rc "run a .octet model with a wrong input name" 1 "mlp.octet': it has no input named 'nope'" -- \
+  "$OCTET" run "$OCTETS/mlp.octet" --input nope="$TMP/x22.npy" --output-dir "$TMP/fail/out"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -20,7 +20,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/executor.h"
-#include "ops/float/registry.h"
 #include "tools/octet/bench_timing.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
@@ -138,10 +137,10 @@ int RunModelBench(const ModelBenchCommand& c) {
   if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
-  Result<Graph> graph = LoadModel(c.model);
-  if (!graph.ok()) return ReportFailure(graph.status());
-  const OpRegistry registry = FloatOpRegistry();
-  Result<Executor> exec = Executor::Compile(*graph, *context, registry, options);
+  Result<LoadedModel> model = LoadModelFile(c.model);
+  if (!model.ok()) return ReportFailure(model.status());
+  const OpRegistry registry = RegistryFor(*model);
+  Result<Executor> exec = Executor::Compile(model->graph, *context, registry, options);
   if (!exec.ok()) return ReportFailure(exec.status().WithContext(fmt::format("failed to compile '{}'", c.model)));
   Result<std::vector<Tensor>> inputs = MakeInputs(*exec);
   if (!inputs.ok()) return ReportFailure(inputs.status());
@@ -236,7 +235,7 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
   CLI::App* bench = app.get_subcommand("bench");
   auto c = std::make_shared<ModelBenchCommand>();
   CLI::App* m = bench->add_subcommand("model", "Whole-model latency of a float model (Compile outside the timing)");
-  m->add_option("model", c->model, "The model (.onnx)")->required()->type_name("MODEL");
+  m->add_option("model", c->model, "The model (.onnx or .octet)")->required()->type_name("MODEL");
   m->add_option("--input-shape", c->input_shapes, "Shape for an input with unknown dims, NAME=D0,D1,...")
       ->type_name("NAME=DIMS");
   m->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")

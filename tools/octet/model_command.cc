@@ -16,7 +16,9 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "io/octet_file.h"
 #include "ops/float/registry.h"
+#include "quant/quantized_registry.h"
 #include "tools/octet/context_options.h"
 #if OCTET_WITH_ONNX
 #include "io/onnx/onnx_importer.h"
@@ -73,8 +75,9 @@ int RunModel(const RunCommand& c) {
 
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
-  Result<Graph> graph = LoadModel(c.model);
-  if (!graph.ok()) return ReportFailure(graph.status());
+  Result<LoadedModel> model = LoadModelFile(c.model);
+  if (!model.ok()) return ReportFailure(model.status());
+  const Graph* graph = &model->graph;
   std::vector<std::string> input_names;
   for (ValueId id : graph->inputs()) input_names.push_back(graph->value(id).name);
   for (const auto& [name, file] : files) {
@@ -96,7 +99,7 @@ int RunModel(const RunCommand& c) {
     options.input_shapes.emplace_back(name, t->shape());
     inputs.push_back(std::move(*t));
   }
-  const OpRegistry registry = FloatOpRegistry();
+  const OpRegistry registry = RegistryFor(*model);
   Result<Executor> exec = Executor::Compile(*graph, *context, registry, options);
   if (!exec.ok()) return ReportFailure(exec.status().WithContext(fmt::format("failed to run '{}'", c.model)));
   Result<std::vector<Tensor>> outputs = exec->Run(inputs);
@@ -130,11 +133,11 @@ int RunModel(const RunCommand& c) {
 int Inspect(const InspectCommand& c) {
   CompileOptions options;
   if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
-  Result<Graph> graph = LoadModel(c.model);
-  if (!graph.ok()) return ReportFailure(graph.status());
-  const Graph& g = *graph;
+  Result<LoadedModel> model = LoadModelFile(c.model);
+  if (!model.ok()) return ReportFailure(model.status());
+  const Graph& g = model->graph;
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
-  const OpRegistry registry = FloatOpRegistry();
+  const OpRegistry registry = RegistryFor(*model);
   Result<Executor> exec = Executor::Compile(g, context, registry, options);
   auto shape_of = [&](ValueId id) -> std::string {
     if (id == kNoValue) return "_";
@@ -144,6 +147,11 @@ int Inspect(const InspectCommand& c) {
   };
 
   fmt::print("model {}: graph '{}', {} nodes, {} parameters\n", c.model, g.name(), g.num_nodes(), g.NumParameters());
+  if (model->is_octet) {
+    fmt::print("format .octet version {}\n", model->format_version);
+    // Metadata values are free text: keep each on one line.
+    for (const auto& [key, value] : model->metadata) fmt::print("metadata {}: {:?}\n", key, value);
+  }
   for (ValueId id : g.inputs()) fmt::print("input  {}: {}\n", g.value(id).name, shape_of(id));
   for (ValueId id : g.outputs()) fmt::print("output {}: {}\n", g.value(id).name, shape_of(id));
   if (!exec.ok()) fmt::print("(shapes unknown: {})\n", exec.status().message());
@@ -176,17 +184,32 @@ int Inspect(const InspectCommand& c) {
 
 }  // namespace
 
-Result<Graph> LoadModel(const std::string& path) {
-  const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".octet") {
-    return Unimplemented("failed to load '{}': .octet models are not supported by this build yet", path);
+Result<LoadedModel> LoadModelFile(const std::string& path) {
+  LoadedModel model;
+  if (IsOctetFile(path) || std::filesystem::path(path).extension() == ".octet") {
+    OCTET_ASSIGN_OR_RETURN(OctetModel octet, ReadOctetFile(path));
+    model.graph = std::move(octet.graph);
+    model.is_octet = true;
+    model.metadata = std::move(octet.metadata);
+    model.format_version = octet.format_version;
+    return model;
   }
 #if OCTET_WITH_ONNX
-  return ReadOnnxModel(path);
+  OCTET_ASSIGN_OR_RETURN(model.graph, ReadOnnxModel(path));
+  return model;
 #else
   return Unimplemented("failed to load '{}': this build of octet has no ONNX import (built without protobuf)",
                        path);
 #endif
+}
+
+Result<Graph> LoadModel(const std::string& path) {
+  OCTET_ASSIGN_OR_RETURN(LoadedModel model, LoadModelFile(path));
+  return std::move(model.graph);
+}
+
+OpRegistry RegistryFor(const LoadedModel& model) {
+  return model.is_octet ? QuantizedGraphRegistry() : FloatOpRegistry();
 }
 
 namespace {
@@ -221,7 +244,7 @@ Status ParseInputShapes(const std::vector<std::string>& specs, CompileOptions& o
 void AddModelCommands(CLI::App& app, CommandRegistry& registry) {
   auto run = std::make_shared<RunCommand>();
   CLI::App* r = app.add_subcommand("run", "Run a model on .npy inputs and write its outputs as .npy files");
-  r->add_option("model", run->model, "The model (.onnx)")->required()->type_name("MODEL");
+  r->add_option("model", run->model, "The model (.onnx or .octet)")->required()->type_name("MODEL");
   r->add_option("--input", run->inputs, "A graph input and its file, NAME=FILE.npy (repeat for each input)")
       ->required()
       ->type_name("NAME=FILE");
@@ -233,7 +256,7 @@ void AddModelCommands(CLI::App& app, CommandRegistry& registry) {
 
   auto inspect = std::make_shared<InspectCommand>();
   CLI::App* i = app.add_subcommand("inspect", "Print a model's graph: nodes, shapes and parameter counts");
-  i->add_option("model", inspect->model, "The model (.onnx)")->required()->type_name("MODEL");
+  i->add_option("model", inspect->model, "The model (.onnx or .octet)")->required()->type_name("MODEL");
   i->add_option("--input-shape", inspect->input_shapes, "Shape for an input with unknown dims, NAME=D0,D1,...")
       ->type_name("NAME=DIMS");
   registry.Add(i, [inspect] { return Inspect(*inspect); });

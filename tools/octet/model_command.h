@@ -1,4 +1,4 @@
-// `octet run` and `octet inspect`: run a float model on .npy inputs, print a model's graph.
+// `octet run` and `octet inspect`: run a model (.onnx or .octet) on .npy inputs, print a model's graph.
 #pragma once
 
 #include <string>
@@ -8,24 +8,42 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/op_registry.h"
 #include "core/status.h"
+#include "io/octet_file.h"
 #include "tools/octet/command.h"
 
 namespace octet::cli {
 
 // Adds to `app`:
-//   octet run MODEL.onnx --input NAME=FILE.npy... --output-dir DIR [--isa TIER] [--threads T]
+//   octet run MODEL --input NAME=FILE.npy... --output-dir DIR [--isa TIER] [--threads T]
 //     runs the model and writes DIR/<output name>.npy for every graph output, the name made safe for the file
 //     system (characters other than letters, digits, '.', '-' and '_' become '_'; a leading '.' too). Input shapes
 //     come from the files. All outputs are computed before any is written; each is written atomically, and a
-//     failure removes the ones already written. (.octet models will be accepted once that format exists.)
-//   octet inspect MODEL.onnx [--input-shape NAME=D0,D1,...]...
+//     failure removes the ones already written.
+//   octet inspect MODEL [--input-shape NAME=D0,D1,...]...
 //     prints the graph: inputs, outputs, and one line per node with its op, inputs, output shapes and parameter
-//     count, then the totals. Shapes need every input dim known (declared, or given with --input-shape).
+//     count, then the totals; for a .octet model also its format version and metadata. Shapes need every input dim
+//     known (declared, or given with --input-shape).
+// MODEL is an ONNX model (float operators) or a .octet model (QuantizedGraphRegistry: float, fused and int8
+// operators), told apart by the .octet magic bytes or the .octet extension.
 void AddModelCommands(CLI::App& app, CommandRegistry& registry);
 
-// Loads a model by its extension: .onnx where the build has ONNX import; .octet is refused until that format exists.
+// A model file's graph, and for .octet files their metadata and the registry their operators come from.
+struct LoadedModel {
+  Graph graph;
+  bool is_octet = false;
+  OctetMetadata metadata;
+  uint32_t format_version = 0;  // .octet only
+};
+
+// Loads a .octet model (starting with the .octet magic, or named *.octet) or an ONNX model (where the build has
+// ONNX import).
+Result<LoadedModel> LoadModelFile(const std::string& path);
+// The graph of LoadModelFile.
 Result<Graph> LoadModel(const std::string& path);
+// The registry that runs `model`: QuantizedGraphRegistry() for .octet models, FloatOpRegistry() for ONNX.
+OpRegistry RegistryFor(const LoadedModel& model);
 // Parses --input-shape values, NAME=D0,D1,..., into options.input_shapes.
 Status ParseInputShapes(const std::vector<std::string>& specs, CompileOptions& options);
 

@@ -1,0 +1,25 @@
+// Loading and compiling .octet models with the operators of quantized graphs.
+#include "io/runtime/octet_runtime.h"
+
+#include "quant/quantized_registry.h"
+
+namespace octet {
+
+Result<OctetRuntime> OctetRuntime::Load(const std::string& path, const Context& context,
+                                        const CompileOptions& options) {
+  OCTET_ASSIGN_OR_RETURN(OctetModel model, ReadOctetFile(path));
+  return Compile(std::move(model), path, context, options);
+}
+
+Result<OctetRuntime> OctetRuntime::Compile(OctetModel model, const std::string& name, const Context& context,
+                                           const CompileOptions& options) {
+  // Operators keep no reference to the registry after Compile, so a temporary is enough.
+  const OpRegistry registry = QuantizedGraphRegistry();
+  Result<Executor> executor = Executor::Compile(model.graph, context, registry, options);
+  if (!executor.ok()) {
+    return executor.status().WithContext(fmt::format("failed to load .octet model '{}'", name));
+  }
+  return OctetRuntime(std::move(model), std::move(executor).value());
+}
+
+}  // namespace octet
