@@ -1,10 +1,16 @@
 // The int8 operator registry: one call per operator group (each group's file registers its operators).
 #include "ops/int8/int8_ops.h"
 
+#include "ops/int8/dynamic_gemm_op.h"
+#include "ops/int8/dynamic_rnn_op.h"
+
 namespace octet {
 
 Status RegisterInt8Ops(OpRegistry& registry) {
-  for (Status (*reg)(OpRegistry&) : std::initializer_list<Status (*)(OpRegistry&)>{}) {
+  for (Status (*reg)(OpRegistry&) : std::initializer_list<Status (*)(OpRegistry&)>{
+           RegisterDynamicGemmOps,
+           RegisterDynamicRnnOps,
+       }) {
     OCTET_RETURN_IF_ERROR(reg(registry));
   }
   return OkStatus();
