@@ -21,7 +21,7 @@ struct ChosenQParams {
 //     [sq_min, sq_max] with sq_min = -((qmax - qmin) / 2 + 1), sq_max = (qmax - qmin) / 2
 //   min = min(min, 0), max = max(max, 0)                                   (0 exactly representable)
 //   scale = (double(max) - min) / (qmax - qmin); 0.1 when float(scale) is 0 or its float reciprocal is infinite
-//   force_scale_power_of_two: scale rounded to a power of two (down below 1, up from 1)
+//   force_scale_power_of_two: scale rounded up to a power of two
 //   scale < 6.1e-5f (fp16's smallest normal): scale = 6.1e-5f and the range widened by the same factor (in float)
 //   zero point from the end whose error term |q_end| - |end / scale| is smaller (double), the midpoint
 //   (qmin + qmax) / 2 when preserve_sparsity and min < 0 < max, clamped to [qmin, qmax], else rounded half to even.
