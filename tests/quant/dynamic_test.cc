@@ -107,7 +107,7 @@ TEST_CASE("QuantizeDynamic replaces Gemm, MatMul and LSTM by the dynamic operato
   CHECK(NodeNamed(*q, "fc3").op_type == "DynamicQGemm");
   CHECK(NodeNamed(*q, "lstm").op_type == "DynamicQLSTM");
   CHECK(NodeNamed(*q, "relu").op_type == "Relu");
-  CHECK(NodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 1);
+  CHECK(NodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 0);
   // Weights: s8 constants with per-channel symmetric qparams along the output-channel axis, equal to what the
   // weight observer and Quantize give.
   struct W {
@@ -152,11 +152,11 @@ TEST_CASE("QuantizeDynamic follows the mapping: op types, node names, none, stat
     QConfigMapping m;
     m.SetObjectType("Gemm", GetDefaultDynamicQConfig(false));
     QuantizeDynamicOptions o;
-    o.reduce_range = false;
+    o.reduce_range = true;
     auto q = QuantizeDynamic(model, m, o);
     REQUIRE(q.ok());
     CHECK(NodeNamed(*q, "fc1").op_type == "DynamicQGemm");
-    CHECK(NodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 0);
+    CHECK(NodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 1);
     CHECK(q->value(NodeNamed(*q, "fc1").inputs[1]).qparams->scheme() == QScheme::kPerTensorSymmetric);
     CHECK(NodeNamed(*q, "fc2").op_type == "MatMul");
     CHECK(NodeNamed(*q, "lstm").op_type == "LSTM");
