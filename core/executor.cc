@@ -203,16 +203,19 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
       info.shape = shapes[static_cast<size_t>(in)];
       info.constant = ConstantData(in);
       if (g.value(in).qparams) info.qparams = &*g.value(in).qparams;
+      info.name = g.value(in).name;
       if (info.constant == nullptr) all_constant = false;
     }
     std::vector<const QParams*> output_qparams(node.outputs.size(), nullptr);
+    std::vector<std::string_view> output_names(node.outputs.size());
     for (size_t s = 0; s < node.outputs.size(); ++s) {
       const ValueId out = node.outputs[s];
       if (out != kNoValue && g.value(out).qparams) output_qparams[s] = &*g.value(out).qparams;
+      if (out != kNoValue) output_names[s] = g.value(out).name;
     }
     const OpPrepareFn& prepare = *registry.Find(node.domain, node.op_type);
     const int64_t limit = options.max_tensor_elements > 0 ? options.max_tensor_elements : Shape::kMaxElements;
-    auto result = prepare(OpPrepareArgs{node, infos, *context, limit, output_qparams});
+    auto result = prepare(OpPrepareArgs{node, infos, *context, limit, output_qparams, output_names});
     if (!result.ok()) return result.status().WithContext(where);
     PreparedOp& op = prepared[static_cast<size_t>(n)];
     op = std::move(*result);

@@ -30,6 +30,7 @@ struct ValueInfo {
   Shape shape;
   const Tensor* constant = nullptr;  // the data, when it is known at compile time (weights, folded values)
   const QParams* qparams = nullptr;  // the value's qparams (Value::qparams), when it has them
+  std::string_view name;             // the value's name, for error messages (valid during Prepare)
 };
 
 struct OutputInfo {
@@ -92,6 +93,8 @@ struct OpPrepareArgs {
   // One per node output slot: the output value's qparams (Value::qparams), or nullptr when it has none or the slot
   // is omitted. Quantized operators take their output scale and zero point from here.
   std::span<const QParams* const> output_qparams;
+  // One per node output slot: the output value's name ("" for an omitted slot), for error messages.
+  std::span<const std::string_view> output_names = {};
 };
 
 // Validates node and inputs (arity, dtypes, ranks, attributes, axes), infers the outputs and builds the kernel.

@@ -23,6 +23,15 @@ Result<Tensor> Tensor::Create(DType dtype, Shape shape) {
   return t;
 }
 
+Tensor Tensor::Borrow(DType dtype, Shape shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  // The aliasing constructor with an empty owner: a pointer that frees nothing.
+  t.data_ = std::shared_ptr<std::byte>(std::shared_ptr<std::byte>(), static_cast<std::byte*>(data));
+  return t;
+}
+
 Result<Tensor> Tensor::Clone() const {
   OCTET_ASSIGN_OR_RETURN(Tensor t, Create(dtype_, shape_));
   if (SizeBytes() > 0) std::memcpy(t.raw_data(), raw_data(), SizeBytes());

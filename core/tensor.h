@@ -27,6 +27,10 @@ class Tensor {
   // A tensor holding a copy of `values`, which must have shape.NumElements() elements.
   template <typename T>
   static Result<Tensor> FromValues(Shape shape, std::span<const T> values);
+  // A tensor over memory owned by someone else (an operator's scratch, the executor's arena), for calling
+  // Tensor-based kernels from an operator's Run without allocating. `data` must be 64-byte aligned, hold
+  // shape.NumElements() elements plus kTensorPaddingBytes, and outlive every copy of the result. No check, no copy.
+  static Tensor Borrow(DType dtype, Shape shape, void* data);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

@@ -22,7 +22,8 @@ Result<PreparedOp> PrepareFused(const OpPrepareFn& base, const OpPrepareArgs& ar
   unfused.domain = "";
   unfused.attributes.Erase(kActivationAttribute);
   OCTET_ASSIGN_OR_RETURN(PreparedOp op, base(OpPrepareArgs{unfused, args.inputs, args.context,
-                                                           args.max_output_elements, args.output_qparams}));
+                                                           args.max_output_elements, args.output_qparams,
+                                                           args.output_names}));
   if (!op.constant_outputs.empty()) {
     return Unimplemented("fused activation on an operator with constant outputs");
   }

@@ -3,11 +3,17 @@
 
 #include "ops/int8/dynamic_gemm_op.h"
 #include "ops/int8/dynamic_rnn_op.h"
+#include "ops/int8/qconv_op.h"
+#include "ops/int8/qgemm_op.h"
+#include "ops/int8/quantize_ops.h"
 
 namespace octet {
 
 Status RegisterInt8Ops(OpRegistry& registry) {
   for (Status (*reg)(OpRegistry&) : std::initializer_list<Status (*)(OpRegistry&)>{
+           int8_ops::RegisterQuantizeOps,
+           int8_ops::RegisterQConvOps,
+           int8_ops::RegisterQGemmOps,
            RegisterDynamicGemmOps,
            RegisterDynamicRnnOps,
        }) {

@@ -24,6 +24,24 @@ inline T QuantizeValue(float x, float inv_scale, int32_t zero_point, int32_t qua
   return static_cast<T>(static_cast<int64_t>(r));
 }
 
+// TFLite's reference Quantize (numerics.md §2.13-2.14): q = clamp(zero_point + round_half_away(x / scale),
+// quant_min, quant_max) with a float32 division (not a multiply by the reciprocal) and ties away from zero.
+// ±Inf and any |x / scale| too large saturate; NaN gives zero_point, as QuantizeValue.
+template <typename T>
+inline T QuantizeValueHalfAway(float x, float scale, int32_t zero_point, int32_t quant_min, int32_t quant_max) {
+  const float v = x / scale;
+  if (std::isnan(v)) return static_cast<T>(zero_point);
+  double r = static_cast<double>(std::round(v)) + zero_point;  // std::round: half away from zero, exact
+  if (r < quant_min) r = quant_min;
+  if (r > quant_max) r = quant_max;
+  return static_cast<T>(static_cast<int64_t>(r));
+}
+
+// Whether PyTorch 1.13 maps a value whose scaled form is v (x * inv_scale, or x / scale) to quant_min whatever its
+// sign (numerics.md §2.1 item 4): its int64 conversion turns NaN and v >= 2^63 (+Inf included) into INT64_MIN,
+// which the clamp takes to the bottom of the range. (-Inf and v <= -2^63 reach quant_min by saturation anyway.)
+inline bool PyTorchMapsToQuantMin(float v) { return std::isnan(v) || v >= 9223372036854775808.0f; }
+
 // x = scale * float(q - zero_point): the difference is exact in int64, converted to float with round-to-nearest-
 // even, then one float32 multiply.
 template <typename T>

@@ -32,6 +32,20 @@ inline int32_t RequantizeQ31Value(int32_t acc, int32_t multiplier, int32_t shift
   return static_cast<int32_t>(r);
 }
 
+// Requantize of quantized graphs (q -> q, per tensor, the fp32 scheme with the input's zero point taken off first):
+//   y = RequantizeFp32Value(x - x_zero_point, multiplier, y_zero_point, lo, hi)
+//     = clamp(rne(f32(x - x_zp) * m) + y_zp, lo, hi),  m = RequantizeQ8Multiplier(x_scale, y_scale)
+// x - x_zp is exact in float32 for 8-bit values.
+inline int32_t RequantizeQ8Value(int32_t x, int32_t x_zero_point, float multiplier, int32_t y_zero_point,
+                                 int32_t lo, int32_t hi) {
+  return RequantizeFp32Value(x - x_zero_point, multiplier, y_zero_point, lo, hi);
+}
+// m = f32(x_scale * f32(1 / y_scale)): the fp32 scheme's multiplier (DESIGN.md §4) with a weight scale of 1.
+inline float RequantizeQ8Multiplier(float x_scale, float y_scale) {
+  const float inv_y = 1.0f / y_scale;
+  return x_scale * inv_y;
+}
+
 // TFLite's QuantizeMultiplier: m = multiplier * 2^(shift - 31) with multiplier a Q31 significand in
 // [2^30, 2^31 - 1] (frexp, then round half away from zero); m == 0 gives (0, 0); shifts below -31 flush to
 // (0, 0); shifts above 30 saturate to (2^31 - 1, 30). m must be finite and >= 0.

@@ -1,0 +1,246 @@
+// QConv: ONNX attributes and qparams validated, weights converted to OHWI and planned at Prepare; per call, NCHW
+// to NHWC, the plan, and back.
+#include "ops/int8/qconv_op.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/threading.h"
+#include "ops/float/op_util.h"
+#include "ops/int8/int8_ops.h"
+#include "ops/int8/linear_output.h"
+#include "ops/qconv2d.h"
+
+namespace octet::int8_ops {
+namespace {
+
+using float_ops::CheckArity;
+using float_ops::MakePrepared;
+
+// The NHWC staging of one call. x is [n][hp][wp][c] with the explicit pads (pt, pl) already in it when the pads
+// are asymmetric (hp = h + pt + pb, wp likewise; the plan then pads nothing), y is [n][oh][ow][m].
+struct ConvLayout {
+  int64_t n = 0, c = 0, h = 1, w = 0;
+  int64_t m = 0, oh = 1, ow = 0;
+  int64_t hp = 1, wp = 0, pad_top = 0, pad_left = 0;  // explicit padding in the staged input
+  bool explicit_pads = false;
+  uint8_t zero_byte = 0;  // the input zero point as stored
+  size_t x_bytes = 0;     // staged input size, rounded up to the 64-byte alignment with Tensor's padding after it
+  size_t y_bytes = 0;
+};
+
+constexpr size_t kAlign = 64;
+size_t StagedBytes(int64_t elements) {
+  return (static_cast<size_t>(elements) + kTensorPaddingBytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// Rows (image rows of NCHW, (n, y) pairs) per parallel tile: ~16 KiB of data each, from the shape alone.
+int64_t RowsPerTile(int64_t row_bytes) { return std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, row_bytes)); }
+
+// x [n][c][h][w] -> staged [n][hp][wp][c]. One tile = whole (image, row) pairs: each input row of every channel is
+// read once, and the staged row (w * c bytes, a few KiB) stays in L1 while its channels are interleaved.
+void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8_t* staged) {
+  if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
+  const int64_t plane = l.h * l.w;
+  ParallelFor(context, l.n * l.h, RowsPerTile(l.w * l.c), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / l.h, y = row % l.h;
+      uint8_t* dst = staged + ((b * l.hp + y + l.pad_top) * l.wp + l.pad_left) * l.c;
+      const uint8_t* src = x + b * l.c * plane + y * l.w;
+      if (l.c == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(l.w));
+        continue;
+      }
+      for (int64_t ch = 0; ch < l.c; ++ch) {
+        const uint8_t* s = src + ch * plane;
+        uint8_t* d = dst + ch;
+        for (int64_t i = 0; i < l.w; ++i) d[i * l.c] = s[i];
+      }
+    }
+  });
+}
+
+// staged [n][oh][ow][m] -> y [n][m][oh][ow], one tile = whole (image, output row) pairs.
+void ToNchw(const Context& context, const ConvLayout& l, const uint8_t* staged, uint8_t* y) {
+  const int64_t plane = l.oh * l.ow;
+  ParallelFor(context, l.n * l.oh, RowsPerTile(l.ow * l.m), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / l.oh, oy = row % l.oh;
+      const uint8_t* src = staged + row * l.ow * l.m;
+      uint8_t* dst = y + b * l.m * plane + oy * l.ow;
+      if (l.m == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(l.ow));
+        continue;
+      }
+      for (int64_t ch = 0; ch < l.m; ++ch) {
+        const uint8_t* s = src + ch;
+        uint8_t* d = dst + ch * plane;
+        for (int64_t i = 0; i < l.ow; ++i) d[i] = s[i * l.m];
+      }
+    }
+  });
+}
+
+// ONNX Conv's spatial attributes for `nd` spatial dims; kernel from the weight.
+struct Spatial {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads [begin..., end...]
+};
+
+Result<Spatial> ReadSpatial(const AttributeMap& at, const Shape& x, const Shape& w) {
+  const size_t nd = static_cast<size_t>(x.rank() - 2);
+  Spatial s;
+  s.kernel.assign(w.dims().begin() + 2, w.dims().end());
+  OCTET_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel_attr, at.GetInts("kernel_shape", s.kernel));
+  if (kernel_attr != s.kernel) {
+    return InvalidArgument("attribute 'kernel_shape' [{}] does not match the weight's spatial dims [{}]",
+                           fmt::join(kernel_attr, ", "), fmt::join(s.kernel, ", "));
+  }
+  OCTET_ASSIGN_OR_RETURN(s.strides, at.GetInts("strides", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(s.dilations, at.GetInts("dilations", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, at.GetInts("pads", {}));
+  OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, at.GetString("auto_pad", "NOTSET"));
+  if (s.strides.size() != nd || s.dilations.size() != nd) {
+    return InvalidArgument("attributes 'strides' and 'dilations' must have {} values, got {} and {}", nd,
+                           s.strides.size(), s.dilations.size());
+  }
+  for (size_t i = 0; i < nd; ++i) {
+    if (s.strides[i] <= 0 || s.dilations[i] <= 0 || s.kernel[i] <= 0) {
+      return InvalidArgument("kernel, strides and dilations must be positive, got [{}], [{}], [{}]",
+                             fmt::join(s.kernel, ", "), fmt::join(s.strides, ", "), fmt::join(s.dilations, ", "));
+    }
+  }
+  const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+  OCTET_ASSIGN_OR_RETURN(s.pads, float_ops::ResolvePads(auto_pad, std::move(pads), in, s.kernel, s.strides,
+                                                        s.dilations));
+  return s;
+}
+
+// The weight [M, C/g, (kh,) kw] (OIHW) as the plan's OHWI tensor, with its qparams (axis 0 in both layouts).
+Result<QTensor> ToOhwi(const Tensor& oihw, const QParams& qp, int64_t kh, int64_t kw) {
+  const int64_t m = oihw.shape().dim(0), cg = oihw.shape().dim(1);
+  OCTET_ASSIGN_OR_RETURN(Tensor ohwi, Tensor::Create(DType::kS8, Shape{m, kh, kw, cg}));
+  const int8_t* src = oihw.data<int8_t>();
+  int8_t* dst = ohwi.data<int8_t>();
+  const int64_t taps = kh * kw;
+  for (int64_t o = 0; o < m; ++o) {
+    for (int64_t i = 0; i < cg; ++i) {
+      for (int64_t t = 0; t < taps; ++t) dst[(o * taps + t) * cg + i] = src[(o * cg + i) * taps + t];
+    }
+  }
+  return QTensor::Create(std::move(ohwi), qp);
+}
+
+Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 3));
+  OCTET_ASSIGN_OR_RETURN(const QParams* x_qp, ActivationInputQParams(args, 0, "X"));
+  OCTET_ASSIGN_OR_RETURN(const QParams* w_qp, ConstantWeightQParams(args, 1));
+  OCTET_ASSIGN_OR_RETURN(const QParams* y_qp, ActivationOutputQParams(args));
+  const Shape& x = args.inputs[0].shape;
+  const Shape& w = args.inputs[1].shape;
+  if (x.rank() != 3 && x.rank() != 4) {
+    return InvalidArgument("input {} (X) must be [N, C, W] or [N, C, H, W], got {}", InputName(args, 0), x);
+  }
+  if (w.rank() != x.rank()) {
+    return InvalidArgument("input {} (W) {} must have the rank of X {}", InputName(args, 1), w, x);
+  }
+  if (w_qp->per_channel() && w_qp->axis() != 0) {
+    return InvalidArgument("input {} (W) must be per tensor or per channel on axis 0 (output channels), got axis {}",
+                           InputName(args, 1), w_qp->axis());
+  }
+  if (w_qp->per_channel() && w_qp->num_channels() != w.dim(0)) {
+    return InvalidArgument("input {} (W) has {} per-channel qparams for {} output channels", InputName(args, 1),
+                           w_qp->num_channels(), w.dim(0));
+  }
+  const AttributeMap& at = args.node.attributes;
+  OCTET_ASSIGN_OR_RETURN(const int64_t group, at.GetInt("group", 1));
+  const int64_t c = x.dim(1), m = w.dim(0);
+  if (group <= 0 || c % group != 0 || m % group != 0) {
+    return InvalidArgument("attribute 'group' {} must be positive and divide the input channels {} and output "
+                           "channels {}",
+                           group, c, m);
+  }
+  if (w.dim(1) * group != c) {
+    return InvalidArgument("input {} (W) {} expects {} input channels (group {}), X {} has {}", InputName(args, 1), w,
+                           w.dim(1) * group, group, x, c);
+  }
+  OCTET_ASSIGN_OR_RETURN(const Spatial s, ReadSpatial(at, x, w));
+  const bool one_d = x.rank() == 3;
+  const size_t nd = s.kernel.size();
+
+  ConvLayout l;
+  l.n = x.dim(0);
+  l.c = c;
+  l.m = m;
+  l.h = one_d ? 1 : x.dim(2);
+  l.w = x.dim(x.rank() - 1);
+  Conv2dParams p;
+  p.kernel_h = one_d ? 1 : s.kernel[0];
+  p.kernel_w = s.kernel[nd - 1];
+  p.stride_h = one_d ? 1 : s.strides[0];
+  p.stride_w = s.strides[nd - 1];
+  p.dilation_h = one_d ? 1 : s.dilations[0];
+  p.dilation_w = s.dilations[nd - 1];
+  p.groups = group;
+  const int64_t pt = one_d ? 0 : s.pads[0], pb = one_d ? 0 : s.pads[nd];
+  const int64_t pl = s.pads[nd - 1], pr = s.pads[2 * nd - 1];
+  OCTET_ASSIGN_OR_RETURN(l.oh, float_ops::WindowOutputSize(l.h, p.kernel_h, p.stride_h, pt, pb, p.dilation_h, false));
+  OCTET_ASSIGN_OR_RETURN(l.ow, float_ops::WindowOutputSize(l.w, p.kernel_w, p.stride_w, pl, pr, p.dilation_w, false));
+  std::vector<int64_t> out_dims = {l.n, m};
+  if (!one_d) out_dims.push_back(l.oh);
+  out_dims.push_back(l.ow);
+  OCTET_RETURN_IF_ERROR(float_ops::CheckOutputElements(args, out_dims));
+  // The plan pads symmetrically; other pads are written into the staged input (with the zero point, as the plan
+  // would read them).
+  l.explicit_pads = pt != pb || pl != pr;
+  if (l.explicit_pads) {
+    l.pad_top = pt;
+    l.pad_left = pl;
+    l.hp = l.h + pt + pb;
+    l.wp = l.w + pl + pr;
+  } else {
+    p.pad_h = pt;
+    p.pad_w = pl;
+    l.hp = l.h;
+    l.wp = l.w;
+  }
+  l.zero_byte = static_cast<uint8_t>(x_qp->zero_point());
+  OCTET_ASSIGN_OR_RETURN(const int64_t x_elems, float_ops::CheckedProduct(std::vector<int64_t>{l.n, l.hp, l.wp, c}));
+  OCTET_ASSIGN_OR_RETURN(const int64_t y_elems, float_ops::CheckedProduct(out_dims));
+  l.x_bytes = StagedBytes(x_elems);
+  l.y_bytes = StagedBytes(y_elems);
+
+  OCTET_ASSIGN_OR_RETURN(QGemmOutput output, ReadLinearOutput(args, *x_qp, *w_qp, m, 2, *y_qp));
+  OCTET_ASSIGN_OR_RETURN(const QTensor ohwi, ToOhwi(*args.inputs[1].constant, *w_qp, p.kernel_h, p.kernel_w));
+  OCTET_ASSIGN_OR_RETURN(QConv2dPlan plan, QConv2dPlan::Create(args.context, ohwi, p, *x_qp, output));
+  const Shape staged_x{l.n, l.hp, l.wp, c};
+  const Shape staged_y{l.n, l.oh, l.ow, m};
+  OCTET_ASSIGN_OR_RETURN(const Shape plan_y, plan.OutputShape(staged_x));
+  if (plan_y != staged_y) return Internal("qconv plan output {} differs from the operator's {}", plan_y, staged_y);
+
+  const std::string name = fmt::format("qconv_{}s8_{}_{}_nchw", x_qp->dtype(),
+                                       reference::QGemmStageName(output.stage), plan.path());
+  auto kernel = MakeKernel([l, plan = std::move(plan), staged_x, staged_y, x_dtype = x_qp->dtype(),
+                            y_dtype = y_qp->dtype()](const OpRunArgs& r) -> Status {
+    auto* xs = reinterpret_cast<uint8_t*>(r.scratch.data());
+    uint8_t* ys = xs + l.x_bytes;
+    ToNhwc(r.context, l, static_cast<const uint8_t*>(r.inputs[0].raw_data()), xs);
+    const Tensor xt = Tensor::Borrow(x_dtype, staged_x, xs);
+    Tensor yt = Tensor::Borrow(y_dtype, staged_y, ys);
+    OCTET_RETURN_IF_ERROR(plan.RunInto(r.context, xt, yt));
+    ToNchw(r.context, l, ys, static_cast<uint8_t*>(r.outputs[0].raw_data()));
+    return OkStatus();
+  });
+  return MakePrepared({{y_qp->dtype(), Shape(out_dims)}}, std::move(kernel), name, l.x_bytes + l.y_bytes);
+}
+
+}  // namespace
+
+Status RegisterQConvOps(OpRegistry& registry) {
+  return registry.Register(kInt8Domain, "QConv", PrepareQConv);
+}
+
+}  // namespace octet::int8_ops
