@@ -256,6 +256,14 @@ TEST_CASE("QuantizeWeightOnly stores s8 weights behind Dequantize nodes and keep
   const auto yf = RunGraph(model, FloatOpRegistry(), {x, seq});
   const auto yq = RunGraph(*q, registry, {x, seq});
   for (size_t o = 0; o < yf.size(); ++o) CHECK(Sqnr(yf[o], yq[o]) > 30.0);
+  // The Dequantize nodes of constant weights are folded at Compile: the float operators run on float weights.
+  CompileOptions co;
+  co.input_shapes = {{"x", x.shape()}, {"seq", seq.shape()}};
+  const Context ctx = testing::ContextFor(Isa::kScalar);
+  const Executor exec = Executor::Compile(*q, ctx, registry, co).value();
+  for (const char* name : {"fc1.weight_dequantize", "fc2.weight_dequantize", "lstm.W_dequantize", "lstm.R_dequantize"}) {
+    CHECK(exec.kernel_name(exec.graph().FindNode(name)) == "folded");
+  }
 }
 
 }  // namespace
