@@ -1,6 +1,8 @@
 // The int8 operator registry: one call per operator group (each group's file registers its operators).
 #include "ops/int8/int8_ops.h"
 
+#include "ops/int8/dynamic_gemm_op.h"
+#include "ops/int8/dynamic_rnn_op.h"
 #include "ops/int8/qconcat_op.h"
 #include "ops/int8/qconv_op.h"
 #include "ops/int8/qelementwise_ops.h"
@@ -20,6 +22,8 @@ Status RegisterInt8Ops(OpRegistry& registry) {
            int8_ops::RegisterQPoolOps,
            int8_ops::RegisterQConcatOp,
            int8_ops::RegisterQUnaryOps,
+           RegisterDynamicGemmOps,
+           RegisterDynamicRnnOps,
        }) {
     OCTET_RETURN_IF_ERROR(reg(registry));
   }

@@ -1,0 +1,193 @@
+// DynamicQGemm and DynamicQMatMul: ChooseQuantizationParams over the live range of x, quantize to u8 in the scratch,
+// the int8 GEMM with the float output stage (reference::DynamicQGemm).
+#include "ops/int8/dynamic_gemm_op.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "ops/float/op_util.h"
+#include "ops/int8/int8_ops.h"
+#include "ops/reference/dynamic_qgemm_reference.h"
+#include "ops/ukernels/ukernel_list.h"
+
+namespace octet {
+
+using float_ops::CheckArity;
+using float_ops::CheckInput;
+using float_ops::Present;
+
+Result<DynamicGemm> DynamicGemm::Create(const Context& context, const QTensor& weights, std::vector<float> bias,
+                                        bool reduce_range, std::string_view what) {
+  QGemmPrepackOptions options;
+  options.activation_dtype = DType::kU8;
+  DynamicGemm g;
+  auto packed = PackedWeights::Prepack(context, weights, options);
+  if (!packed.ok()) return Status(packed.status().code(), fmt::format("weight '{}': {}", what, packed.status().message()));
+  g.packed_ = std::move(*packed);
+  if (!bias.empty() && static_cast<int64_t>(bias.size()) != g.packed_.n()) {
+    return InvalidArgument("bias of '{}' must have N = {} values, got {}", what, g.packed_.n(), bias.size());
+  }
+  for (size_t j = 0; j < bias.size(); ++j) {
+    if (!std::isfinite(bias[j])) return InvalidArgument("bias of '{}' must be finite, got {} at {}", what, bias[j], j);
+  }
+  g.bias_ = std::move(bias);
+  g.reduce_range_ = reduce_range;
+  const auto& quantize = SelectUkernel(context, QuantizeUkernels<uint8_t>());
+  g.quantize_ = quantize.fn;
+  g.kernel_name_ = fmt::format("dynamic_qgemm_u8s8_f32+{}", quantize.name);
+  return g;
+}
+
+Result<QParams> DynamicGemm::Run(const Context& context, const float* x, int64_t m, std::byte* scratch, float* y,
+                                 size_t y_stride, std::string_view what) const {
+  const int64_t k = packed_.k();
+  const auto count = static_cast<size_t>(m * k);
+  // The live range (finite values only: a NaN or Inf has no quantized meaning here).
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    if (!std::isfinite(v)) {
+      return InvalidArgument("dynamic quantization of '{}': element {} is {}, not finite", what, i, v);
+    }
+    if (i == 0) {
+      lo = hi = v;
+    } else {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  const reference::ChosenQParams chosen = reference::ChooseQuantizationParams(lo, hi, 0, 255, false, false,
+                                                                              reduce_range_);
+  const int32_t quant_max = reduce_range_ ? 127 : 255;
+  OCTET_ASSIGN_OR_RETURN(QParams a_qparams, QParams::PerTensor(DType::kU8, static_cast<float>(chosen.scale),
+                                                              chosen.zero_point, 0, quant_max));
+  if (m == 0) return a_qparams;
+  auto* a = reinterpret_cast<uint8_t*>(scratch);
+  QuantizeParams qp;
+  qp.inv_scale = 1.0f / a_qparams.scale();
+  qp.zero_point = chosen.zero_point;
+  qp.quant_min = 0;
+  qp.quant_max = quant_max;
+  quantize_(count, x, a, qp);
+  OCTET_ASSIGN_OR_RETURN(QGemmPlan plan, QGemmPlan::Create(packed_, a_qparams, QGemmOutput::Float(bias_)));
+  OCTET_RETURN_IF_ERROR(plan.RunRows(context, a, static_cast<size_t>(k), m, y, y_stride));
+  return a_qparams;
+}
+
+Result<QTensor> DynamicGemmWeight(const ValueInfo& info, int channel_axis, std::string_view what) {
+  if (info.constant == nullptr) return InvalidArgument("{} must be a constant (prepacked at compile time)", what);
+  if (info.dtype != DType::kS8 || info.shape.rank() != 2) {
+    return InvalidArgument("{} must be s8 of rank 2, got {} of shape {}", what, info.dtype, info.shape);
+  }
+  if (info.qparams == nullptr) return InvalidArgument("{} has no qparams", what);
+  const QParams& q = *info.qparams;
+  if (q.dtype() != DType::kS8) return InvalidArgument("{} must have s8 qparams, got {}", what, q.dtype());
+  for (int32_t zp : q.zero_points()) {
+    if (zp != 0) return InvalidArgument("{} must be quantized symmetrically (zero point 0), got zero point {}", what, zp);
+  }
+  if (q.per_channel() && q.axis() != channel_axis) {
+    return InvalidArgument("{} must be per channel along its output-channel axis {}, got axis {}", what,
+                           channel_axis, q.axis());
+  }
+  if (channel_axis == 0) return QTensor::Create(*info.constant, q);
+  // [K, N] -> [N, K].
+  const int64_t k = info.shape.dim(0), n = info.shape.dim(1);
+  OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DType::kS8, Shape{n, k}));
+  const int8_t* src = info.constant->data<int8_t>();
+  int8_t* dst = t.data<int8_t>();
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t j = 0; j < n; ++j) dst[j * k + i] = src[i * n + j];
+  }
+  OCTET_ASSIGN_OR_RETURN(QParams q0, QParams::Create(q.scheme(), q.dtype(), q.quant_min(), q.quant_max(),
+                                                     q.scales(), q.zero_points(), 0));
+  return QTensor::Create(std::move(t), std::move(q0));
+}
+
+namespace {
+
+Result<bool> ReduceRange(const Node& node) {
+  OCTET_ASSIGN_OR_RETURN(int64_t rr, node.attributes.GetInt("reduce_range", 0));
+  if (rr != 0 && rr != 1) return InvalidArgument("reduce_range must be 0 or 1, got {}", rr);
+  return rr != 0;
+}
+
+// Shared by both operators: x rows of K into y rows of N, scratch for the quantized rows.
+Result<PreparedOp> MakeDynamicGemmKernel(std::shared_ptr<const DynamicGemm> gemm, int64_t m, Shape out) {
+  OCTET_ASSIGN_OR_RETURN(int64_t scratch, float_ops::CheckedProduct(std::vector<int64_t>{m, gemm->k()}));
+  std::string name = gemm->kernel_name();
+  auto kernel = MakeKernel([gemm, m](const OpRunArgs& r) -> Status {
+    return gemm->Run(r.context, r.inputs[0].data<float>(), m, r.scratch.data(), r.outputs[0].data<float>(),
+                     static_cast<size_t>(gemm->n()), "x")
+        .status();
+  });
+  return float_ops::MakePrepared({{DType::kF32, std::move(out)}}, std::move(kernel), std::move(name),
+                                 static_cast<size_t>(scratch));
+}
+
+Result<PreparedOp> PrepareDynamicQGemm(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 3));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  OCTET_RETURN_IF_ERROR(float_ops::CheckRank(args, 0, 2, 2));
+  const AttributeMap& at = args.node.attributes;
+  OCTET_ASSIGN_OR_RETURN(int64_t trans_a, at.GetInt("transA", 0));
+  OCTET_ASSIGN_OR_RETURN(int64_t trans_b, at.GetInt("transB", 0));
+  OCTET_ASSIGN_OR_RETURN(float alpha, at.GetFloat("alpha", 1.0f));
+  OCTET_ASSIGN_OR_RETURN(float beta, at.GetFloat("beta", 1.0f));
+  if (trans_a != 0) return Unimplemented("transA must be 0, got {}", trans_a);
+  if (trans_b != 0 && trans_b != 1) return InvalidArgument("transB must be 0 or 1, got {}", trans_b);
+  if (alpha != 1.0f || beta != 1.0f) return Unimplemented("alpha and beta must be 1, got {} and {}", alpha, beta);
+  OCTET_ASSIGN_OR_RETURN(bool reduce_range, ReduceRange(args.node));
+  OCTET_ASSIGN_OR_RETURN(QTensor w, DynamicGemmWeight(args.inputs[1], trans_b ? 0 : 1, "weight (input 1)"));
+  const int64_t m = args.inputs[0].shape.dim(0), k = args.inputs[0].shape.dim(1);
+  const int64_t n = w.values().shape().dim(0);
+  if (w.values().shape().dim(1) != k) {
+    return InvalidArgument("inner dimensions differ: x {} and weight {} (transB={})", args.inputs[0].shape,
+                           args.inputs[1].shape, trans_b);
+  }
+  std::vector<float> bias;
+  if (Present(args, 2)) {
+    OCTET_RETURN_IF_ERROR(CheckInput(args, 2, DType::kF32));
+    const ValueInfo& c = args.inputs[2];
+    const bool row = c.shape == Shape{n} || c.shape == Shape{1, n};
+    if (c.constant == nullptr || !row) {
+      return InvalidArgument("bias (input 2) must be a constant of shape [{}] or [1, {}], got {}{}", n, n, c.shape,
+                             c.constant == nullptr ? " (not constant)" : "");
+    }
+    const auto values = c.constant->values<float>();
+    bias.assign(values.begin(), values.end());
+  }
+  OCTET_ASSIGN_OR_RETURN(DynamicGemm gemm, DynamicGemm::Create(args.context, w, std::move(bias), reduce_range,
+                                                               "weight (input 1)"));
+  return MakeDynamicGemmKernel(std::make_shared<const DynamicGemm>(std::move(gemm)), m, Shape{m, n});
+}
+
+Result<PreparedOp> PrepareDynamicQMatMul(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+  const Shape& x = args.inputs[0].shape;
+  if (x.rank() < 1) return InvalidArgument("x (input 0) must have rank >= 1, got {}", x);
+  OCTET_ASSIGN_OR_RETURN(bool reduce_range, ReduceRange(args.node));
+  OCTET_ASSIGN_OR_RETURN(QTensor w, DynamicGemmWeight(args.inputs[1], 1, "weight (input 1)"));
+  const int64_t n = w.values().shape().dim(0), k = w.values().shape().dim(1);
+  if (x.dim(x.rank() - 1) != k) {
+    return InvalidArgument("inner dimensions differ: x {} and weight {}", x, args.inputs[1].shape);
+  }
+  const int64_t m = x.Product(0, x.rank() - 1);
+  std::vector<int64_t> out = x.dims();
+  out.back() = n;
+  OCTET_ASSIGN_OR_RETURN(DynamicGemm gemm, DynamicGemm::Create(args.context, w, {}, reduce_range,
+                                                               "weight (input 1)"));
+  return MakeDynamicGemmKernel(std::make_shared<const DynamicGemm>(std::move(gemm)), m, Shape(out));
+}
+
+}  // namespace
+
+Status RegisterDynamicGemmOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "DynamicQGemm", PrepareDynamicQGemm));
+  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "DynamicQMatMul", PrepareDynamicQMatMul));
+  return OkStatus();
+}
+
+}  // namespace octet

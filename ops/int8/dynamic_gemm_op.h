@@ -1,0 +1,58 @@
+// DynamicQGemm and DynamicQMatMul (ops/int8/int8_ops.h): float activations quantized to u8 per call from their live
+// range, s8 weights prepacked at Prepare, float outputs. The arithmetic is reference::DynamicQGemm
+// (ops/reference/dynamic_qgemm_reference.h); the dynamic RNN operators run their projections through the same
+// DynamicGemm below.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/context.h"
+#include "core/op_registry.h"
+#include "core/qparams.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ops/qgemm.h"
+#include "ops/ukernels/quantize.h"
+
+namespace octet {
+
+// One weight matrix of a dynamic GEMM, prepared once: y[i][j] = DynamicQGemm(x rows, W) + bias[j].
+class DynamicGemm {
+ public:
+  DynamicGemm() = default;
+  // weights: s8 [N, K] (row j = output channel j) with per-tensor or per-channel (axis 0) symmetric qparams; bias
+  // empty or N finite floats. `what` names the weight in errors.
+  static Result<DynamicGemm> Create(const Context& context, const QTensor& weights, std::vector<float> bias,
+                                    bool reduce_range, std::string_view what);
+
+  int64_t n() const { return packed_.n(); }
+  int64_t k() const { return packed_.k(); }
+  bool reduce_range() const { return reduce_range_; }
+  // "dynamic_qgemm_u8s8_f32" plus the quantize kernel's name.
+  const std::string& kernel_name() const { return kernel_name_; }
+
+  // x: m rows of K contiguous finite floats; scratch: at least m * K bytes; y: m rows of N floats, y_stride apart.
+  // Fails naming `what` (the activation) and the element on a non-finite x. Returns the chosen activation qparams.
+  Result<QParams> Run(const Context& context, const float* x, int64_t m, std::byte* scratch, float* y,
+                      size_t y_stride, std::string_view what) const;
+
+ private:
+  PackedWeights packed_;
+  std::vector<float> bias_;
+  bool reduce_range_ = false;
+  QuantizeUkernelFn<uint8_t> quantize_ = nullptr;
+  std::string kernel_name_;
+};
+
+// The weight of a dynamic operator, transposed to [N, K] when its output channels run along axis 1 ([K, N]), with
+// the qparams' axis moved to 0. Fails (naming `what`) unless it is a constant s8 rank-2 tensor with symmetric
+// qparams (zero points 0) per tensor or per channel along `channel_axis`.
+Result<QTensor> DynamicGemmWeight(const ValueInfo& info, int channel_axis, std::string_view what);
+
+Status RegisterDynamicGemmOps(OpRegistry& registry);
+
+}  // namespace octet

@@ -1,0 +1,283 @@
+// Dynamic quantization's operators: ChooseQuantizationParams against PyTorch 1.13 (tests/data/dynamic, from its
+// generate.py); DynamicQGemm / DynamicQMatMul equal the reference composition (reference::DynamicQGemm) bit for bit
+// on every runnable ISA at 1 and 2 threads; and their errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/executor.h"
+#include "ops/int8/int8_ops.h"
+#include "ops/reference/dynamic_qgemm_reference.h"
+#include "ops/reference/quantize_reference.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+OpRegistry Int8Registry() {
+  OpRegistry r;
+  REQUIRE(RegisterInt8Ops(r).ok());
+  return r;
+}
+
+TEST_CASE("ChooseQuantizationParams and the dynamic activation qparams equal PyTorch 1.13", "[dynamic]") {
+  std::ifstream f(std::string(OCTET_TEST_DATA_DIR) + "/dynamic/choose_qparams.json");
+  REQUIRE(f.good());
+  const nlohmann::json data = nlohmann::json::parse(f);
+  const auto& cases = data.at("cases");
+  REQUIRE(cases.size() >= 200);
+  int with_values = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    const auto min = c.at("min").get<float>(), max = c.at("max").get<float>();
+    const bool rr = c.at("reduce_range").get<bool>();
+    INFO("case " << i << ": [" << min << ", " << max << "] reduce_range " << rr);
+    const reference::ChosenQParams q = reference::ChooseQuantizationParams(min, max, 0, 255, false, false, rr);
+    CHECK(q.scale == c.at("scale").get<double>());
+    CHECK(q.zero_point == c.at("zero_point").get<int32_t>());
+    if (!c.contains("x")) continue;
+    ++with_values;
+    const std::vector<float> x = c.at("x").get<std::vector<float>>();
+    const std::vector<int> expected = c.at("q").get<std::vector<int>>();
+    const reference::DynamicActivationQParams a = reference::ChooseDynamicActivationQParams(x.size(), x.data(), rr);
+    CHECK(a.scale == static_cast<float>(c.at("q_scale").get<double>()));
+    CHECK(a.zero_point == c.at("q_zero_point").get<int32_t>());
+    CHECK(a.quant_max == (rr ? 127 : 255));
+    std::vector<int> got;
+    for (float v : x) got.push_back(reference::QuantizeValue<uint8_t>(v, 1.0f / a.scale, a.zero_point, 0, a.quant_max));
+    CHECK(got == expected);
+  }
+  CHECK(with_values >= 50);
+}
+
+TEST_CASE("ChooseQuantizationParams: hand-checked ranges, symmetric and power-of-two options", "[dynamic]") {
+  // [-1, 2] over [0, 255]: scale 3/255; zero point from min (error 0 - 85 < 255 - 170): 85.
+  auto q = reference::ChooseQuantizationParams(-1.0f, 2.0f, 0, 255);
+  CHECK(q.scale == 3.0 / 255);
+  CHECK(q.zero_point == 85);
+  // reduce_range halves the range: [0, 127].
+  q = reference::ChooseQuantizationParams(-1.0f, 2.0f, 0, 255, false, false, true);
+  CHECK(q.scale == 3.0 / 127);
+  CHECK(q.zero_point == 42);
+  // preserve_sparsity on [-128, 127]: the range widens to max(1/128, 2/127) * [-128, 127], so the scale is 2/127
+  // (up to float rounding of the widened ends) and the zero point the midpoint -0.5 rounded half to even: 0.
+  q = reference::ChooseQuantizationParams(-1.0f, 2.0f, -128, 127, true);
+  CHECK(q.zero_point == 0);
+  CHECK(std::fabs(q.scale - 2.0 / 127) < 1e-8);
+  // Power of two, rounded up: 3/255 = 0.0118 -> 2^-6.
+  q = reference::ChooseQuantizationParams(-1.0f, 2.0f, 0, 255, false, true);
+  CHECK(q.scale == 1.0 / 64);
+  // All zero: scale 0.1, zero point 0 (PyTorch's fallback).
+  q = reference::ChooseQuantizationParams(0.0f, 0.0f, 0, 255);
+  CHECK(q.scale == 0.1);
+  CHECK(q.zero_point == 0);
+}
+
+struct GemmCase {
+  int64_t m = 1, k = 1, n = 1;
+  bool per_channel = true;
+  bool reduce_range = false;
+  bool trans_b = true;
+  bool bias = true;
+  bool matmul = false;
+};
+
+struct GemmData {
+  Tensor x;                    // f32 [m, k]
+  std::vector<int8_t> w;       // [n, k] (output channel major)
+  std::vector<float> scales;   // per output channel (repeated for per-tensor)
+  std::vector<float> bias;     // empty or n
+  Graph graph;
+};
+
+GemmData MakeGemm(const GemmCase& c, std::mt19937_64& rng) {
+  GemmData d;
+  d.x = Tensor::Create(DType::kF32, Shape{c.m, c.k}).value();
+  // Live ranges not centred on 0, so zero points vary; sometimes one-sided.
+  std::uniform_real_distribution<float> shift(-2.0f, 2.0f), width(0.01f, 4.0f);
+  const float lo = shift(rng), hi = lo + width(rng);
+  std::uniform_real_distribution<float> xd(lo, hi);
+  for (float& v : d.x.values<float>()) v = xd(rng);
+  std::uniform_int_distribution<int> wd(-128, 127);
+  d.w.resize(static_cast<size_t>(c.n * c.k));
+  for (int8_t& v : d.w) v = static_cast<int8_t>(wd(rng));
+  std::uniform_real_distribution<float> sd(0.001f, 0.05f);
+  const float one = sd(rng);
+  for (int64_t j = 0; j < c.n; ++j) d.scales.push_back(c.per_channel ? sd(rng) : one);
+  if (c.bias) {
+    std::uniform_real_distribution<float> bd(-1.0f, 1.0f);
+    for (int64_t j = 0; j < c.n; ++j) d.bias.push_back(bd(rng));
+  }
+  // The graph: weight as stored by the operator's layout ([N, K] for transB = 1, else [K, N]).
+  const bool nk = c.trans_b && !c.matmul;
+  Tensor wt = Tensor::Create(DType::kS8, nk ? Shape{c.n, c.k} : Shape{c.k, c.n}).value();
+  for (int64_t j = 0; j < c.n; ++j) {
+    for (int64_t p = 0; p < c.k; ++p) {
+      wt.data<int8_t>()[nk ? j * c.k + p : p * c.n + j] = d.w[static_cast<size_t>(j * c.k + p)];
+    }
+  }
+  const int axis = nk ? 0 : 1;
+  QParams q = c.per_channel ? QParams::Create(QScheme::kPerChannelSymmetric, DType::kS8, -128, 127, d.scales,
+                                              std::vector<int32_t>(static_cast<size_t>(c.n), 0), axis)
+                                  .value()
+                            : QParams::Create(QScheme::kPerTensorSymmetric, DType::kS8, -128, 127, {one}, {0}).value();
+  Graph& g = d.graph;
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{c.m, c.k}).value();
+  const ValueId w = g.AddConstant("w", wt).value();
+  g.mutable_value(w).qparams = q;
+  Node node;
+  node.name = "fc";
+  node.domain = std::string(kInt8Domain);
+  node.op_type = c.matmul ? "DynamicQMatMul" : "DynamicQGemm";
+  node.inputs = {x, w};
+  if (!c.matmul) node.attributes.Set("transB", int64_t{c.trans_b ? 1 : 0});
+  node.attributes.Set("reduce_range", int64_t{c.reduce_range ? 1 : 0});
+  if (c.bias && !c.matmul) {
+    node.inputs.push_back(g.AddConstant("b", Tensor::FromValues<float>(Shape{c.n}, d.bias).value()).value());
+  }
+  const ValueId y = g.AddNodeValue("y").value();
+  node.outputs = {y};
+  REQUIRE(g.AddNode(node).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  return d;
+}
+
+TEST_CASE("DynamicQGemm and DynamicQMatMul equal the reference composition on every ISA and thread count",
+          "[dynamic]") {
+  auto rng = testing::MakeRng("dynamic qgemm op");
+  const OpRegistry registry = Int8Registry();
+  int compared = 0;
+  for (int trial = 0; trial < 48; ++trial) {
+    GemmCase c;
+    c.m = static_cast<int64_t>(testing::RandomSize(rng, 17));
+    c.k = static_cast<int64_t>(testing::RandomSize(rng, 90));
+    c.n = static_cast<int64_t>(testing::RandomSize(rng, 40));
+    c.per_channel = trial % 2 == 0;
+    c.reduce_range = (trial / 2) % 2 == 0;
+    c.trans_b = (trial / 4) % 2 == 0;
+    c.bias = trial % 3 != 0;
+    c.matmul = trial % 5 == 0;
+    if (c.matmul) c.bias = false;
+    INFO("m " << c.m << " k " << c.k << " n " << c.n << " per_channel " << c.per_channel << " reduce_range "
+              << c.reduce_range << " transB " << c.trans_b << " bias " << c.bias << " matmul " << c.matmul);
+    const GemmData d = MakeGemm(c, rng);
+    std::vector<float> expected(static_cast<size_t>(c.m * c.n));
+    const std::vector<int32_t> zps(static_cast<size_t>(c.n), 0);
+    reference::DynamicQGemm(static_cast<size_t>(c.m), static_cast<size_t>(c.n), static_cast<size_t>(c.k),
+                            d.x.data<float>(), static_cast<size_t>(c.k), d.w.data(), static_cast<size_t>(c.k),
+                            d.scales.data(), zps.data(), d.bias.empty() ? nullptr : d.bias.data(), c.reduce_range,
+                            expected.data(), static_cast<size_t>(c.n));
+    // Not vacuous: the outputs differ from each other when there is more than one.
+    if (expected.size() > 2) {
+      CHECK(std::adjacent_find(expected.begin(), expected.end(), std::not_equal_to<>()) != expected.end());
+    }
+    for (Isa isa : testing::CompiledIsaList()) {
+      if (!testing::CanRun(isa, std::string("dynamic qgemm op on ") + IsaName(isa))) continue;
+      for (int threads : {1, 2}) {
+        INFO(IsaName(isa) << ", " << threads << " threads");
+        const Context ctx = testing::ContextFor(isa, threads);
+        auto exec = Executor::Compile(d.graph, ctx, registry);
+        REQUIRE(exec.ok());
+        auto y = exec->Run(std::vector<Tensor>{d.x});
+        REQUIRE(y.ok());
+        const float* got = (*y)[0].data<float>();
+        for (size_t i = 0; i < expected.size(); ++i) {
+          if (std::memcmp(&got[i], &expected[i], sizeof(float)) != 0) {
+            FAIL("element " << i << ": got " << got[i] << ", reference " << expected[i]);
+          }
+        }
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared >= 96);
+}
+
+TEST_CASE("DynamicQMatMul takes batched activations [..., K]", "[dynamic]") {
+  auto rng = testing::MakeRng("dynamic matmul batched");
+  GemmCase c;
+  c.m = 6;
+  c.k = 19;
+  c.n = 7;
+  c.matmul = true;
+  c.bias = false;
+  GemmData d = MakeGemm(c, rng);
+  // Reshape x to [2, 3, 19]: the same rows, so the same result as the [6, 19] call.
+  Graph g = d.graph;
+  g.mutable_value(g.inputs()[0]).shape = Shape{2, 3, 19};
+  const Tensor x3 = d.x.Reshaped(Shape{2, 3, 19}).value();
+  const Context ctx = testing::ContextFor(Isa::kScalar);
+  const OpRegistry registry = Int8Registry();
+  auto y2 = Executor::Compile(d.graph, ctx, registry).value().Run(std::vector<Tensor>{d.x}).value();
+  auto y3 = Executor::Compile(g, ctx, registry).value().Run(std::vector<Tensor>{x3}).value();
+  CHECK(y3[0].shape() == Shape{2, 3, 7});
+  CHECK(std::memcmp(y2[0].raw_data(), y3[0].raw_data(), y2[0].SizeBytes()) == 0);
+}
+
+TEST_CASE("Dynamic GEMM operators reject bad weights, attributes and non-finite activations clearly", "[dynamic]") {
+  auto rng = testing::MakeRng("dynamic qgemm errors");
+  const OpRegistry registry = Int8Registry();
+  const Context ctx = testing::ContextFor(Isa::kScalar);
+  GemmCase c;
+  c.m = 3;
+  c.k = 5;
+  c.n = 4;
+  auto compile_error = [&](const Graph& g) {
+    auto exec = Executor::Compile(g, ctx, registry);
+    REQUIRE_FALSE(exec.ok());
+    return exec.status().message();
+  };
+  {
+    GemmData d = MakeGemm(c, rng);
+    d.graph.mutable_value(d.graph.FindValue("w")).qparams.reset();
+    const std::string m = compile_error(d.graph);
+    CHECK_THAT(m, Catch::Contains("'fc'") && Catch::Contains("no qparams"));
+  }
+  {
+    GemmData d = MakeGemm(c, rng);
+    d.graph.mutable_node(0).attributes.Set("alpha", 2.0f);
+    CHECK_THAT(compile_error(d.graph), Catch::Contains("alpha and beta must be 1"));
+  }
+  {
+    GemmData d = MakeGemm(c, rng);
+    d.graph.mutable_node(0).attributes.Set("reduce_range", int64_t{2});
+    CHECK_THAT(compile_error(d.graph), Catch::Contains("reduce_range must be 0 or 1"));
+  }
+  {
+    GemmData d = MakeGemm(c, rng);  // per channel on axis 0 of [N, K]; claim transB = 0 ([K, N], axis 1)
+    d.graph.mutable_node(0).attributes.Set("transB", int64_t{0});
+    CHECK_THAT(compile_error(d.graph), Catch::Contains("output-channel axis 1"));
+  }
+  {
+    GemmData d = MakeGemm(c, rng);
+    d.graph.mutable_value(d.graph.FindValue("w")).qparams =
+        QParams::PerTensor(DType::kS8, 0.01f, 3).value();
+    CHECK_THAT(compile_error(d.graph), Catch::Contains("symmetrically"));
+  }
+  {
+    GemmData d = MakeGemm(c, rng);
+    d.graph.mutable_value(d.graph.inputs()[0]).shape = Shape{3, 6};
+    CHECK_THAT(compile_error(d.graph), Catch::Contains("inner dimensions differ"));
+  }
+  {
+    GemmData d = MakeGemm(c, rng);
+    auto exec = Executor::Compile(d.graph, ctx, registry);
+    REQUIRE(exec.ok());
+    d.x.data<float>()[7] = std::nanf("");
+    auto y = exec->Run(std::vector<Tensor>{d.x});
+    REQUIRE_FALSE(y.ok());
+    CHECK_THAT(y.status().message(), Catch::Contains("element 7") && Catch::Contains("not finite"));
+    d.x.data<float>()[7] = INFINITY;
+    CHECK_FALSE(exec->Run(std::vector<Tensor>{d.x}).ok());
+  }
+}
+
+}  // namespace
+}  // namespace octet
