@@ -13,6 +13,7 @@ packages=(
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
   python3 python3-numpy           # data/make_example_activations.py and the main job's error check
   libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
+  nodejs npm                      # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
 )
 
 log() { printf 'install_deps: %s\n' "$*"; }

@@ -37,11 +37,23 @@ Result<int32_t> OnnxElemType(DType dtype) {
   }
 }
 
-Status FillTensor(const Tensor& t, const std::string& name, TensorProto& proto) {
+// octet keeps ONNX's INT64 tensors (shapes, axes, indices) as s32; they go back out as INT64, which is what ONNX's
+// operators want there. Only s32 tensors with qparams (biases) are real int32 tensors.
+Status FillTensor(const Tensor& t, const std::string& name, TensorProto& proto, bool int64 = false) {
   OCTET_ASSIGN_OR_RETURN(int32_t elem, OnnxElemType(t.dtype()));
   proto.set_name(name);
-  proto.set_data_type(elem);
   for (int64_t d : t.shape().dims()) proto.add_dims(d);
+  if (int64 && t.dtype() == DType::kS32) {
+    proto.set_data_type(TensorProto::INT64);
+    std::string bytes(static_cast<size_t>(t.NumElements()) * 8, '\0');
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      const int64_t v = t.data<int32_t>()[i];
+      std::memcpy(bytes.data() + i * 8, &v, 8);
+    }
+    proto.set_raw_data(std::move(bytes));
+    return OkStatus();
+  }
+  proto.set_data_type(elem);
   proto.set_raw_data(static_cast<const char*>(t.raw_data()), t.SizeBytes());
   return OkStatus();
 }
@@ -54,7 +66,7 @@ Status FillAttribute(const std::string& name, const Attribute& a, AttributeProto
     case AttrType::kString: proto.set_type(AttributeProto::STRING); proto.set_s(a.s()); break;
     case AttrType::kTensor:
       proto.set_type(AttributeProto::TENSOR);
-      OCTET_RETURN_IF_ERROR(FillTensor(a.t(), name, *proto.mutable_t()));
+      OCTET_RETURN_IF_ERROR(FillTensor(a.t(), name, *proto.mutable_t(), /*int64=*/true));
       break;
     case AttrType::kInts:
       proto.set_type(AttributeProto::INTS);
@@ -146,6 +158,7 @@ class QdqWriter {
     const Value& v = graph_.value(id);
     info->set_name(v.name);
     OCTET_ASSIGN_OR_RETURN(int32_t elem, OnnxElemType(TypeOf(v)));
+    if (elem == TensorProto::INT32 && !v.qparams) elem = TensorProto::INT64;
     auto* tensor_type = info->mutable_type()->mutable_tensor_type();
     tensor_type->set_elem_type(elem);
     if (with_shape && v.shape) {
@@ -174,7 +187,7 @@ class QdqWriter {
     if (id == kNoValue) return std::string();
     const Value& v = graph_.value(id);
     if (v.kind == ValueKind::kConstant && emitted_constants_.insert(id).second) {
-      OCTET_RETURN_IF_ERROR(FillTensor(v.data, v.name, *proto_.add_initializer())
+      OCTET_RETURN_IF_ERROR(FillTensor(v.data, v.name, *proto_.add_initializer(), /*int64=*/!v.qparams)
                                 .WithContext(fmt::format("constant '{}'", v.name)));
     }
     return v.name;

@@ -13,6 +13,7 @@
 #include "tools/octet/model_bench_command.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
+#include "tools/octet/quantize_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/version_command.h"
 
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   AddConvBenchCommand(app, registry);
   AddObserveCommand(app, registry);
   AddModelCommands(app, registry);
+  AddQuantizeCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
 
   try {

@@ -39,14 +39,6 @@ struct InspectCommand {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
 };
 
-// "name=value" -> (name, value); the name may itself contain '=' only if the value does not (split at the last).
-Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text, const char* option) {
-  const size_t eq = text.rfind('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    return InvalidArgument("{} must be NAME=VALUE, got '{}'", option, text);
-  }
-  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
-}
 
 // A file name for an output value: unsafe characters become '_', never empty, never hidden, never "." or "..".
 std::string SafeFileName(const std::string& name) {
@@ -183,6 +175,14 @@ int Inspect(const InspectCommand& c) {
 }
 
 }  // namespace
+
+Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text, const char* option) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return InvalidArgument("{} must be NAME=VALUE, got '{}'", option, text);
+  }
+  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
 
 Result<LoadedModel> LoadModelFile(const std::string& path) {
   LoadedModel model;

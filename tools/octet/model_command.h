@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -44,6 +45,9 @@ Result<LoadedModel> LoadModelFile(const std::string& path);
 Result<Graph> LoadModel(const std::string& path);
 // The registry that runs `model`: QuantizedGraphRegistry() for .octet models, FloatOpRegistry() for ONNX.
 OpRegistry RegistryFor(const LoadedModel& model);
+// "name=value" -> (name, value) for options such as --input and --calib; the name may itself contain '=' only if
+// the value does not (split at the last). `option` names the option in the error.
+Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text, const char* option);
 // Parses --input-shape values, NAME=D0,D1,..., into options.input_shapes.
 Status ParseInputShapes(const std::vector<std::string>& specs, CompileOptions& options);
 
