@@ -17,6 +17,7 @@
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
 #include "ops/float/registry.h"
+#include "tests/onnx/large_models.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -168,24 +169,10 @@ TEST_CASE("External data inside the model's folder is read", "[onnx]") {
   std::filesystem::remove_all(dir);
 }
 
-// ResNet-18 and MobileNetV2 (seeded random weights, 46 and 14 MB) are not committed, and torch is no test
-// dependency: tests/data/models/generate.py --large DIR writes them. The default run checks them when they are in
-// $OCTET_LARGE_MODELS (default /tmp/octet_large_models) and reports a skip otherwise; "[onnx_large]" first generates
-// them with /usr/bin/python3 and torch.
-std::filesystem::path LargeModelDir() {
-  const char* env = std::getenv("OCTET_LARGE_MODELS");
-  return env != nullptr && *env != '\0' ? std::filesystem::path(env)
-                                          : std::filesystem::temp_directory_path() / "octet_large_models";
-}
-
-bool HaveLargeModels(const std::filesystem::path& dir) {
-  for (const char* name : {"resnet18", "mobilenet_v2"}) {
-    for (const char* suffix : {".onnx", ".input0.npy", ".output0.npy"}) {
-      if (!std::filesystem::exists(dir / (std::string(name) + suffix))) return false;
-    }
-  }
-  return true;
-}
+// ResNet-18 and MobileNetV2 (tests/onnx/large_models.h); "[onnx_large]" first generates them with /usr/bin/python3
+// and torch.
+using testing::HaveLargeModels;
+using testing::LargeModelDir;
 
 void CheckLargeModels(const std::filesystem::path& dir) {
   const std::string d = dir.string() + "/";
