@@ -3,6 +3,8 @@
 #include "ops/int8/qpool_ops.h"
 
 #include <algorithm>
+#include <limits>
+#include <utility>
 #include <memory>
 #include <string>
 
@@ -22,47 +24,89 @@ using float_ops::WindowTaps;
 // Windows and global pools of more elements would let the int32 sum or f32(n) lose exactness.
 constexpr int64_t kMaxPoolWindow = int64_t{1} << 23;
 
+// The output columns whose windows lie entirely inside the input (all kw taps), a contiguous range [lo, hi).
+std::pair<int64_t, int64_t> FullColumns(const PoolGeometry& g, const WindowTaps& taps) {
+  int64_t lo = 0;
+  while (lo < g.ow && taps.cols[static_cast<size_t>(lo)] != std::pair<int64_t, int64_t>{0, g.kw}) ++lo;
+  int64_t hi = lo;
+  while (hi < g.ow && taps.cols[static_cast<size_t>(hi)] == std::pair<int64_t, int64_t>{0, g.kw}) ++hi;
+  return {lo, hi};
+}
+
+// One plane of a max pool: starting from the dtype's lowest code gives the largest tap; a window with no tap inside
+// the input (possible with ceil_mode) gives `empty`, as the reference. Columns with whole windows run
+// as plain strided loops over the output row, one tap at a time (the compiler vectorises them); the border columns
+// walk their in-range taps.
+template <typename T>
+void MaxPoolPlane(const T* xp, T* yp, const PoolGeometry& g, const WindowTaps& taps, std::pair<int64_t, int64_t> full,
+                  T empty) {
+  constexpr T kLowest = std::numeric_limits<T>::lowest();
+  const auto [full_lo, full_hi] = full;
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    const int64_t h0 = oh * g.sh - g.pad_top;
+    const auto [i_lo, i_hi] = taps.rows[static_cast<size_t>(oh)];
+    T* yr = yp + oh * g.ow;
+    for (int64_t ow = full_lo; ow < full_hi; ++ow) yr[ow] = i_lo < i_hi ? kLowest : empty;
+    for (int64_t i = i_lo; i < i_hi; ++i) {
+      const T* xr = xp + (h0 + i * g.dh) * g.w - g.pad_left;
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* xs = xr + j * g.dw;
+        if (g.sw == 1) {
+          for (int64_t ow = full_lo; ow < full_hi; ++ow) yr[ow] = std::max(yr[ow], xs[ow]);
+        } else if (g.sw == 2) {
+          for (int64_t ow = full_lo; ow < full_hi; ++ow) yr[ow] = std::max(yr[ow], xs[2 * ow]);
+        } else {
+          for (int64_t ow = full_lo; ow < full_hi; ++ow) yr[ow] = std::max(yr[ow], xs[ow * g.sw]);
+        }
+      }
+    }
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      if (ow == full_lo) ow = std::max(full_hi, ow);
+      if (ow >= g.ow) break;
+      const int64_t w0 = ow * g.sw - g.pad_left;
+      const auto [j_lo, j_hi] = taps.cols[static_cast<size_t>(ow)];
+      T m = i_lo < i_hi && j_lo < j_hi ? kLowest : empty;
+      for (int64_t i = i_lo; i < i_hi; ++i) {
+        const T* xr = xp + (h0 + i * g.dh) * g.w + w0;
+        for (int64_t j = j_lo; j < j_hi; ++j) m = std::max(m, xr[j * g.dw]);
+      }
+      yr[ow] = m;
+    }
+  }
+}
+
 template <typename T>
 void RunPool(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, bool is_max,
              const reference::QAveragePoolParams& q, int32_t empty) {
   const T* px = r.inputs[0].data<T>();
   T* py = r.outputs[0].data<T>();
+  const std::pair<int64_t, int64_t> full = FullColumns(g, taps);
   ParallelFor(r.context, g.planes, 1, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const T* xp = px + p * g.h * g.w;
       T* yp = py + p * g.oh * g.ow;
+      if (is_max) {
+        MaxPoolPlane(xp, yp, g, taps, full, static_cast<T>(empty));
+        continue;
+      }
       for (int64_t oh = 0; oh < g.oh; ++oh) {
         const int64_t h0 = oh * g.sh - g.pad_top;
         const auto [i_lo, i_hi] = taps.rows[static_cast<size_t>(oh)];
         for (int64_t ow = 0; ow < g.ow; ++ow) {
           const int64_t w0 = ow * g.sw - g.pad_left;
           const auto [j_lo, j_hi] = taps.cols[static_cast<size_t>(ow)];
-          if (is_max) {
-            int32_t m = empty;
-            bool any = false;
-            for (int64_t i = i_lo; i < i_hi; ++i) {
-              const T* xr = xp + (h0 + i * g.dh) * g.w + w0;
-              for (int64_t j = j_lo; j < j_hi; ++j) {
-                const int32_t v = xr[j * g.dw];
-                m = any && m >= v ? m : v;
-                any = true;
-              }
-            }
-            yp[oh * g.ow + ow] = static_cast<T>(m);
-          } else {
-            int32_t sum = 0;
-            for (int64_t i = i_lo; i < i_hi; ++i) {
-              const T* xr = xp + (h0 + i) * g.w + w0;
-              for (int64_t j = j_lo; j < j_hi; ++j) sum += int32_t{xr[j]};
-            }
-            const int64_t taken = (i_hi - i_lo) * (j_hi - j_lo);
-            sum -= static_cast<int32_t>(taken) * q.x_zp;
-            int64_t n = taken;
-            if (g.count_include_pad) {
-              n = (std::min(h0 + g.kh, g.h + g.pad_bottom) - h0) * (std::min(w0 + g.kw, g.w + g.pad_right) - w0);
-            }
-            yp[oh * g.ow + ow] = static_cast<T>(reference::QAverageValue(sum, n, q));
+          int32_t sum = 0;
+          for (int64_t i = i_lo; i < i_hi; ++i) {
+            const T* xr = xp + (h0 + i) * g.w + w0;
+            for (int64_t j = j_lo; j < j_hi; ++j) sum += int32_t{xr[j]};
           }
+          const int64_t taken = (i_hi - i_lo) * (j_hi - j_lo);
+          sum -= static_cast<int32_t>(taken) * q.x_zp;
+          int64_t n = taken;
+          if (g.count_include_pad) {
+            n = (std::min(h0 + g.kh, g.h + g.pad_bottom) - h0) * (std::min(w0 + g.kw, g.w + g.pad_right) - w0);
+          }
+          yp[oh * g.ow + ow] = static_cast<T>(reference::QAverageValue(sum, n, q));
         }
       }
     }
