@@ -8,8 +8,8 @@
 //                      u64 size;
 //   sections, in this order, each starting where the previous ends (the data section at the next multiple of 64,
 //   zero padding in between): "metadata", "graph", "values", "nodes", "data". The records of the first four are
-//   described in octet_file.cc; "data" holds constant and tensor-attribute bytes, each at a multiple of 64 from the
-//   start of the file, so a loader could map them in place.
+//   described in octet_writer.cc; "data" holds constant and tensor-attribute bytes, in record order without
+//   overlap, each at a multiple of 64 from the start of the file, so a loader could map them in place.
 // The graph's values are stored with the graph inputs first (in input order), then the others in id order; value
 // ids of a loaded graph follow that order.
 #pragma once

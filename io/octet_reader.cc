@@ -131,6 +131,7 @@ class Parser {
   const std::string prefix_;
   Span sections_[kSectionNames.size()];
   uint32_t version_ = 0;
+  uint64_t data_end_ = 0;  // end of the last tensor read, from the start of the data section
 };
 
 size_t SectionIndex(std::string_view name) {
@@ -267,6 +268,13 @@ Result<Tensor> Parser::ReadData(Cursor& c, DType dtype, const Shape& shape) {
     return c.Corrupt(fmt::format("data of {} bytes at offset {} overruns the data section ({} bytes left)", size,
                                  offset, data.size - std::min<uint64_t>(offset, data.size)));
   }
+  // Each tensor's bytes follow the previous tensor's, so all of them together fit the data section and a file
+  // cannot make the loader allocate more than it holds by pointing many tensors at the same bytes.
+  if (offset < data_end_) {
+    return c.Corrupt(fmt::format("data at offset {} overlaps the previous tensor's, which ends at offset {}", offset,
+                                 data_end_));
+  }
+  data_end_ = offset + size;
   const uint64_t needed = static_cast<uint64_t>(shape.NumElements()) * DTypeSize(dtype);
   if (size != needed) {
     return c.Corrupt(fmt::format("data is {} bytes, {} {} needs {}", size, dtype, shape, needed));

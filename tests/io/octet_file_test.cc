@@ -492,6 +492,12 @@ TEST_CASE("octet file: malformed records give their exact messages", "[octet_fil
     m.w = Bytes().Str("w").U8(1).U8(0).U8(1).U32(1).I64(1).U64(4).U64(4).str();
     want = "section 'values' entry 1 ('w'): data offset 4 is not a multiple of 64";
   }
+  SECTION("two tensors sharing data") {
+    code = StatusCode::kDataLoss;
+    m.attributes = Bytes().U32(1).Str("t").U8(3).U8(0).U32(1).I64(2).U64(0).U64(8).str();
+    want = "section 'nodes' entry 0 ('add') attribute 't': data at offset 0 overlaps the previous tensor's, which "
+           "ends at offset 8";
+  }
   SECTION("data size disagreeing with the shape") {
     code = StatusCode::kDataLoss;
     m.w = Bytes().Str("w").U8(1).U8(0).U8(1).U32(1).I64(3).U64(0).U64(8).str();
