@@ -93,6 +93,10 @@ Status CheckDynamicWeight(const ValueInfo& info, int channel_axis, std::string_v
     return InvalidArgument("{} must be per channel along its output-channel axis {}, got axis {}", what,
                            channel_axis, q.axis());
   }
+  if (q.per_channel() && (info.shape.rank() <= channel_axis || q.num_channels() != info.shape.dim(channel_axis))) {
+    return InvalidArgument("{} of shape {} has {} per-channel scales along axis {}", what, info.shape,
+                           q.num_channels(), channel_axis);
+  }
   return OkStatus();
 }
 

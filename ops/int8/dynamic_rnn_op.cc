@@ -21,10 +21,10 @@ using float_ops::RnnParams;
 // for GRU without linear_before_reset R's rows [0, 2H) and [2H, 3H).
 struct DynamicRnnWeights {
   RnnParams p;
-  std::vector<DynamicGemm> w;       // per direction
-  std::vector<DynamicGemm> r;       // per direction: R whole, or rows [0, 2H)
+  std::vector<DynamicGemm> w;         // per direction
+  std::vector<DynamicGemm> r;         // per direction: R whole, or rows [0, 2H)
   std::vector<DynamicGemm> r_hidden;  // GRU without linear_before_reset: rows [2H, 3H)
-  size_t float_scratch_bytes = 0;   // RunRnn's floats, rounded up to 64 bytes
+  size_t float_scratch_bytes = 0;     // RunRnn's floats, rounded up to 64 bytes
 };
 
 class DynamicProjections final : public float_ops::RnnProjections {
