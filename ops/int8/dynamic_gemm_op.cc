@@ -24,7 +24,9 @@ Result<DynamicGemm> DynamicGemm::Create(const Context& context, const QTensor& w
   options.activation_dtype = DType::kU8;
   DynamicGemm g;
   auto packed = PackedWeights::Prepack(context, weights, options);
-  if (!packed.ok()) return Status(packed.status().code(), fmt::format("weight '{}': {}", what, packed.status().message()));
+  if (!packed.ok()) {
+    return Status(packed.status().code(), fmt::format("weight '{}': {}", what, packed.status().message()));
+  }
   g.packed_ = std::move(*packed);
   if (!bias.empty() && static_cast<int64_t>(bias.size()) != g.packed_.n()) {
     return InvalidArgument("bias of '{}' must have N = {} values, got {}", what, g.packed_.n(), bias.size());
@@ -76,21 +78,32 @@ Result<QParams> DynamicGemm::Run(const Context& context, const float* x, int64_t
   return a_qparams;
 }
 
-Result<QTensor> DynamicGemmWeight(const ValueInfo& info, int channel_axis, std::string_view what) {
+Status CheckDynamicWeight(const ValueInfo& info, int channel_axis, std::string_view what) {
   if (info.constant == nullptr) return InvalidArgument("{} must be a constant (prepacked at compile time)", what);
-  if (info.dtype != DType::kS8 || info.shape.rank() != 2) {
-    return InvalidArgument("{} must be s8 of rank 2, got {} of shape {}", what, info.dtype, info.shape);
-  }
+  if (info.dtype != DType::kS8) return InvalidArgument("{} must be s8, got {}", what, info.dtype);
   if (info.qparams == nullptr) return InvalidArgument("{} has no qparams", what);
   const QParams& q = *info.qparams;
   if (q.dtype() != DType::kS8) return InvalidArgument("{} must have s8 qparams, got {}", what, q.dtype());
   for (int32_t zp : q.zero_points()) {
-    if (zp != 0) return InvalidArgument("{} must be quantized symmetrically (zero point 0), got zero point {}", what, zp);
+    if (zp != 0) {
+      return InvalidArgument("{} must be quantized symmetrically (zero point 0), got zero point {}", what, zp);
+    }
   }
   if (q.per_channel() && q.axis() != channel_axis) {
     return InvalidArgument("{} must be per channel along its output-channel axis {}, got axis {}", what,
                            channel_axis, q.axis());
   }
+  if (q.per_channel() && (info.shape.rank() <= channel_axis || q.num_channels() != info.shape.dim(channel_axis))) {
+    return InvalidArgument("{} of shape {} has {} per-channel scales along axis {}", what, info.shape,
+                           q.num_channels(), channel_axis);
+  }
+  return OkStatus();
+}
+
+Result<QTensor> DynamicGemmWeight(const ValueInfo& info, int channel_axis, std::string_view what) {
+  OCTET_RETURN_IF_ERROR(CheckDynamicWeight(info, channel_axis, what));
+  if (info.shape.rank() != 2) return InvalidArgument("{} must have rank 2, got shape {}", what, info.shape);
+  const QParams& q = *info.qparams;
   if (channel_axis == 0) return QTensor::Create(*info.constant, q);
   // [K, N] -> [N, K].
   const int64_t k = info.shape.dim(0), n = info.shape.dim(1);

@@ -37,6 +37,7 @@ class DynamicGemm {
 
   // x: m rows of K contiguous finite floats; scratch: at least m * K bytes; y: m rows of N floats, y_stride apart.
   // Fails naming `what` (the activation) and the element on a non-finite x. Returns the chosen activation qparams.
+  // Each call plans the GEMM for its activation qparams (QGemmPlan::Create: O(N) set-up, small allocations).
   Result<QParams> Run(const Context& context, const float* x, int64_t m, std::byte* scratch, float* y,
                       size_t y_stride, std::string_view what) const;
 
@@ -48,9 +49,12 @@ class DynamicGemm {
   std::string kernel_name_;
 };
 
-// The weight of a dynamic operator, transposed to [N, K] when its output channels run along axis 1 ([K, N]), with
-// the qparams' axis moved to 0. Fails (naming `what`) unless it is a constant s8 rank-2 tensor with symmetric
-// qparams (zero points 0) per tensor or per channel along `channel_axis`.
+// Fails (naming `what`) unless the input is an s8 constant with s8 symmetric qparams (zero points 0), per tensor or
+// per channel along `channel_axis`: the weights every dynamic operator takes.
+Status CheckDynamicWeight(const ValueInfo& info, int channel_axis, std::string_view what);
+
+// A rank-2 weight that passes CheckDynamicWeight, transposed to [N, K] when its output channels run along axis 1
+// ([K, N]), with the qparams' axis moved to 0.
 Result<QTensor> DynamicGemmWeight(const ValueInfo& info, int channel_axis, std::string_view what);
 
 Status RegisterDynamicGemmOps(OpRegistry& registry);

@@ -21,10 +21,10 @@ using float_ops::RnnParams;
 // for GRU without linear_before_reset R's rows [0, 2H) and [2H, 3H).
 struct DynamicRnnWeights {
   RnnParams p;
-  std::vector<DynamicGemm> w;       // per direction
-  std::vector<DynamicGemm> r;       // per direction: R whole, or rows [0, 2H)
+  std::vector<DynamicGemm> w;         // per direction
+  std::vector<DynamicGemm> r;         // per direction: R whole, or rows [0, 2H)
   std::vector<DynamicGemm> r_hidden;  // GRU without linear_before_reset: rows [2H, 3H)
-  size_t float_scratch_bytes = 0;   // RunRnn's floats, rounded up to 64 bytes
+  size_t float_scratch_bytes = 0;     // RunRnn's floats, rounded up to 64 bytes
 };
 
 class DynamicProjections final : public float_ops::RnnProjections {
@@ -67,25 +67,12 @@ Result<QTensor> WeightBlock(const ValueInfo& info, int64_t d, int64_t row0, int6
   return QTensor::Create(std::move(t), std::move(qn));
 }
 
-Status CheckRnnWeight(const ValueInfo& info, const char* what) {
-  if (info.constant == nullptr) return InvalidArgument("{} must be a constant (prepacked at compile time)", what);
-  if (info.qparams == nullptr) return InvalidArgument("{} has no qparams", what);
-  const QParams& q = *info.qparams;
-  if (q.dtype() != DType::kS8) return InvalidArgument("{} must have s8 qparams, got {}", what, q.dtype());
-  for (int32_t zp : q.zero_points()) {
-    if (zp != 0) return InvalidArgument("{} must be quantized symmetrically (zero point 0), got zero point {}", what, zp);
-  }
-  if (q.per_channel() && q.axis() != 1) {
-    return InvalidArgument("{} must be per channel along axis 1 (the gate rows), got axis {}", what, q.axis());
-  }
-  return OkStatus();
-}
-
 Result<PreparedOp> PrepareDynamicRnn(const OpPrepareArgs& args, bool lstm) {
   std::vector<OutputInfo> outs;
   OCTET_ASSIGN_OR_RETURN(RnnParams p, float_ops::PrepareRnnParams(args, lstm, DType::kS8, &outs));
-  OCTET_RETURN_IF_ERROR(CheckRnnWeight(args.inputs[1], "W (input 1)"));
-  OCTET_RETURN_IF_ERROR(CheckRnnWeight(args.inputs[2], "R (input 2)"));
+  // W and R are [dirs, G * hidden, K]: their output channels (gate rows) run along axis 1.
+  OCTET_RETURN_IF_ERROR(CheckDynamicWeight(args.inputs[1], 1, "W (input 1)"));
+  OCTET_RETURN_IF_ERROR(CheckDynamicWeight(args.inputs[2], 1, "R (input 2)"));
   OCTET_ASSIGN_OR_RETURN(int64_t rr, args.node.attributes.GetInt("reduce_range", 0));
   if (rr != 0 && rr != 1) return InvalidArgument("reduce_range must be 0 or 1, got {}", rr);
   const bool reduce_range = rr != 0;

@@ -36,7 +36,8 @@ ChosenQParams ChooseQuantizationParams(float min, float max, int32_t qmin, int32
   if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
   if (force_scale_power_of_two) {
     if (scale < 1) {
-      scale = 1.0 / static_cast<double>(int64_t{1} << static_cast<int>(std::floor(std::log(1.0 / scale) / std::log(2))));
+      const int exponent = static_cast<int>(std::floor(std::log(1.0 / scale) / std::log(2)));
+      scale = 1.0 / static_cast<double>(int64_t{1} << exponent);
     } else {
       scale = static_cast<double>(int64_t{1} << static_cast<int>(std::ceil(std::log(scale) / std::log(2))));
     }

@@ -26,7 +26,9 @@ std::vector<Tensor> RunModel(const Graph& g, const OpRegistry& registry, const s
                              int threads = 1) {
   const Context ctx = testing::ContextFor(Isa::kScalar, threads);
   CompileOptions co;
-  for (size_t i = 0; i < inputs.size(); ++i) co.input_shapes.emplace_back(g.value(g.inputs()[i]).name, inputs[i].shape());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    co.input_shapes.emplace_back(g.value(g.inputs()[i]).name, inputs[i].shape());
+  }
   auto exec = Executor::Compile(g, ctx, registry, co);
   REQUIRE(exec.ok());
   auto y = exec->Run(inputs);

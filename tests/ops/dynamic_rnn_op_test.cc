@@ -61,7 +61,9 @@ RnnData MakeRnn(const RnnCase& c, std::mt19937_64& rng) {
   auto s8 = [](const std::vector<int8_t>& v, Shape s) { return Tensor::FromValues<int8_t>(std::move(s), v).value(); };
   auto dequantized = [&](const std::vector<int8_t>& v, const std::vector<float>& scales, int64_t k) {
     std::vector<float> f(v.size());
-    for (size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(v[i]) * scales[(i / static_cast<size_t>(k)) % scales.size()];
+    for (size_t i = 0; i < v.size(); ++i) {
+      f[i] = static_cast<float>(v[i]) * scales[(i / static_cast<size_t>(k)) % scales.size()];
+    }
     return Tensor::FromValues<float>(Shape{c.dirs, GH, k}, f).value();
   };
   auto qparams = [&](const std::vector<float>& scales) {

@@ -42,7 +42,8 @@ Graph MakeModel(std::mt19937_64& rng) {
   };
   AttributeMap tb;
   tb.Set("transB", int64_t{1});
-  ValueId h = node("fc1", "Gemm", {x, constant("fc1.weight", Shape{10, 12}, 0.5f), constant("fc1.bias", Shape{10}, 0.2f)}, tb);
+  ValueId h = node("fc1", "Gemm",
+                   {x, constant("fc1.weight", Shape{10, 12}, 0.5f), constant("fc1.bias", Shape{10}, 0.2f)}, tb);
   h = node("relu", "Relu", {h});
   h = node("fc2", "MatMul", {h, constant("fc2.weight", Shape{10, 8}, 0.5f)});
   const ValueId y = node("fc3", "Gemm", {h, constant("fc3.weight", Shape{8, 5}, 0.5f)});
@@ -67,7 +68,9 @@ Graph MakeModel(std::mt19937_64& rng) {
 std::vector<Tensor> RunGraph(const Graph& g, const OpRegistry& registry, const std::vector<Tensor>& inputs) {
   const Context ctx = testing::ContextFor(Isa::kScalar);
   CompileOptions co;
-  for (size_t i = 0; i < inputs.size(); ++i) co.input_shapes.emplace_back(g.value(g.inputs()[i]).name, inputs[i].shape());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    co.input_shapes.emplace_back(g.value(g.inputs()[i]).name, inputs[i].shape());
+  }
   auto exec = Executor::Compile(g, ctx, registry, co);
   REQUIRE(exec.ok());
   auto y = exec->Run(inputs);
@@ -261,7 +264,8 @@ TEST_CASE("QuantizeWeightOnly stores s8 weights behind Dequantize nodes and keep
   co.input_shapes = {{"x", x.shape()}, {"seq", seq.shape()}};
   const Context ctx = testing::ContextFor(Isa::kScalar);
   const Executor exec = Executor::Compile(*q, ctx, registry, co).value();
-  for (const char* name : {"fc1.weight_dequantize", "fc2.weight_dequantize", "lstm.W_dequantize", "lstm.R_dequantize"}) {
+  for (const char* name :
+       {"fc1.weight_dequantize", "fc2.weight_dequantize", "lstm.W_dequantize", "lstm.R_dequantize"}) {
     CHECK(exec.kernel_name(exec.graph().FindNode(name)) == "folded");
   }
 }
