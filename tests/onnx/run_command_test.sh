@@ -51,7 +51,7 @@ expect 1 "input 'h0' is not given" -- "$octet" run "$m/lstm_lm.onnx" --input tok
   --output-dir "$tmp/x"
 expect 1 "has no input named 'nope'" -- "$octet" run "$m/digits_mlp.onnx" --input nope="$m/digits_mlp.input0.npy" \
   --output-dir "$tmp/x"
-expect 1 "input 'image' is declared [32, 1, 8, 8], which shape [32, 64] does not match" -- "$octet" run "$m/digits_cnn.onnx" \
+expect 1 "input 'image' is declared [-1, 1, 8, 8], which shape [32, 64] does not match" -- "$octet" run "$m/digits_cnn.onnx" \
   --input image="$m/digits_mlp.input0.npy" --output-dir "$tmp/x"
 expect 1 "unsupported_ops.onnx" -- "$octet" run "$m/malformed/unsupported_ops.onnx" --input x="$m/digits_mlp.input0.npy" \
   --output-dir "$tmp/x"
@@ -79,8 +79,9 @@ expect 2 "comma-separated" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shap
 expect 1 "cycle" -- "$octet" inspect "$m/malformed/cycle.onnx"
 
 # bench model: a timed run (JSON), per op type through the hooks; symbolic dims need --input-shape.
-expect 0 '"op":"model"' -- "$octet" bench model "$m/digits_cnn.onnx" --repetitions 1 --json
-expect 0 '"op_type":"BatchNormalization"' -- "$octet" bench model "$m/digits_cnn.onnx" --repetitions 1 --per-op --json
+expect 0 '"op":"model"' -- "$octet" bench model "$m/digits_cnn.onnx" --input-shape image=1,1,8,8 --repetitions 1 --json
+expect 0 '"op_type":"BatchNormalization"' -- "$octet" bench model "$m/digits_cnn.onnx" --input-shape image=1,1,8,8 \
+  --repetitions 1 --per-op --json
 expect 0 "Gemm" -- "$octet" bench model "$m/digits_mlp.onnx" --input-shape x=1,64 --repetitions 1 --per-op
 expect 1 "unknown dimension" -- "$octet" bench model "$m/digits_mlp.onnx" --repetitions 1
 
