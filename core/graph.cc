@@ -214,6 +214,33 @@ int64_t Graph::NumParameters() const {
   return count;
 }
 
+Graph Graph::WithoutUnusedConstants() const {
+  std::vector<bool> used(values_.size(), false);
+  for (const Node& node : nodes_) {
+    for (ValueId id : node.inputs) {
+      if (id != kNoValue) used[static_cast<size_t>(id)] = true;
+    }
+  }
+  for (ValueId id : outputs_) used[static_cast<size_t>(id)] = true;
+  Graph g(name_);
+  std::vector<ValueId> new_id(values_.size(), kNoValue);
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (values_[i].kind == ValueKind::kConstant && !used[i]) continue;
+    Result<ValueId> id = g.AddValue(values_[i]);
+    OCTET_CHECK(id.ok());  // names are unique here already
+    new_id[i] = *id;
+  }
+  auto remap = [&](ValueId id) { return id == kNoValue ? kNoValue : new_id[static_cast<size_t>(id)]; };
+  for (ValueId id : inputs_) g.inputs_.push_back(remap(id));
+  for (ValueId id : outputs_) g.outputs_.push_back(remap(id));
+  for (Node node : nodes_) {
+    for (ValueId& id : node.inputs) id = remap(id);
+    for (ValueId& id : node.outputs) id = remap(id);
+    g.nodes_.push_back(std::move(node));
+  }
+  return g;
+}
+
 std::string Graph::ToString() const {
   std::string out = fmt::format("graph {}\n", name_);
   auto value_text = [&](ValueId id) {

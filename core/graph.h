@@ -110,6 +110,10 @@ class Graph {
   // already is topological (a stable Kahn sort). Fails, naming the nodes involved, when the nodes form a cycle.
   Status SortTopologically();
 
+  // A copy without the constants that no node reads and that are no graph output (passes that replace a weight by
+  // its quantized form leave the float one behind). Names, order and everything else stay; value ids change.
+  Graph WithoutUnusedConstants() const;
+
   // Elements in all constants used by some node (a "parameter count").
   int64_t NumParameters() const;
 

@@ -110,7 +110,7 @@ Result<Graph> QuantizeDynamic(const Graph& float_graph, const QConfigMapping& ma
     n.attributes.Set("reduce_range", int64_t{options.reduce_range ? 1 : 0});
     rep.quantized.push_back(n.name);
   }
-  return g;
+  return g.WithoutUnusedConstants();  // the float weights that were replaced
 }
 
 }  // namespace octet

@@ -70,7 +70,7 @@ Result<Graph> QuantizeWeightOnly(const Graph& float_graph, const QConfigMapping&
     if (!weights.empty() && quantized != nullptr) quantized->push_back(g.node(i).name);
   }
   OCTET_RETURN_IF_ERROR(g.SortTopologically());
-  return g;
+  return g.WithoutUnusedConstants();  // the float weights that were replaced
 }
 
 }  // namespace octet

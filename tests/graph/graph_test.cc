@@ -185,3 +185,31 @@ TEST_CASE("PlanMemory never overlaps buffers that are alive together and reuses 
 
 }  // namespace
 }  // namespace octet
+
+namespace octet {
+namespace {
+
+TEST_CASE("WithoutUnusedConstants drops constants nobody reads and keeps everything else", "[graph]") {
+  Graph g("prune");
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{2}).value();
+  const ValueId unused = g.AddConstant("old.weight", Tensor::Create(DType::kF32, Shape{2}).value()).value();
+  const ValueId w = g.AddConstant("new.weight", Tensor::Create(DType::kF32, Shape{2}).value()).value();
+  const ValueId k = g.AddConstant("as_output", Tensor::Create(DType::kF32, Shape{1}).value()).value();
+  const ValueId y = g.AddNodeValue("y").value();
+  REQUIRE(g.AddNode(Node{"mul", "Mul", "", {}, {x, w}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  REQUIRE(g.AddOutput(k).ok());
+  (void)unused;
+  const Graph p = g.WithoutUnusedConstants();
+  CHECK(p.num_values() == g.num_values() - 1);
+  CHECK(p.FindValue("old.weight") == kNoValue);
+  REQUIRE(p.FindValue("new.weight") != kNoValue);
+  CHECK(p.node(0).inputs == std::vector<ValueId>{p.FindValue("x"), p.FindValue("new.weight")});
+  CHECK(p.node(0).outputs == std::vector<ValueId>{p.FindValue("y")});
+  CHECK(p.inputs() == std::vector<ValueId>{p.FindValue("x")});
+  CHECK(p.outputs() == std::vector<ValueId>{p.FindValue("y"), p.FindValue("as_output")});
+  CHECK(VerifyGraph(p).ok());
+}
+
+}  // namespace
+}  // namespace octet
