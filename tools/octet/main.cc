@@ -14,6 +14,7 @@
 #include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
 #include "tools/octet/tensor_command.h"
+#include "tools/octet/train_command.h"
 #include "tools/octet/version_command.h"
 
 int main(int argc, char** argv) {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   AddObserveCommand(app, registry);
   AddModelCommands(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
+  AddTrainCommand(app, registry);
 
   try {
     app.parse(argc, argv);
