@@ -1,6 +1,8 @@
 // torch.optim.SGD.
 #include "quant/training/sgd.h"
 
+#include <cmath>
+
 namespace octet::training {
 
 Result<Sgd> Sgd::Create(const SgdOptions& o) {
@@ -49,12 +51,12 @@ Status Sgd::Step(std::span<Tensor> parameters, std::span<const Tensor> gradients
       buf = momentum_buffers_[i].data<float>();
     }
     for (int64_t e = 0; e < n; ++e) {
-      float d = wd != 0.0f ? g[e] + wd * p[e] : g[e];
+      float d = wd != 0.0f ? std::fma(wd, p[e], g[e]) : g[e];
       if (buf != nullptr) {
-        buf[e] = first ? d : momentum * buf[e] + keep * d;
-        d = options_.nesterov ? d + momentum * buf[e] : buf[e];
+        buf[e] = first ? d : std::fma(keep, d, momentum * buf[e]);
+        d = options_.nesterov ? std::fma(momentum, buf[e], d) : buf[e];
       }
-      p[e] = p[e] - lr * d;
+      p[e] = std::fma(-lr, d, p[e]);
     }
   }
   if (first && options_.momentum == 0.0) {

@@ -1,5 +1,6 @@
 // Stochastic gradient descent with momentum and weight decay, exactly as torch.optim.SGD (PyTorch 1.13,
-// foreach=False), per element in float32:
+// foreach=False), per element in float32 with each `a + alpha * b` of PyTorch's add(..., alpha=...) one fused
+// multiply-add, as PyTorch's vectorised CPU kernel computes it (bit-identical to PyTorch's results):
 //   d = g + weight_decay * p
 //   momentum != 0:  buf = d on the first step, else buf = momentum * buf + (1 - dampening) * d
 //                   d = nesterov ? d + momentum * buf : buf
