@@ -69,6 +69,25 @@ TEST_CASE("Conv backward: groups, strides, dilations, pads, 1-D and 2-D", "[grad
     if (p.bias) c.inputs.push_back(RandomTensor(rng, Shape{p.oc}));
     CHECK(CheckGradients(c, rng) > 0);
   }
+  // Random small geometries (odd sizes lean in), from the runner's seed.
+  for (int trial = 0; trial < 6; ++trial) {
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const int64_t group = pick(1, 3), kh = pick(1, 3), kw = pick(1, 3), sh = pick(1, 2), sw = pick(1, 3);
+    const int64_t dh = pick(1, 2), dw = pick(1, 2);
+    const int64_t c = group * pick(1, 2), oc = group * pick(1, 2);
+    const std::vector<int64_t> pads = {pick(0, kh - 1), pick(0, kw - 1), pick(0, kh - 1), pick(0, kw - 1)};
+    const int64_t h = dh * (kh - 1) + pick(1, 5), w = dw * (kw - 1) + pick(1, 5);
+    GradCase rc;
+    rc.op = "Conv";
+    rc.attributes = {{"strides", std::vector<int64_t>{sh, sw}}, {"dilations", std::vector<int64_t>{dh, dw}},
+                     {"pads", pads}, {"group", group}};
+    rc.inputs = {RandomTensor(rng, Shape{pick(1, 3), c, h, w}), RandomTensor(rng, Shape{oc, c / group, kh, kw}),
+                 RandomTensor(rng, Shape{oc})};
+    rc.check = {true, true, true};
+    INFO("trial " << trial << ": group " << group << " kernel " << kh << "x" << kw << " stride " << sh << "x" << sw
+                  << " dilation " << dh << "x" << dw << " input " << h << "x" << w);
+    CHECK(CheckGradients(rc, rng) > 0);
+  }
   GradCase c1;  // 1-D, stride 2, asymmetric pads, groups
   c1.op = "Conv";
   c1.attributes = {{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{2, 1}}, {"group", 2}};
