@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `octet run`, `octet inspect` and `octet bench model` end to end: outputs against PyTorch's (tests/data/models), file names, exit
+# `octet run`, `octet inspect`, `octet bench model` and `octet train` end to end: outputs against PyTorch's (tests/data/models), file names, exit
 # statuses (0 ok, 1 failure naming file/node, 2 usage), and no partial output on failure.
 # Usage: run_command_test.sh OCTET MODELS_DIR
 set -uo pipefail
@@ -84,6 +84,24 @@ expect 0 '"op_type":"BatchNormalization"' -- "$octet" bench model "$m/digits_cnn
   --repetitions 1 --per-op --json
 expect 0 "Gemm" -- "$octet" bench model "$m/digits_mlp.onnx" --input-shape x=1,64 --repetitions 1 --per-op
 expect 1 "unknown dimension" -- "$octet" bench model "$m/digits_mlp.onnx" --repetitions 1
+
+# train: the MLP on 200 test images for 2 epochs; one line per epoch, a checkpoint folder with a manifest, usage
+# and runtime errors. (The digits CNN's accuracy figure is the [train] test in tests/quant/training.)
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200]); np.save(sys.argv[4], np.load(sys.argv[3])[:200])" \
+  "$m/digits_test_x.npy" "$tmp/tx.npy" "$m/digits_test_labels.npy" "$tmp/ty.npy"
+expect 0 "epoch 2/2: lr 0.1" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
+  --epochs 2 --lr 0.1 --reset-parameters -o "$tmp/ckpt"
+[ -f "$tmp/ckpt/manifest.json" ] || fail "octet train wrote no $tmp/ckpt/manifest.json"
+grep -qF '"fc1.weight"' "$tmp/ckpt/manifest.json" || fail "checkpoint manifest lacks fc1.weight"
+ls -d "$tmp"/ckpt.tmp-* >/dev/null 2>&1 && fail "octet train left a temporary checkpoint folder"
+expect 0 "test accuracy" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
+  --epochs 1 --test-data "$tmp/tx.npy" --test-labels "$tmp/ty.npy" --schedule step -o "$tmp/ckpt"
+expect 2 "unknown learning-rate schedule" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" \
+  --labels "$tmp/ty.npy" --schedule linear -o "$tmp/ckpt2"
+expect 2 "" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" -o "$tmp/ckpt2"
+expect 1 "do not match" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
+  -o "$tmp/ckpt2"
+[ -e "$tmp/ckpt2" ] && fail "a failed octet train left $tmp/ckpt2"
 
 if [ "$failures" -ne 0 ]; then
   echo "FAILED: $failures check(s)"

@@ -15,6 +15,7 @@
 #include "tools/octet/observe_command.h"
 #include "tools/octet/quantize_command.h"
 #include "tools/octet/tensor_command.h"
+#include "tools/octet/train_command.h"
 #include "tools/octet/version_command.h"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   AddModelCommands(app, registry);
   AddQuantizeCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
+  AddTrainCommand(app, registry);
 
   try {
     app.parse(argc, argv);

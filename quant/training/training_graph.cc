@@ -1,0 +1,267 @@
+// TrainingGraph: forward with a tape, backward to the parameters.
+#include "quant/training/training_graph.h"
+
+#include <algorithm>
+
+#include "core/verifier.h"
+#include "ops/float/grad/batch_norm_backward.h"
+#include "ops/float/grad/run_node.h"
+#include "ops/float/registry.h"
+
+namespace octet::training {
+namespace {
+
+Status NodeError(const Node& node, const Status& status) {
+  return status.WithContext(fmt::format("failed to train node '{}' ({})", node.name, node.op_type));
+}
+
+bool IsTrainingBatchNorm(const Node& node, Mode mode) {
+  return mode == Mode::kTraining && node.op_type == "BatchNormalization";
+}
+
+}  // namespace
+
+TrainingGraph::TrainingGraph(Graph graph, const Context& context)
+    : graph_(std::move(graph)), context_(&context), forward_(FloatOpRegistry()),
+      backward_(float_ops::FloatBackwardRegistry()) {}
+
+Result<TrainingGraph> TrainingGraph::Create(Graph graph, const Context& context) {
+  OCTET_RETURN_IF_ERROR(graph.SortTopologically());
+  OCTET_RETURN_IF_ERROR(VerifyGraph(graph));
+  TrainingGraph tg(std::move(graph), context);
+  OCTET_RETURN_IF_ERROR(tg.Prepare());
+  return tg;
+}
+
+Status TrainingGraph::Prepare() {
+  state_ = FindTrainableParameters(graph_);
+  const size_t n = static_cast<size_t>(graph_.num_values());
+  is_static_.assign(n, false);
+  requires_grad_.assign(n, false);
+  values_.assign(n, Tensor());
+  present_.assign(n, false);
+  std::vector<bool> mutable_value(n, false);
+  // Own copies of what training writes, so other holders of the graph's tensors keep theirs.
+  for (const TrainableParameter& p : state_.parameters) {
+    mutable_value[static_cast<size_t>(p.value)] = true;
+    requires_grad_[static_cast<size_t>(p.value)] = true;
+  }
+  for (ValueId b : state_.buffers) mutable_value[static_cast<size_t>(b)] = true;
+  for (ValueId id = 0; id < graph_.num_values(); ++id) {
+    Value& v = graph_.mutable_value(id);
+    if (v.kind != ValueKind::kConstant) continue;
+    if (mutable_value[static_cast<size_t>(id)]) {
+      OCTET_ASSIGN_OR_RETURN(v.data, v.data.Clone());
+    }
+    values_[static_cast<size_t>(id)] = v.data;
+    present_[static_cast<size_t>(id)] = true;
+    is_static_[static_cast<size_t>(id)] = !mutable_value[static_cast<size_t>(id)];
+  }
+  for (int i = 0; i < graph_.num_nodes(); ++i) {
+    const Node& node = graph_.node(i);
+    if (forward_.Find(node.domain, node.op_type) == nullptr) {
+      return NodeError(node, Unimplemented("no float operator '{}'", node.op_type));
+    }
+    bool all_static = node.op_type != "BatchNormalization", any_grad = false;
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) continue;
+      all_static = all_static && is_static_[static_cast<size_t>(in)];
+      any_grad = any_grad || requires_grad_[static_cast<size_t>(in)];
+    }
+    if (any_grad && backward_.Find(node.op_type) == nullptr) {
+      return NodeError(node, Unimplemented("no backward for '{}', which a parameter's gradient must pass", node.op_type));
+    }
+    for (ValueId out : node.outputs) {
+      if (out == kNoValue) continue;
+      requires_grad_[static_cast<size_t>(out)] = any_grad;
+    }
+    if (!all_static) continue;
+    // Constant folding: evaluated once, here.
+    std::vector<Tensor> inputs;
+    std::unique_ptr<bool[]> present(new bool[node.inputs.size()]), known(new bool[node.inputs.size()]);
+    for (size_t s = 0; s < node.inputs.size(); ++s) {
+      const ValueId in = node.inputs[s];
+      present[s] = in != kNoValue;
+      known[s] = true;
+      inputs.push_back(in == kNoValue ? Tensor() : values_[static_cast<size_t>(in)]);
+    }
+    OCTET_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                           float_ops::RunNode(forward_, node, inputs, {present.get(), node.inputs.size()},
+                                              {known.get(), node.inputs.size()}, *context_));
+    for (size_t s = 0; s < node.outputs.size() && s < outs.size(); ++s) {
+      const ValueId out = node.outputs[s];
+      if (out == kNoValue) continue;
+      values_[static_cast<size_t>(out)] = outs[s];
+      present_[static_cast<size_t>(out)] = true;
+      is_static_[static_cast<size_t>(out)] = true;
+    }
+  }
+  gradients_.clear();
+  for (const TrainableParameter& p : state_.parameters) {
+    OCTET_ASSIGN_OR_RETURN(Tensor g, Tensor::Create(DType::kF32, graph_.value(p.value).data.shape()));
+    gradients_.push_back(std::move(g));
+  }
+  return OkStatus();
+}
+
+int64_t TrainingGraph::NumParameterElements() const {
+  int64_t total = 0;
+  for (const TrainableParameter& p : state_.parameters) total += graph_.value(p.value).data.NumElements();
+  return total;
+}
+
+Result<std::vector<Tensor>> TrainingGraph::Forward(std::span<const Tensor> inputs, Mode mode) {
+  const std::vector<ValueId>& graph_inputs = graph_.inputs();
+  if (inputs.size() != graph_inputs.size()) {
+    return InvalidArgument("graph '{}' has {} inputs, {} given", graph_.name(), graph_inputs.size(), inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph_.value(graph_inputs[i]);
+    if (inputs[i].dtype() != v.dtype) {
+      return InvalidArgument("input '{}' must be {}, got {}", v.name, DTypeName(v.dtype), DTypeName(inputs[i].dtype()));
+    }
+    if (v.shape.has_value()) {
+      bool fits = v.shape->rank() == inputs[i].shape().rank();
+      for (int d = 0; fits && d < v.shape->rank(); ++d) {
+        fits = v.shape->dim(d) == kUnknownDim || v.shape->dim(d) == inputs[i].shape().dim(d);
+      }
+      if (!fits) return InvalidArgument("input '{}' must have shape {}, got {}", v.name, *v.shape, inputs[i].shape());
+    }
+    values_[static_cast<size_t>(graph_inputs[i])] = inputs[i];
+    present_[static_cast<size_t>(graph_inputs[i])] = true;
+  }
+  for (int i = 0; i < graph_.num_nodes(); ++i) {
+    const Node& node = graph_.node(i);
+    bool folded = true;
+    for (ValueId out : node.outputs) folded = folded && (out == kNoValue || is_static_[static_cast<size_t>(out)]);
+    if (folded) continue;
+    std::vector<Tensor> in;
+    std::unique_ptr<bool[]> present(new bool[node.inputs.size()]), known(new bool[node.inputs.size()]);
+    for (size_t s = 0; s < node.inputs.size(); ++s) {
+      const ValueId id = node.inputs[s];
+      present[s] = id != kNoValue;
+      known[s] = id != kNoValue && is_static_[static_cast<size_t>(id)];
+      in.push_back(id == kNoValue ? Tensor() : values_[static_cast<size_t>(id)]);
+    }
+    std::vector<Tensor> outs;
+    if (IsTrainingBatchNorm(node, mode)) {
+      if (node.inputs.size() != 5 || node.inputs[3] == kNoValue || node.inputs[4] == kNoValue) {
+        return NodeError(node, InvalidArgument("BatchNormalization needs X, scale, B, mean and var"));
+      }
+      Result<float_ops::BatchNormTrainingArgs> args = float_ops::ReadBatchNormTrainingArgs(node);
+      if (!args.ok()) return NodeError(node, args.status());
+      // The running statistics are updated in the graph's own tensors.
+      Tensor mean = graph_.value(node.inputs[3]).data, var = graph_.value(node.inputs[4]).data;
+      Result<Tensor> y = float_ops::BatchNormTrainingForward(in[0], in[1], in[2], mean, var, *args);
+      if (!y.ok()) return NodeError(node, y.status());
+      outs.push_back(*std::move(y));
+    } else {
+      OCTET_ASSIGN_OR_RETURN(outs, float_ops::RunNode(forward_, node, in, {present.get(), node.inputs.size()},
+                                                      {known.get(), node.inputs.size()}, *context_));
+    }
+    for (size_t s = 0; s < node.outputs.size() && s < outs.size(); ++s) {
+      const ValueId out = node.outputs[s];
+      if (out == kNoValue) continue;
+      values_[static_cast<size_t>(out)] = std::move(outs[s]);
+      present_[static_cast<size_t>(out)] = true;
+    }
+  }
+  std::vector<Tensor> results;
+  for (ValueId out : graph_.outputs()) {
+    if (!present_[static_cast<size_t>(out)]) return InvalidArgument("output '{}' was not computed", graph_.value(out).name);
+    results.push_back(values_[static_cast<size_t>(out)]);
+  }
+  last_mode_ = mode;
+  has_tape_ = true;
+  return results;
+}
+
+Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
+  if (!has_tape_) return FailedPrecondition("Backward needs a Forward first");
+  const std::vector<ValueId>& outs = graph_.outputs();
+  if (output_grads.size() != outs.size()) {
+    return InvalidArgument("{} output gradients given for {} graph outputs", output_grads.size(), outs.size());
+  }
+  std::vector<Tensor> grads(static_cast<size_t>(graph_.num_values()));
+  std::vector<bool> has_grad(grads.size(), false);
+  // Adds g into grads[id] (values read by several nodes receive the sum).
+  auto accumulate = [&](ValueId id, Tensor g) -> Status {
+    const size_t u = static_cast<size_t>(id);
+    if (!has_grad[u]) {
+      grads[u] = std::move(g);
+      has_grad[u] = true;
+      return OkStatus();
+    }
+    Tensor& slot = grads[u];
+    if (slot.shape() != g.shape()) {
+      return Internal("gradient of '{}' has shape {}, expected {}", graph_.value(id).name, g.shape(), slot.shape());
+    }
+    float* dst = slot.data<float>();
+    const float* src = g.data<float>();
+    for (int64_t i = 0; i < slot.NumElements(); ++i) dst[i] += src[i];
+    return OkStatus();
+  };
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (output_grads[k].NumElements() == 0) continue;
+    const Tensor& y = values_[static_cast<size_t>(outs[k])];
+    if (output_grads[k].shape() != y.shape() || output_grads[k].dtype() != DType::kF32) {
+      return InvalidArgument("gradient of output '{}' must be f32 {}, got {}", graph_.value(outs[k]).name, y.shape(),
+                             output_grads[k].shape());
+    }
+    OCTET_ASSIGN_OR_RETURN(Tensor copy, output_grads[k].Clone());
+    OCTET_RETURN_IF_ERROR(accumulate(outs[k], std::move(copy)));
+  }
+  for (int i = graph_.num_nodes() - 1; i >= 0; --i) {
+    const Node& node = graph_.node(i);
+    bool any_out_grad = false;
+    for (ValueId out : node.outputs) {
+      any_out_grad = any_out_grad || (out != kNoValue && has_grad[static_cast<size_t>(out)]);
+    }
+    std::unique_ptr<bool[]> needs(new bool[node.inputs.size()]);
+    bool any_needed = false;
+    for (size_t s = 0; s < node.inputs.size(); ++s) {
+      const ValueId in = node.inputs[s];
+      needs[s] = in != kNoValue && requires_grad_[static_cast<size_t>(in)];
+      any_needed = any_needed || needs[s];
+    }
+    if (!any_out_grad || !any_needed) continue;
+    std::vector<Tensor> in, out, out_grads;
+    for (ValueId id : node.inputs) {
+      in.push_back(id == kNoValue ? Tensor() : values_[static_cast<size_t>(id)]);
+    }
+    for (ValueId id : node.outputs) {
+      out.push_back(id == kNoValue ? Tensor() : values_[static_cast<size_t>(id)]);
+      out_grads.push_back(id == kNoValue ? Tensor() : grads[static_cast<size_t>(id)]);
+    }
+    const float_ops::BackwardFn* fn = backward_.Find(node.op_type);
+    float_ops::BackwardArgs args{node, in, out, out_grads, {needs.get(), node.inputs.size()},
+                                 last_mode_ == Mode::kTraining, *context_};
+    Result<std::vector<Tensor>> input_grads = (*fn)(args);
+    if (!input_grads.ok()) return NodeError(node, input_grads.status());
+    for (size_t s = 0; s < node.inputs.size() && s < input_grads->size(); ++s) {
+      if (!needs[s]) continue;
+      if ((*input_grads)[s].shape() != in[s].shape()) {
+        if ((*input_grads)[s].NumElements() == 0) continue;  // not computed
+        return NodeError(node, Internal("gradient of input {} has shape {}, expected {}", s,
+                                        (*input_grads)[s].shape(), in[s].shape()));
+      }
+      OCTET_RETURN_IF_ERROR(accumulate(node.inputs[s], std::move((*input_grads)[s])));
+    }
+    // Activation gradients are no longer needed once their producer has run.
+    for (ValueId id : node.outputs) {
+      if (id != kNoValue) grads[static_cast<size_t>(id)] = Tensor(), has_grad[static_cast<size_t>(id)] = false;
+    }
+  }
+  for (size_t p = 0; p < state_.parameters.size(); ++p) {
+    const size_t u = static_cast<size_t>(state_.parameters[p].value);
+    const Tensor& g = grads[u];
+    if (!has_grad[u]) {
+      std::fill(gradients_[p].data<float>(), gradients_[p].data<float>() + gradients_[p].NumElements(), 0.0f);
+    } else {
+      gradients_[p] = g;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace octet::training

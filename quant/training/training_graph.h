@@ -1,0 +1,71 @@
+// TrainingGraph: a float Graph run forward with a tape and differentiated backward, for training.
+//
+// Forward runs every node with the float operators' own kernels (ops/float, through RunNode), except
+// BatchNormalization in training mode, which uses batch statistics and updates its running mean and variance in
+// place (ops/float/grad/batch_norm_backward.h). The tape is simply every value's tensor of the last Forward.
+// Backward walks the nodes in reverse from dL/d(outputs), calls each node's backward (ops/float/grad) for the
+// inputs that lead back to a parameter, sums gradients of values read by several nodes, and leaves dL/dp in
+// gradient(i) for every trainable parameter (quant/training/trainable_parameters.h).
+//
+// Parameters live in the graph's constants: the optimizer updates them in place and graph() always holds the
+// current weights. Values computed from constants alone (shape arithmetic, Constant nodes) are evaluated once.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/graph.h"
+#include "core/op_registry.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "ops/float/grad/backward.h"
+#include "quant/training/trainable_parameters.h"
+
+namespace octet::training {
+
+enum class Mode { kTraining, kEval };
+
+class TrainingGraph {
+ public:
+  // Takes the graph (sorted and verified here); its trainable constants and buffers get buffers of their own, so
+  // other copies of the original graph are not modified by training. Fails naming the node when an operator has
+  // no forward, or has no backward although a parameter's gradient flows through it.
+  static Result<TrainingGraph> Create(Graph graph, const Context& context);
+
+  // Runs the graph on one tensor per graph input and returns the graph outputs; records the tape.
+  Result<std::vector<Tensor>> Forward(std::span<const Tensor> inputs, Mode mode);
+  // Gradients of the parameters from dL/d(output) for each graph output of the last Forward (an empty Tensor for an
+  // output that does not enter the loss). Replaces the previous gradients.
+  Status Backward(std::span<const Tensor> output_grads);
+
+  const Graph& graph() const { return graph_; }
+  const std::vector<TrainableParameter>& parameters() const { return state_.parameters; }
+  const std::vector<ValueId>& buffers() const { return state_.buffers; }
+  // The current data of parameter i (shared with the graph: writes update the model).
+  Tensor parameter(size_t i) const { return graph_.value(state_.parameters[i].value).data; }
+  const std::string& parameter_name(size_t i) const { return graph_.value(state_.parameters[i].value).name; }
+  // dL/dp of parameter i after Backward (zeros before the first Backward).
+  const Tensor& gradient(size_t i) const { return gradients_[i]; }
+  int64_t NumParameterElements() const;
+
+ private:
+  TrainingGraph(Graph graph, const Context& context);
+  Status Prepare();
+
+  Graph graph_;
+  const Context* context_;
+  OpRegistry forward_;
+  float_ops::BackwardRegistry backward_;
+  TrainableState state_;
+  std::vector<bool> is_static_;       // per value: known without the inputs (non-trainable constants and folds)
+  std::vector<bool> requires_grad_;   // per value: a parameter or computed from one
+  std::vector<Tensor> values_;        // per value: the tensor of the last Forward (static ones kept)
+  std::vector<bool> present_;         // per value: values_[id] holds data
+  Mode last_mode_ = Mode::kEval;
+  bool has_tape_ = false;
+  std::vector<Tensor> gradients_;     // per parameter
+};
+
+}  // namespace octet::training

@@ -1,0 +1,246 @@
+// TrainingGraph end to end: the whole-graph gradient against finite differences of the loss, a one-layer model's
+// loss going down, determinism with a seed, seeded mini-batches, default initialisation, and checkpoints.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "core/builder.h"
+#include "io/weights_checkpoint.h"
+#include "ops/float/grad/loss.h"
+#include "quant/training/mini_batches.h"
+#include "quant/training/parameter_init.h"
+#include "quant/training/train_classifier.h"
+#include "quant/training/training_graph.h"
+#include "tests/ops/float/float_op_tester.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+using training::Mode;
+using training::TrainingGraph;
+
+const Context& TestContext() {
+  static const Context context = Context::ForIsas(DetectedIsas(), 1);
+  return context;
+}
+
+// Conv-BN-Tanh-AvgPool, a residual Add (a value read twice), Flatten, Linear: a small CNN whose every node has a
+// backward, smooth so finite differences of the whole loss are exact to O(step^2) (ReLU and MaxPool kinks are
+// checked op by op in tests/ops/float/grad).
+Graph SmallCnn(uint64_t seed) {
+  GraphBuilder b("small_cnn", seed);
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 2, 6, 6});
+  ValueId c = b.Conv2d("conv", x, {.in_channels = 2, .out_channels = 3, .kernel_size = {3, 3}, .padding = {1, 1}});
+  ValueId n = b.BatchNorm2d("bn", c, 3);
+  ValueId r = b.Tanh("act", n);
+  ValueId s = b.Add("skip", r, c);
+  ValueId p = b.AvgPool2d("pool", s, {.kernel_size = {2, 2}});
+  ValueId f = b.Flatten("flatten", p);
+  ValueId y = b.Linear("fc", f, 27, 4);
+  b.Output(y);
+  return std::move(b).Build().value();
+}
+
+double Loss(TrainingGraph& tg, const Tensor& x, const std::vector<int64_t>& labels, Mode mode) {
+  const Tensor in[] = {x};
+  std::vector<Tensor> out = tg.Forward(in, mode).value();
+  return float_ops::SoftmaxCrossEntropy(out[0], labels).value().loss;
+}
+
+TEST_CASE("TrainingGraph gradients equal finite differences of the loss", "[train]") {
+  auto rng = testing::MakeRng("train_graph_grad");
+  Tensor x = testing::RandomTensor(rng, Shape{5, 2, 6, 6});
+  const std::vector<int64_t> labels = {0, 3, 1, 2, 3};
+  for (Mode mode : {Mode::kEval, Mode::kTraining}) {
+    TrainingGraph tg = TrainingGraph::Create(SmallCnn(7), TestContext()).value();
+    REQUIRE(tg.parameters().size() == 6);  // conv w, b; bn scale, bias; fc w, b
+    REQUIRE(tg.buffers().size() == 2);
+    const Tensor in[] = {x};
+    std::vector<Tensor> out = tg.Forward(in, mode).value();
+    auto loss = float_ops::SoftmaxCrossEntropy(out[0], labels).value();
+    std::vector<Tensor> grads = {loss.grad};
+    REQUIRE(tg.Backward(grads).ok());
+    int64_t compared = 0;
+    for (size_t p = 0; p < tg.parameters().size(); ++p) {
+      Tensor param = tg.parameter(p);
+      for (int64_t i = 0; i < param.NumElements(); i += 3) {
+        const float saved = param.data<float>()[i];
+        param.data<float>()[i] = saved + 1e-2f;
+        const double plus = Loss(tg, x, labels, mode);
+        param.data<float>()[i] = saved - 1e-2f;
+        const double minus = Loss(tg, x, labels, mode);
+        param.data<float>()[i] = saved;
+        const double numeric = (plus - minus) / 2e-2;
+        INFO(tg.parameter_name(p) << "[" << i << "] mode " << (mode == Mode::kTraining ? "training" : "eval"));
+        CHECK(tg.gradient(p).data<float>()[i] == Approx(numeric).margin(1e-4).epsilon(2e-3));
+        ++compared;
+      }
+    }
+    CHECK(compared > 20);
+  }
+}
+
+TEST_CASE("Training-mode forward updates BatchNorm running statistics; eval mode does not", "[train]") {
+  auto rng = testing::MakeRng("train_bn_stats");
+  TrainingGraph tg = TrainingGraph::Create(SmallCnn(1), TestContext()).value();
+  const Tensor x[] = {testing::RandomTensor(rng, Shape{4, 2, 6, 6}, 1.0f, 3.0f)};
+  const Tensor mean = tg.graph().value(tg.buffers()[0]).data;
+  REQUIRE(tg.Forward(x, Mode::kEval).ok());
+  CHECK(mean.data<float>()[0] == 0.0f);
+  REQUIRE(tg.Forward(x, Mode::kTraining).ok());
+  CHECK(mean.data<float>()[0] != 0.0f);
+}
+
+// Two well separated Gaussian-ish blobs per class, for a one-layer model.
+void Blobs(std::mt19937_64& rng, int64_t n, Tensor& x, std::vector<int64_t>& y) {
+  x = Tensor::Create(DType::kF32, Shape{n, 4}).value();
+  y.clear();
+  std::normal_distribution<float> noise(0.0f, 0.5f);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t label = i % 3;
+    for (int64_t j = 0; j < 4; ++j) x.data<float>()[i * 4 + j] = (j == label ? 2.0f : 0.0f) + noise(rng);
+    y.push_back(label);
+  }
+}
+
+Graph OneLayer(uint64_t seed) {
+  GraphBuilder b("linear", seed);
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 4});
+  b.Output(b.Linear("fc", x, 4, 3));
+  return std::move(b).Build().value();
+}
+
+TEST_CASE("A one-layer model's loss decreases and its accuracy rises", "[train]") {
+  auto rng = testing::MakeRng("train_one_layer");
+  Tensor x;
+  std::vector<int64_t> y;
+  Blobs(rng, 90, x, y);
+  TrainingGraph tg = TrainingGraph::Create(OneLayer(3), TestContext()).value();
+  const double before = Loss(tg, x, y, Mode::kEval);
+  training::TrainClassifierOptions o;
+  o.epochs = 8;
+  o.batch_size = 16;
+  o.sgd = {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4};
+  o.schedule = {.kind = training::LrScheduleKind::kCosine, .t_max = 8};
+  int epochs_seen = 0;
+  o.on_epoch_end = [&](const training::EpochSummary& s) {
+    ++epochs_seen;
+    CHECK(s.epoch == epochs_seen);
+    return OkStatus();
+  };
+  auto summaries = training::TrainClassifier(tg, x, y, o).value();
+  REQUIRE(summaries.size() == 8);
+  const double after = Loss(tg, x, y, Mode::kEval);
+  INFO("loss before " << before << ", after " << after);
+  CHECK(after < 0.5 * before);
+  CHECK(summaries.back().mean_loss < summaries.front().mean_loss);
+  CHECK(training::ClassifierAccuracy(tg, x, y).value() > 0.9);
+  CHECK(epochs_seen == 8);
+  CHECK(summaries[1].lr < summaries[0].lr);  // the cosine schedule moved
+}
+
+TEST_CASE("Training is deterministic for a seed and depends on it", "[train]") {
+  auto rng = testing::MakeRng("train_determinism");
+  Tensor x;
+  std::vector<int64_t> y;
+  Blobs(rng, 50, x, y);
+  auto train = [&](uint64_t seed) {
+    TrainingGraph tg = TrainingGraph::Create(OneLayer(5), TestContext()).value();
+    training::TrainClassifierOptions o;
+    o.epochs = 2;
+    o.batch_size = 8;
+    o.seed = seed;
+    o.sgd = {.lr = 0.05, .momentum = 0.9};
+    REQUIRE(training::TrainClassifier(tg, x, y, o).ok());
+    std::vector<float> w;
+    for (size_t p = 0; p < tg.parameters().size(); ++p) {
+      for (float v : tg.parameter(p).values<float>()) w.push_back(v);
+    }
+    return w;
+  };
+  const std::vector<float> a = train(11), b = train(11), c = train(12);
+  CHECK(a == b);
+  CHECK(a != c);
+}
+
+TEST_CASE("Mini-batches: a seeded permutation in batches", "[train]") {
+  auto batches = training::MiniBatches(10, 4, 42, 0).value();
+  REQUIRE(batches.size() == 3);
+  CHECK(batches[2].size() == 2);
+  std::vector<int64_t> all;
+  for (const auto& b : batches) all.insert(all.end(), b.begin(), b.end());
+  std::vector<int64_t> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(all != sorted);  // shuffled (the chance of the identity is 1 / 10!)
+  CHECK(training::MiniBatches(10, 4, 42, 0).value() == batches);
+  CHECK(training::MiniBatches(10, 4, 42, 1).value() != batches);  // another epoch, another order
+  CHECK(training::MiniBatches(10, 4, 42, 0, true, /*drop_last=*/true).value().size() == 2);
+  CHECK_FALSE(training::MiniBatches(10, 0, 42, 0).ok());
+  Tensor data = Tensor::FromValues<float>(Shape{3, 2}, std::vector<float>{0, 1, 2, 3, 4, 5}).value();
+  Tensor rows = training::GatherRows(data, std::vector<int64_t>{2, 0}).value();
+  CHECK(std::vector<float>(rows.values<float>().begin(), rows.values<float>().end()) ==
+        std::vector<float>{4, 5, 0, 1});
+  CHECK_FALSE(training::GatherRows(data, std::vector<int64_t>{3}).ok());
+}
+
+TEST_CASE("ResetParameters gives PyTorch's default init bounds", "[train]") {
+  Graph g = SmallCnn(0);
+  REQUIRE(training::ResetParameters(g, 9).ok());
+  auto max_abs = [&](const char* name) {
+    float m = 0.0f;
+    for (float v : g.value(g.FindValue(name)).data.values<float>()) m = std::max(m, std::abs(v));
+    return m;
+  };
+  const float conv_bound = 1.0f / std::sqrt(2.0f * 9.0f), fc_bound = 1.0f / std::sqrt(27.0f);
+  CHECK(max_abs("conv.weight") <= conv_bound);
+  CHECK(max_abs("conv.weight") > 0.8f * conv_bound);
+  CHECK(max_abs("conv.bias") <= conv_bound);
+  CHECK(max_abs("fc.weight") <= fc_bound);
+  CHECK(max_abs("fc.weight") > 0.8f * fc_bound);
+  CHECK(max_abs("bn.bias") == 0.0f);
+  for (float v : g.value(g.FindValue("bn.weight")).data.values<float>()) CHECK(v == 1.0f);
+}
+
+TEST_CASE("Weights checkpoints round-trip and replace a previous one whole", "[train]") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / fmt::format("octet_ckpt_{}", ::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string dir = (root / "ckpt").string();
+  Graph a = SmallCnn(1), b = SmallCnn(2);
+  REQUIRE(WriteWeightsCheckpoint(b, dir, {{"epoch", "1"}}).ok());
+  REQUIRE(WriteWeightsCheckpoint(a, dir, {{"epoch", "2"}}).ok());  // over the first
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    ++entries;
+    CHECK(e.path().filename() == "ckpt");  // no temporary left behind
+  }
+  CHECK(entries == 1);
+  Graph c = SmallCnn(3);
+  CHECK(LoadWeightsCheckpoint(dir, c).value() == 8);  // 6 parameters and 2 running statistics
+  for (const Value& v : a.values()) {
+    if (v.kind != ValueKind::kConstant) continue;
+    const Tensor& got = c.value(c.FindValue(v.name)).data;
+    CHECK(std::equal(v.data.values<float>().begin(), v.data.values<float>().end(), got.values<float>().begin()));
+  }
+  Graph other = OneLayer(0);
+  auto wrong = LoadWeightsCheckpoint(dir, other);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK_THAT(wrong.status().ToString(), Catch::Contains("is not a constant"));
+  CHECK_FALSE(LoadWeightsCheckpoint((root / "missing").string(), c).ok());
+  fs::remove_all(root);
+}
+
+TEST_CASE("TrainingGraph reports nodes it cannot differentiate", "[train]") {
+  GraphBuilder b("gelu", 0);
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 4});
+  b.Output(b.GELU("act", b.Linear("fc", x, 4, 3)));
+  auto tg = TrainingGraph::Create(std::move(b).Build().value(), TestContext());
+  REQUIRE_FALSE(tg.ok());
+  CHECK_THAT(tg.status().ToString(), Catch::Contains("'act'") && Catch::Contains("no backward"));
+}
+
+}  // namespace
+}  // namespace octet
