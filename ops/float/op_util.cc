@@ -249,6 +249,20 @@ Result<std::vector<int64_t>> ResolvePads(const std::string& auto_pad, std::vecto
   return InvalidArgument("auto_pad must be NOTSET, VALID, SAME_UPPER or SAME_LOWER, got '{}'", auto_pad);
 }
 
+Status CheckPassThroughQParams(const OpPrepareArgs& args) {
+  if (args.inputs.empty() || args.output_qparams.empty()) return OkStatus();
+  const QParams* x = args.inputs[0].qparams;
+  const QParams* y = args.output_qparams[0];
+  if (x == nullptr || y == nullptr || x->per_channel() || y->per_channel()) return OkStatus();
+  if (x->dtype() != y->dtype() || x->scale() != y->scale() || x->zero_point() != y->zero_point() ||
+      x->quant_min() != y->quant_min() || x->quant_max() != y->quant_max()) {
+    return InvalidArgument("output 0 has qparams {} but this operator only moves its input's codes, whose qparams "
+                           "are {}",
+                           y->ToString(), x->ToString());
+  }
+  return OkStatus();
+}
+
 PreparedOp MakePrepared(std::vector<OutputInfo> outputs, std::unique_ptr<OpKernel> kernel, std::string kernel_name,
                         size_t scratch_bytes) {
   PreparedOp op;

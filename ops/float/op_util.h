@@ -100,6 +100,11 @@ Result<std::vector<int64_t>> ResolvePads(const std::string& auto_pad, std::vecto
                                          std::span<const int64_t> in, std::span<const int64_t> kernel,
                                          std::span<const int64_t> strides, std::span<const int64_t> dilations);
 
+// Shape-only operators on u8 / s8 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose) move codes, so their
+// output carries input 0's qparams: fails when both have per-tensor qparams and they differ (per-channel qparams
+// follow their axis, which these operators may move; they are not judged here).
+Status CheckPassThroughQParams(const OpPrepareArgs& args);
+
 PreparedOp MakePrepared(std::vector<OutputInfo> outputs, std::unique_ptr<OpKernel> kernel, std::string kernel_name,
                         size_t scratch_bytes = 0);
 

@@ -20,7 +20,9 @@ std::unique_ptr<OpKernel> CopyKernel() {
   });
 }
 
-PreparedOp CopyAs(const OpPrepareArgs& args, Shape shape, const char* name) {
+// Any dtype: the bytes are copied (u8 / s8 values keep their input's qparams).
+Result<PreparedOp> CopyAs(const OpPrepareArgs& args, Shape shape, const char* name) {
+  OCTET_RETURN_IF_ERROR(CheckPassThroughQParams(args));
   std::vector<OutputInfo> outs = {{args.inputs[0].dtype, std::move(shape)}};
   return MakePrepared(std::move(outs), CopyKernel(), name);
 }

@@ -11,6 +11,7 @@ namespace {
 
 Result<PreparedOp> PrepareTranspose(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  OCTET_RETURN_IF_ERROR(CheckPassThroughQParams(args));
   const Shape& x = args.inputs[0].shape;
   std::vector<int64_t> reversed;
   for (int d = x.rank() - 1; d >= 0; --d) reversed.push_back(d);
