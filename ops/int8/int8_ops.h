@@ -12,16 +12,26 @@
 //   activation      "" (default) | "Relu": a fused ReLU, applied as the clamp's lower bound (the output zero point).
 //
 // Operators (inputs in brackets are optional; "q" = u8 or s8 with per-tensor qparams):
-//   Quantize(x f32) -> y q                 y's qparams (per tensor or per channel). rounding "half_even" (default)
-//                                          | "half_away" (tflite's x / s); non_finite "error" (default) | "quant_min".
+//   Quantize(x f32) -> y q                 y's qparams (per tensor or per channel; y may also be s32). rounding
+//                                          "half_even" (default: zp + rne(x * f32(1 / s))) | "half_away" (tflite's
+//                                          zp + round_half_away(x / s)); non_finite "error" (default: NaN fails the
+//                                          Run naming the value, ±Inf saturate) | "quant_min" (PyTorch 1.13: NaN and
+//                                          x / s >= 2^63, +Inf included, give quant_min). ops/int8/quantize_ops.h.
 //   Dequantize(x u8|s8|s32) -> y f32       x's qparams. On a constant weight it is folded at Compile: weight-only
 //                                          graphs are s8 weights + Dequantize + the float operator.
-//   Requantize(x q) -> y q                 to y's qparams (when producer and consumer qparams differ).
-//   QConv(x q, w s8, [b s32|f32]) -> y q   ONNX Conv attributes; w per tensor or per channel (axis 0); group == C ==
-//                                          M runs the depthwise kernels.
+//   Requantize(x q) -> y q                 to y's qparams (when producer and consumer qparams differ); both per
+//                                          tensor; fp32 scheme: clamp(rne(f32(x - x_zp) * f32(x_s * f32(1 / y_s))) +
+//                                          y_zp, y quant_min, y quant_max).
+//   QConv(x q, w s8, [b s32|f32]) -> y q   ONNX Conv attributes (1-D or 2-D, asymmetric pads and auto_pad allowed);
+//                                          w a constant [M, C/group, kh, kw], per tensor or per channel (axis 0),
+//                                          symmetric or affine; group == C == M with symmetric weights runs the
+//                                          depthwise kernels. ops/int8/qconv_op.h.
 //   QGemm(x q [M,K], w s8, [b]) -> y q     ONNX Gemm with transA = 0, alpha = beta = 1; w [N,K] (transB = 1, per
-//                                          channel axis 0) or [K,N] (transB = 0, axis 1).
-//   QMatMul(x q [...,K], w s8 [K,N]) -> y q  weight per channel along axis 1.
+//                                          channel axis 0) or [K,N] (transB = 0, axis 1); b [N]. ops/int8/qgemm_op.h.
+//   QMatMul(x q [...,K], w s8 [K,N]) -> y q  weight per tensor or per channel along axis 1; no bias.
+//   Bias of QConv / QGemm: a constant, one value per output channel: s32 with the qparams above (fp32, q31), or
+//   f32 without qparams (fbgemm adds it in float; fp32 and q31 quantize it at Prepare with rne(b / f32(x_s * w_s[c]))).
+//   An s32 bias with requantization "fbgemm" is refused.
 //   QAdd(a q, b q) -> y q, QMul(a q, b q) -> y q   numpy broadcasting; activation allowed.
 //   QMaxPool(x q) -> y q, QAveragePool, QGlobalAveragePool, QGlobalMaxPool   ONNX attributes; max pools need y's
 //                                          qparams equal x's (shared qparams).

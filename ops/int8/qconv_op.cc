@@ -3,6 +3,8 @@
 #include "ops/int8/qconv_op.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -21,66 +23,114 @@ namespace {
 using float_ops::CheckArity;
 using float_ops::MakePrepared;
 
-// The NHWC staging of one call. x is [n][hp][wp][c] with the explicit pads (pt, pl) already in it when the pads
-// are asymmetric (hp = h + pt + pb, wp likewise; the plan then pads nothing), y is [n][oh][ow][m].
+// The NHWC staging of one call: x is staged as [n][hp][wp][c], y computed as [n][oh][ow][m].
+//   explicit_pads: asymmetric pads are written into the staged input with the zero point (hp = h + pt + pb, wp
+//                  likewise), and the plan pads nothing;
+//   subsample:     a 1x1 kernel with stride > 1 and no padding reads only every stride-th pixel, so only those are
+//                  staged (hp = oh, wp = ow) and the plan runs as a 1x1 convolution with stride 1 (no im2col).
 struct ConvLayout {
   int64_t n = 0, c = 0, h = 1, w = 0;
   int64_t m = 0, oh = 1, ow = 0;
-  int64_t hp = 1, wp = 0, pad_top = 0, pad_left = 0;  // explicit padding in the staged input
+  int64_t hp = 1, wp = 0, pad_top = 0, pad_left = 0;
   bool explicit_pads = false;
-  uint8_t zero_byte = 0;  // the input zero point as stored
-  size_t x_bytes = 0;     // staged input size, rounded up to the 64-byte alignment with Tensor's padding after it
+  int64_t sub_h = 1, sub_w = 1;  // subsampling steps (1 = every pixel)
+  uint8_t zero_byte = 0;         // the input zero point as stored
+  size_t x_bytes = 0;            // staged sizes, rounded up to the 64-byte alignment with Tensor's padding
   size_t y_bytes = 0;
 };
+
+// Rows (image rows, pixel runs) per parallel tile: ~16 KiB of data each, from the shape alone.
+int64_t RowsPerTile(int64_t row_bytes) {
+  return std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, row_bytes));
+}
 
 constexpr size_t kAlign = 64;
 size_t StagedBytes(int64_t elements) {
   return (static_cast<size_t>(elements) + kTensorPaddingBytes + kAlign - 1) / kAlign * kAlign;
 }
 
-// Rows (image rows of NCHW, (n, y) pairs) per parallel tile: ~16 KiB of data each, from the shape alone.
-int64_t RowsPerTile(int64_t row_bytes) { return std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, row_bytes)); }
+static_assert(std::endian::native == std::endian::little, "the 8x8 byte transpose reads rows as little-endian words");
 
-// x [n][c][h][w] -> staged [n][hp][wp][c]. One tile = whole (image, row) pairs: each input row of every channel is
-// read once, and the staged row (w * c bytes, a few KiB) stays in L1 while its channels are interleaved.
+// 8 bytes src[0], src[step], ..., src[7 * step] as one little-endian word.
+inline uint64_t Load8(const uint8_t* src, int64_t step) {
+  uint64_t v = 0;
+  if (step == 1) {
+    std::memcpy(&v, src, 8);
+    return v;
+  }
+  for (int k = 0; k < 8; ++k) v |= uint64_t{src[k * step]} << (8 * k);
+  return v;
+}
+
+// Transposes an 8x8 byte matrix held as 8 words (row i = r[i], column j = byte j) in place, swapping ever larger
+// off-diagonal blocks (bytes, then 16-bit pairs, then 32-bit quads) between rows with shifts and masks.
+inline void Transpose8x8(uint64_t r[8]) {
+  for (int i = 0; i < 8; i += 2) {
+    const uint64_t t = ((r[i] >> 8) ^ r[i + 1]) & 0x00FF00FF00FF00FFull;
+    r[i + 1] ^= t;
+    r[i] ^= t << 8;
+  }
+  for (int i : {0, 1, 4, 5}) {
+    const uint64_t t = ((r[i] >> 16) ^ r[i + 2]) & 0x0000FFFF0000FFFFull;
+    r[i + 2] ^= t;
+    r[i] ^= t << 16;
+  }
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t t = ((r[i] >> 32) ^ r[i + 4]) & 0x00000000FFFFFFFFull;
+    r[i + 4] ^= t;
+    r[i] ^= t << 32;
+  }
+}
+
+// dst[j * dst_stride + i] = src[i * src_stride + j * step] for i < rows, j < cols: 8x8 blocks in registers, scalar
+// edges. A byte-at-a-time transpose with strided stores ran at ~2 cycles per byte and cost as much as the
+// convolution itself on ResNet's 3x3 layers.
+void TransposeBytes(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols, uint8_t* dst,
+                    int64_t dst_stride) {
+  int64_t i = 0;
+  for (; i + 8 <= rows; i += 8) {
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      uint64_t r[8];
+      for (int k = 0; k < 8; ++k) r[k] = Load8(src + (i + k) * src_stride + j * step, step);
+      Transpose8x8(r);
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + (j + k) * dst_stride + i, &r[k], 8);
+    }
+    for (; j < cols; ++j) {
+      for (int k = 0; k < 8; ++k) dst[j * dst_stride + i + k] = src[(i + k) * src_stride + j * step];
+    }
+  }
+  for (; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) dst[j * dst_stride + i] = src[i * src_stride + j * step];
+  }
+}
+
+// x [n][c][h][w] -> staged [n][hp][wp][c], one tile = whole (image, staged row) pairs.
 void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8_t* staged) {
   if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
   const int64_t plane = l.h * l.w;
-  ParallelFor(context, l.n * l.h, RowsPerTile(l.w * l.c), [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t b = row / l.h, y = row % l.h;
+  const bool subsample = l.sub_h > 1 || l.sub_w > 1;
+  const int64_t rows = subsample ? l.hp : l.h, cols = subsample ? l.wp : l.w;
+  ParallelFor(context, l.n * rows, RowsPerTile(cols * l.c), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / rows, y = t % rows;
+      const uint8_t* src = x + b * l.c * plane + y * l.sub_h * l.w;
       uint8_t* dst = staged + ((b * l.hp + y + l.pad_top) * l.wp + l.pad_left) * l.c;
-      const uint8_t* src = x + b * l.c * plane + y * l.w;
-      if (l.c == 1) {
-        std::memcpy(dst, src, static_cast<size_t>(l.w));
-        continue;
-      }
-      for (int64_t ch = 0; ch < l.c; ++ch) {
-        const uint8_t* s = src + ch * plane;
-        uint8_t* d = dst + ch;
-        for (int64_t i = 0; i < l.w; ++i) d[i * l.c] = s[i];
-      }
+      TransposeBytes(src, plane, l.sub_w, l.c, cols, dst, l.c);
     }
   });
 }
 
-// staged [n][oh][ow][m] -> y [n][m][oh][ow], one tile = whole (image, output row) pairs.
+// staged [n][oh][ow][m] -> y [n][m][oh][ow], one tile = a run of pixels of one image.
 void ToNchw(const Context& context, const ConvLayout& l, const uint8_t* staged, uint8_t* y) {
   const int64_t plane = l.oh * l.ow;
-  ParallelFor(context, l.n * l.oh, RowsPerTile(l.ow * l.m), [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t b = row / l.oh, oy = row % l.oh;
-      const uint8_t* src = staged + row * l.ow * l.m;
-      uint8_t* dst = y + b * l.m * plane + oy * l.ow;
-      if (l.m == 1) {
-        std::memcpy(dst, src, static_cast<size_t>(l.ow));
-        continue;
-      }
-      for (int64_t ch = 0; ch < l.m; ++ch) {
-        const uint8_t* s = src + ch;
-        uint8_t* d = dst + ch * plane;
-        for (int64_t i = 0; i < l.ow; ++i) d[i] = s[i * l.m];
-      }
+  const int64_t per_tile = std::max<int64_t>(8, RowsPerTile(l.m) / 8 * 8);
+  const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
+  ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * per_tile;
+      const int64_t count = std::min(per_tile, plane - p0);
+      TransposeBytes(staged + (b * plane + p0) * l.m, l.m, 1, count, l.m, y + b * l.m * plane + p0, plane);
     }
   });
 }
@@ -196,7 +246,15 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   // The plan pads symmetrically; other pads are written into the staged input (with the zero point, as the plan
   // would read them).
   l.explicit_pads = pt != pb || pl != pr;
-  if (l.explicit_pads) {
+  const bool subsample = p.kernel_h == 1 && p.kernel_w == 1 && pt == 0 && pb == 0 && pl == 0 && pr == 0 &&
+                         (p.stride_h > 1 || p.stride_w > 1);
+  if (subsample) {
+    l.sub_h = p.stride_h;
+    l.sub_w = p.stride_w;
+    l.hp = l.oh;
+    l.wp = l.ow;
+    p.stride_h = p.stride_w = 1;
+  } else if (l.explicit_pads) {
     l.pad_top = pt;
     l.pad_left = pl;
     l.hp = l.h + pt + pb;

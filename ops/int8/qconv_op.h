@@ -9,9 +9,10 @@
 //
 // Prepare converts the weight to OHWI and builds one QConv2dPlan (ops/qconv2d.h: depthwise, 1x1 or im2col, chosen
 // by the plan; weights packed once). Run transposes x to NHWC in the scratch (asymmetric pads are written there
-// explicitly, with the zero point), runs the plan into the scratch and transposes the result back to NCHW; both
-// transposes are split over the context's threads in tiles of the shape alone, so results are bit-identical at any
-// thread count.
+// explicitly, with the zero point; a strided 1x1 convolution without padding stages only the pixels it reads and
+// runs as a 1x1 with stride 1), runs the plan into the scratch and transposes the result back to NCHW; both
+// transposes (8x8 byte blocks in registers) are split over the context's threads in tiles of the shape alone, so
+// results are bit-identical at any thread count.
 #pragma once
 
 #include "core/op_registry.h"

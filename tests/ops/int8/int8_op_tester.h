@@ -1,0 +1,210 @@
+// Test helpers for the int8 operators of quantized graphs: one node in domain "octet" built by hand with qparams on
+// its values, compiled with QuantizedGraphRegistry() and run; random quantized data; the output stage computed from
+// the spec's functions only (reference::QGemmApplyStage and the multiplier derivations of qgemm_reference.h).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/cpu_features.h"
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/qparams.h"
+#include "core/tensor.h"
+#include "ops/qgemm.h"
+#include "ops/reference/qgemm_reference.h"
+#include "quant/quantized_registry.h"
+
+namespace octet::testing {
+
+struct QInput {
+  Tensor tensor;
+  std::optional<QParams> qparams;
+  bool constant = false;
+  bool absent = false;
+};
+inline QInput QIn(Tensor t, std::optional<QParams> qp) { return QInput{std::move(t), std::move(qp), false, false}; }
+inline QInput QConst(Tensor t, std::optional<QParams> qp) { return QInput{std::move(t), std::move(qp), true, false}; }
+inline QInput QAbsent() { return QInput{Tensor(), std::nullopt, false, true}; }
+
+struct Int8OpSpec {
+  std::string op_type;
+  std::vector<QInput> inputs;
+  AttributeMap attributes;
+  std::optional<QParams> output_qparams;
+  int threads = 1;
+  bool fold_constants = true;
+};
+
+inline const OpRegistry& Int8Registry() {
+  static const OpRegistry registry = QuantizedGraphRegistry();
+  return registry;
+}
+
+// Inputs are named "x", "w", "b" by slot (then "in3", ...), the node "op" and its output "y".
+inline std::string SlotName(size_t slot) {
+  static const char* const kNames[] = {"x", "w", "b"};
+  return slot < 3 ? kNames[slot] : fmt::format("in{}", slot);
+}
+
+struct CompiledOp {
+  Executor executor;
+  std::vector<Tensor> feeds;
+};
+
+inline Result<CompiledOp> CompileInt8Op(const Int8OpSpec& spec) {
+  Graph g("test");
+  Node node;
+  node.name = "op";
+  node.op_type = spec.op_type;
+  node.domain = "octet";
+  node.attributes = spec.attributes;
+  std::vector<Tensor> feeds;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const QInput& in = spec.inputs[i];
+    if (in.absent) {
+      node.inputs.push_back(kNoValue);
+      continue;
+    }
+    ValueId id = kNoValue;
+    if (in.constant) {
+      OCTET_ASSIGN_OR_RETURN(id, g.AddConstant(SlotName(i), in.tensor));
+    } else {
+      OCTET_ASSIGN_OR_RETURN(id, g.AddInput(SlotName(i), in.tensor.dtype(), in.tensor.shape()));
+      feeds.push_back(in.tensor);
+    }
+    g.mutable_value(id).qparams = in.qparams;
+    node.inputs.push_back(id);
+  }
+  const DType out_dtype = spec.output_qparams ? spec.output_qparams->dtype() : DType::kF32;
+  OCTET_ASSIGN_OR_RETURN(ValueId y, g.AddNodeValue("y", out_dtype));
+  g.mutable_value(y).qparams = spec.output_qparams;
+  node.outputs.push_back(y);
+  OCTET_RETURN_IF_ERROR(g.AddOutput(y));
+  OCTET_RETURN_IF_ERROR(g.AddNode(std::move(node)).status());
+  // The context lives as long as the executor needs it: one per thread count, for the whole test binary.
+  static const Context contexts[] = {Context::ForIsas(DetectedIsas(), 1), Context::ForIsas(DetectedIsas(), 2),
+                                     Context::ForIsas(DetectedIsas(), 3)};
+  const Context& context = contexts[std::clamp(spec.threads, 1, 3) - 1];
+  CompileOptions options;
+  options.fold_constants = spec.fold_constants;
+  OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(g, context, Int8Registry(), options));
+  return CompiledOp{std::move(exec), std::move(feeds)};
+}
+
+inline Result<Tensor> RunInt8Op(const Int8OpSpec& spec) {
+  OCTET_ASSIGN_OR_RETURN(CompiledOp op, CompileInt8Op(spec));
+  OCTET_ASSIGN_OR_RETURN(std::vector<Tensor> outs, op.executor.Run(op.feeds));
+  return outs.front();
+}
+
+// Random bytes (u8 or s8 values).
+inline Tensor RandomBytes(std::mt19937_64& rng, DType dtype, const Shape& shape) {
+  Tensor t = Tensor::Create(dtype, shape).value();
+  auto* p = static_cast<uint8_t*>(t.raw_data());
+  for (size_t i = 0; i < t.SizeBytes(); ++i) p[i] = static_cast<uint8_t>(rng());
+  return t;
+}
+
+// Per-tensor qparams over the dtype's full range.
+inline QParams PerTensorQ(DType dtype, float scale, int32_t zp) { return QParams::PerTensor(dtype, scale, zp).value(); }
+
+// s8 weight qparams: per tensor, or per channel on `axis` with `channels` scales; symmetric unless `affine`.
+inline QParams WeightQParams(std::mt19937_64& rng, bool per_channel, int64_t channels, int axis, bool affine) {
+  std::vector<float> scales;
+  std::vector<int32_t> zps;
+  for (int64_t j = 0; j < (per_channel ? channels : 1); ++j) {
+    scales.push_back(0.003f + 0.0005f * static_cast<float>(rng() % 9));
+    zps.push_back(affine ? static_cast<int32_t>(rng() % 21) - 10 : 0);
+  }
+  if (!per_channel) return QParams::PerTensor(DType::kS8, scales[0], zps[0], -128, 127).value();
+  return QParams::PerChannel(DType::kS8, scales, zps, axis, -128, 127).value();
+}
+
+// y qparams whose range covers a few standard deviations of the real outputs of a K-term dot product of random
+// bytes (so the test sees values across the range, not a saturated wall).
+inline QParams OutputQParams(DType dtype, float x_scale, float w_scale, int64_t k) {
+  const float spread = x_scale * w_scale * 74.0f * 74.0f * std::sqrt(static_cast<float>(std::max<int64_t>(k, 1)));
+  return PerTensorQ(dtype, spread / 40.0f, dtype == DType::kU8 ? 118 : -7);
+}
+
+// The output stage of a linear int8 operator per the spec: acc [m][n] -> bytes (u8/s8), given the activation scale,
+// the weight qparams (per channel along the output channels), the output qparams, a fused Relu and the bias as the
+// operator receives it (s32 in accumulator units, or f32 real values: added in float by fbgemm, quantized with
+// reference::QuantizeBias by fp32 and q31).
+inline std::vector<uint8_t> ReferenceStage(const std::vector<int32_t>& acc, int64_t m, int64_t n, QGemmStage stage,
+                                           float a_scale, const QParams& w_qp, const QParams& y_qp, bool relu,
+                                           const std::vector<int32_t>& bias_s32, const std::vector<float>& bias_f32) {
+  const size_t nn = static_cast<size_t>(n);
+  std::vector<float> w_scale(nn), mult(nn), bias_f(nn, 0.0f);
+  std::vector<int32_t> qm(nn), qs(nn), bias_q(nn, 0);
+  for (size_t j = 0; j < nn; ++j) {
+    w_scale[j] = w_qp.scales()[w_qp.per_channel() ? j : 0];
+    mult[j] = reference::QGemmFp32Multiplier(a_scale, w_scale[j], y_qp.scale());
+    reference::QGemmQ31Multiplier(a_scale, w_scale[j], y_qp.scale(), &qm[j], &qs[j]);
+    if (!bias_s32.empty()) bias_q[j] = bias_s32[j];
+    if (!bias_f32.empty()) bias_q[j] = reference::QuantizeBias(bias_f32[j], a_scale, w_scale[j]);
+    if (stage == QGemmStage::kFbgemm) {
+      reference::QGemmFbgemmParams(a_scale, w_scale[j], y_qp.scale(), bias_f32.empty() ? 0.0f : bias_f32[j],
+                                   &mult[j], &bias_f[j]);
+    }
+  }
+  reference::QGemmStageParams p;
+  p.stage = stage;
+  p.bias_s32 = bias_q.data();
+  p.multipliers = mult.data();
+  p.q31_multipliers = qm.data();
+  p.q31_shifts = qs.data();
+  p.bias_f32 = bias_f.data();
+  p.signed_output = y_qp.dtype() == DType::kS8;
+  p.zero_point = y_qp.zero_point();
+  p.lo = relu ? std::max(y_qp.zero_point(), y_qp.quant_min()) : y_qp.quant_min();
+  p.hi = y_qp.quant_max();
+  std::vector<uint8_t> y(static_cast<size_t>(m) * nn);
+  reference::QGemmApplyStage(static_cast<size_t>(m), nn, acc.data(), nn, p, y.data(), nn);
+  return y;
+}
+
+// Bytes of an 8-bit tensor.
+inline std::vector<uint8_t> Bytes(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw_data());
+  return std::vector<uint8_t>(p, p + t.SizeBytes());
+}
+
+// Index of the first differing byte, or -1.
+inline int64_t FirstDifference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  if (a.size() != b.size()) return 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+// Guards against vacuous comparisons: several distinct values, and at most half of them at the clamp bounds.
+inline bool Varied(const std::vector<uint8_t>& y, uint8_t lo_byte, uint8_t hi_byte) {
+  if (y.empty()) return false;
+  size_t distinct = 0, at_bounds = 0;
+  bool seen[256] = {};
+  for (uint8_t v : y) {
+    if (!seen[v]) ++distinct;
+    seen[v] = true;
+    if (v == lo_byte || v == hi_byte) ++at_bounds;
+  }
+  return distinct >= std::min<size_t>(4, y.size()) && at_bounds * 2 <= y.size();
+}
+
+// The error message of a failed Result, or "" when it succeeded.
+template <typename T>
+std::string ErrorOf(const Result<T>& r) {
+  return r.ok() ? std::string() : r.status().message();
+}
+
+}  // namespace octet::testing

@@ -1,0 +1,401 @@
+// QConv as a graph operator: NCHW / OIHW in, the scalar reference (reference::QConv2dAccumulate in NHWC / OHWI,
+// then the output stage from qgemm_reference.h) bit for bit, for u8 and s8 activations, per-tensor and per-channel
+// (symmetric and affine) weights, each requantization scheme, fused Relu, s32 / f32 / no bias, groups, depthwise,
+// strides, asymmetric and auto pads, dilation, 1-D, odd shapes and batch > 1, at 1 and 2 threads; a float sanity
+// check against the float Conv; and the errors of Prepare.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ops/quantize.h"
+#include "ops/reference/qconv2d_reference.h"
+#include "tests/ops/float/float_op_tester.h"
+#include "tests/ops/int8/int8_op_tester.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+using testing::QAbsent;
+using testing::QConst;
+using testing::QIn;
+
+struct ConvCase {
+  int64_t n, c, h, w, m, kh, kw;
+  std::vector<int64_t> strides, pads, dilations;  // ONNX order (2-D: [h, w]; pads [t, l, b, r])
+  int64_t group;
+  bool one_d = false;
+  std::string auto_pad = "NOTSET";
+  const char* path = nullptr;  // expected plan path, when the case is about one
+};
+
+std::string Describe(const ConvCase& c) {
+  return fmt::format("n{} c{} {}x{} -> m{} k{}x{} s[{}] p[{}] d[{}] g{}{} {}", c.n, c.c, c.h, c.w, c.m, c.kh, c.kw,
+                     fmt::join(c.strides, ","), fmt::join(c.pads, ","), fmt::join(c.dilations, ","), c.group,
+                     c.one_d ? " 1-D" : "", c.auto_pad);
+}
+
+// Pads [t, l, b, r] actually used (auto_pad resolved as ONNX does), as 2-D values.
+std::vector<int64_t> ResolvedPads(const ConvCase& c) {
+  const int64_t sh = c.one_d ? 1 : c.strides[0], sw = c.strides.back();
+  const int64_t dh = c.one_d ? 1 : c.dilations[0], dw = c.dilations.back();
+  if (c.auto_pad == "NOTSET") {
+    if (c.one_d) return {0, c.pads[0], 0, c.pads[1]};
+    return c.pads;
+  }
+  auto same = [&](int64_t in, int64_t k, int64_t s, int64_t d, bool upper) {
+    const int64_t out = (in + s - 1) / s;
+    const int64_t total = std::max<int64_t>(0, (out - 1) * s + d * (k - 1) + 1 - in);
+    const int64_t begin = upper ? total / 2 : total - total / 2;
+    return std::pair<int64_t, int64_t>{begin, total - begin};
+  };
+  const bool upper = c.auto_pad == "SAME_UPPER";
+  const auto [t, b] = c.one_d ? std::pair<int64_t, int64_t>{0, 0} : same(c.h, c.kh, sh, dh, upper);
+  const auto [l, r] = same(c.w, c.kw, sw, dw, upper);
+  return {t, l, b, r};
+}
+
+AttributeMap ConvAttributes(const ConvCase& c) {
+  AttributeMap at;
+  at.Set("kernel_shape", c.one_d ? std::vector<int64_t>{c.kw} : std::vector<int64_t>{c.kh, c.kw});
+  at.Set("strides", c.strides);
+  at.Set("dilations", c.dilations);
+  if (c.auto_pad == "NOTSET") {
+    at.Set("pads", c.pads);
+  } else {
+    at.Set("auto_pad", c.auto_pad);
+  }
+  at.Set("group", c.group);
+  return at;
+}
+
+// The reference output, NCHW bytes: x padded explicitly with its zero point where the pads are asymmetric (the
+// spec's rule: a tap outside the image reads x_zp), else by the reference's own symmetric padding.
+std::vector<uint8_t> ReferenceConv(const ConvCase& c, const Tensor& x, const QParams& x_qp, const Tensor& w,
+                                   const QParams& w_qp, const QParams& y_qp, QGemmStage stage, bool relu,
+                                   const std::vector<int32_t>& bias_s32, const std::vector<float>& bias_f32) {
+  const std::vector<int64_t> pads = ResolvedPads(c);
+  const bool symmetric = pads[0] == pads[2] && pads[1] == pads[3];
+  const int64_t ph = symmetric ? 0 : pads[0] + pads[2], pw = symmetric ? 0 : pads[1] + pads[3];
+  const int64_t hp = c.h + ph, wp = c.w + pw, cg = c.c / c.group;
+  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
+  std::vector<uint8_t> nhwc(static_cast<size_t>(c.n * hp * wp * c.c), static_cast<uint8_t>(x_qp.zero_point()));
+  for (int64_t b = 0; b < c.n; ++b) {
+    for (int64_t ch = 0; ch < c.c; ++ch) {
+      for (int64_t y = 0; y < c.h; ++y) {
+        for (int64_t xx = 0; xx < c.w; ++xx) {
+          const int64_t yy = y + (symmetric ? 0 : pads[0]), xo = xx + (symmetric ? 0 : pads[1]);
+          nhwc[static_cast<size_t>(((b * hp + yy) * wp + xo) * c.c + ch)] =
+              xb[((b * c.c + ch) * c.h + y) * c.w + xx];
+        }
+      }
+    }
+  }
+  std::vector<int8_t> ohwi(static_cast<size_t>(c.m * c.kh * c.kw * cg));
+  const int8_t* wb = w.data<int8_t>();
+  for (int64_t o = 0; o < c.m; ++o) {
+    for (int64_t i = 0; i < cg; ++i) {
+      for (int64_t t = 0; t < c.kh * c.kw; ++t) {
+        ohwi[static_cast<size_t>((o * c.kh * c.kw + t) * cg + i)] = wb[(o * cg + i) * c.kh * c.kw + t];
+      }
+    }
+  }
+  reference::Conv2dGeometry g;
+  g.n = c.n;
+  g.h = hp;
+  g.w = wp;
+  g.c_in = c.c;
+  g.c_out = c.m;
+  g.kh = c.kh;
+  g.kw = c.kw;
+  g.stride_h = c.one_d ? 1 : c.strides[0];
+  g.stride_w = c.strides.back();
+  g.dilation_h = c.one_d ? 1 : c.dilations[0];
+  g.dilation_w = c.dilations.back();
+  g.pad_h = symmetric ? pads[0] : 0;
+  g.pad_w = symmetric ? pads[1] : 0;
+  g.groups = c.group;
+  const int64_t oh = g.OutH(), ow = g.OutW(), pixels = c.n * oh * ow;
+  std::vector<int32_t> w_zp(static_cast<size_t>(c.m));
+  for (int64_t o = 0; o < c.m; ++o) w_zp[static_cast<size_t>(o)] = w_qp.zero_points()[w_qp.per_channel() ? o : 0];
+  std::vector<int32_t> acc(static_cast<size_t>(pixels * c.m));
+  if (x.dtype() == DType::kU8) {
+    reference::QConv2dAccumulate(g, nhwc.data(), x_qp.zero_point(), ohwi.data(), w_zp.data(), acc.data());
+  } else {
+    reference::QConv2dAccumulate(g, reinterpret_cast<const int8_t*>(nhwc.data()), x_qp.zero_point(), ohwi.data(),
+                                 w_zp.data(), acc.data());
+  }
+  const std::vector<uint8_t> y_nhwc =
+      testing::ReferenceStage(acc, pixels, c.m, stage, x_qp.scale(), w_qp, y_qp, relu, bias_s32, bias_f32);
+  std::vector<uint8_t> y(y_nhwc.size());
+  for (int64_t b = 0; b < c.n; ++b) {
+    for (int64_t q = 0; q < oh * ow; ++q) {
+      for (int64_t o = 0; o < c.m; ++o) {
+        y[static_cast<size_t>((b * c.m + o) * oh * ow + q)] = y_nhwc[static_cast<size_t>((b * oh * ow + q) * c.m + o)];
+      }
+    }
+  }
+  return y;
+}
+
+Shape XShape(const ConvCase& c) { return c.one_d ? Shape{c.n, c.c, c.w} : Shape{c.n, c.c, c.h, c.w}; }
+Shape WShape(const ConvCase& c) {
+  return c.one_d ? Shape{c.m, c.c / c.group, c.kw} : Shape{c.m, c.c / c.group, c.kh, c.kw};
+}
+
+const std::vector<ConvCase>& Cases() {
+  static const std::vector<ConvCase> cases = {
+      {2, 5, 6, 6, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},                        // 3x3, odd channels, batch 2
+      {1, 3, 15, 13, 8, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, false, "NOTSET", "im2col"},  // stem-like
+      {1, 16, 5, 3, 12, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},     // pointwise
+      {2, 8, 7, 7, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // strided 1x1: subsampled
+      {1, 24, 9, 20, 17, 1, 1, {2, 3}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // uneven strides, 8x8 blocks
+      {1, 19, 11, 17, 26, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},                    // transposes: blocks and edges
+      {1, 6, 9, 8, 4, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},                        // groups, dilation
+      {2, 8, 6, 7, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, false, "NOTSET", "depthwise"},
+      {1, 5, 9, 9, 5, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 5},                        // depthwise 5x5 stride 2
+      {1, 4, 5, 6, 3, 2, 2, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1},                        // asymmetric pads
+      {1, 3, 8, 8, 4, 3, 3, {2, 2}, {}, {1, 1}, 1, false, "SAME_UPPER"},             // auto_pad, asymmetric
+      {1, 3, 7, 8, 4, 4, 4, {1, 1}, {}, {1, 1}, 1, false, "SAME_LOWER"},             // auto_pad, even kernel
+      {2, 4, 1, 9, 5, 1, 3, {2}, {1, 1}, {1}, 1, true},                              // 1-D
+      {1, 4, 7, 6, 6, 3, 1, {2, 1}, {1, 0, 1, 0}, {1, 2}, 2},                        // 3x1, mixed strides
+  };
+  return cases;
+}
+
+struct Variant {
+  DType x_dtype;
+  bool per_channel;
+  bool affine;
+  QGemmStage stage;
+  bool relu;
+  int bias;  // 0 none, 1 s32 (f32 for fbgemm), 2 f32
+};
+
+void CheckConv(std::mt19937_64& rng, const ConvCase& c, const Variant& v) {
+  const int64_t cg = c.c / c.group;
+  const QParams x_qp = testing::PerTensorQ(v.x_dtype, 0.02f, v.x_dtype == DType::kU8 ? 131 : 3);
+  const QParams w_qp = testing::WeightQParams(rng, v.per_channel, c.m, 0, v.affine);
+  const QParams y_qp = testing::OutputQParams(rng() & 1 ? DType::kU8 : DType::kS8, x_qp.scale(), w_qp.scale(),
+                                              c.kh * c.kw * cg);
+  const Tensor x = testing::RandomBytes(rng, v.x_dtype, XShape(c));
+  const Tensor w = testing::RandomBytes(rng, DType::kS8, WShape(c));
+  std::vector<int32_t> bias_s32;
+  std::vector<float> bias_f32;
+  testing::QInput bias = QAbsent();
+  if (v.bias == 2 || (v.bias == 1 && v.stage == QGemmStage::kFbgemm)) {
+    for (int64_t o = 0; o < c.m; ++o) bias_f32.push_back(static_cast<float>(static_cast<int>(rng() % 201) - 100) * 0.01f);
+    bias = QConst(Tensor::FromValues<float>(Shape{c.m}, bias_f32).value(), std::nullopt);
+  } else if (v.bias == 1) {
+    std::vector<float> scales;
+    for (int64_t o = 0; o < c.m; ++o) {
+      bias_s32.push_back(static_cast<int32_t>(rng() % 8001) - 4000);
+      scales.push_back(x_qp.scale() * w_qp.scales()[w_qp.per_channel() ? o : 0]);
+    }
+    const QParams b_qp = QParams::PerChannel(DType::kS32, scales, std::vector<int32_t>(scales.size(), 0), 0,
+                                             INT32_MIN, INT32_MAX)
+                             .value();
+    bias = QConst(Tensor::FromValues<int32_t>(Shape{c.m}, bias_s32).value(), b_qp);
+  }
+  testing::Int8OpSpec spec;
+  spec.op_type = "QConv";
+  spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), bias};
+  spec.attributes = ConvAttributes(c);
+  spec.attributes.Set("requantization", reference::QGemmStageName(v.stage));
+  if (v.relu) spec.attributes.Set("activation", "Relu");
+  spec.output_qparams = y_qp;
+  const std::string what = fmt::format("{} x {} w {} {} {} relu {} bias {}", Describe(c), v.x_dtype,
+                                       v.per_channel ? "per-channel" : "per-tensor", v.affine ? "affine" : "symmetric",
+                                       reference::QGemmStageName(v.stage), v.relu, v.bias);
+  INFO(what);
+  auto compiled = testing::CompileInt8Op(spec);
+  REQUIRE(testing::ErrorOf(compiled) == "");
+  if (c.path != nullptr && !(std::string(c.path) == "depthwise" && v.affine)) {
+    CHECK(compiled->executor.kernel_name(0).find(c.path) != std::string::npos);
+  }
+  auto out = compiled->executor.Run(compiled->feeds);
+  REQUIRE(testing::ErrorOf(out) == "");
+  const Tensor& y = out->front();
+  REQUIRE(y.dtype() == y_qp.dtype());
+  const std::vector<uint8_t> want =
+      ReferenceConv(c, x, x_qp, w, w_qp, y_qp, v.stage, v.relu, bias_s32, bias_f32);
+  const std::vector<uint8_t> got = testing::Bytes(y);
+  const int64_t bad = testing::FirstDifference(got, want);
+  INFO("first difference at " << bad << " of shape " << y.shape().ToString());
+  REQUIRE(bad == -1);
+  // With Relu about half the outputs sit at the zero point by design: only the top bound counts as saturation.
+  const auto hi = static_cast<uint8_t>(y_qp.quant_max());
+  const auto lo = v.relu ? hi : static_cast<uint8_t>(y_qp.quant_min());
+  CHECK(testing::Varied(want, lo, hi));
+
+  spec.threads = 2;
+  auto two = testing::RunInt8Op(spec);
+  REQUIRE(testing::ErrorOf(two) == "");
+  CHECK(testing::Bytes(*two) == got);
+}
+
+TEST_CASE("QConv equals the reference for every case, dtype, weight scheme, stage, relu and bias", "[int8_ops]") {
+  std::mt19937_64 rng = testing::MakeRng("qconv_op_reference");
+  constexpr QGemmStage kStages[] = {QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm};
+  int variant = 0;
+  for (const ConvCase& c : Cases()) {
+    for (DType x_dtype : {DType::kU8, DType::kS8}) {
+      for (bool per_channel : {false, true}) {
+        for (QGemmStage stage : kStages) {
+          Variant v{x_dtype, per_channel, false, stage, false, 0};
+          // Relu, bias kind and affine weights cycle at other periods than the stage, so every stage meets each.
+          v.relu = (variant / 3) % 2 == 1;
+          v.bias = (variant / 2) % 3;
+          v.affine = (variant / 5) % 4 == 3;
+          ++variant;
+          CheckConv(rng, c, v);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("QConv dequantized output is close to the float Conv of the dequantized inputs", "[int8_ops]") {
+  std::mt19937_64 rng = testing::MakeRng("qconv_op_float");
+  const ConvCase c{2, 6, 9, 8, 10, 3, 3, {2, 1}, {1, 0, 2, 1}, {1, 1}, 2};
+  const QParams x_qp = testing::PerTensorQ(DType::kU8, 0.02f, 100);
+  const QParams w_qp = testing::WeightQParams(rng, true, c.m, 0, false);
+  const QParams y_qp = testing::OutputQParams(DType::kS8, x_qp.scale(), w_qp.scale(), c.kh * c.kw * c.c / c.group);
+  const Tensor x = testing::RandomBytes(rng, DType::kU8, XShape(c));
+  const Tensor w = testing::RandomBytes(rng, DType::kS8, WShape(c));
+  std::vector<float> bias;
+  for (int64_t o = 0; o < c.m; ++o) bias.push_back(static_cast<float>(static_cast<int>(rng() % 201) - 100) * 0.01f);
+  const Tensor b = Tensor::FromValues<float>(Shape{c.m}, bias).value();
+  testing::Int8OpSpec spec;
+  spec.op_type = "QConv";
+  spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), QConst(b, std::nullopt)};
+  spec.attributes = ConvAttributes(c);
+  spec.output_qparams = y_qp;
+  auto y = testing::RunInt8Op(spec);
+  REQUIRE(testing::ErrorOf(y) == "");
+
+  const Context context = Context::ForIsas(DetectedIsas());
+  const Tensor xf = Dequantize(context, QTensor::Create(x, x_qp).value()).value();
+  const Tensor wf = Dequantize(context, QTensor::Create(w, w_qp).value()).value();
+  AttributeMap at = ConvAttributes(c);
+  auto yf = testing::RunFloatOp("Conv", {testing::In(xf), testing::Const(wf), testing::Const(b)}, at);
+  REQUIRE(testing::ErrorOf(yf) == "");
+  const float* f = yf->front().data<float>();
+  const int8_t* q = y->data<int8_t>();
+  // The float result quantized to y's qparams may differ by one step: the int8 path rounds the bias to accumulator
+  // units and requantizes with a float32 multiplier, the float path sums in another order.
+  int64_t inside = 0;
+  for (int64_t i = 0; i < y->NumElements(); ++i) {
+    const float want = std::clamp(std::nearbyint(f[i] / y_qp.scale()) + static_cast<float>(y_qp.zero_point()),
+                                  -128.0f, 127.0f);
+    INFO("element " << i << ": float " << f[i] << " -> " << want << ", int8 " << int{q[i]});
+    REQUIRE(std::fabs(static_cast<float>(q[i]) - want) <= 1.0f);
+    if (want > -128.0f && want < 127.0f) ++inside;
+  }
+  CHECK(inside * 2 > y->NumElements());
+}
+
+// A 3x3 conv spec on u8 [1, 4, 5, 5] with per-channel weights [6, 4, 3, 3]; tests change one thing each.
+testing::Int8OpSpec ValidConvSpec() {
+  std::mt19937_64 rng(7);
+  testing::Int8OpSpec spec;
+  spec.op_type = "QConv";
+  const QParams w_qp = testing::WeightQParams(rng, true, 6, 0, false);
+  spec.inputs = {QIn(testing::RandomBytes(rng, DType::kU8, Shape{1, 4, 5, 5}),
+                     testing::PerTensorQ(DType::kU8, 0.02f, 128)),
+                 QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 4, 3, 3}), w_qp)};
+  spec.attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  spec.output_qparams = testing::PerTensorQ(DType::kU8, 0.5f, 128);
+  return spec;
+}
+
+// Compiling `spec` fails with a message naming the node and containing every one of `parts`.
+void ExpectCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
+  auto r = testing::CompileInt8Op(spec);
+  REQUIRE_FALSE(r.ok());
+  const std::string& msg = r.status().message();
+  INFO(msg);
+  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
+}
+
+TEST_CASE("QConv rejects bad qparams, weights, bias and attributes with clear errors", "[int8_ops]") {
+  REQUIRE(testing::CompileInt8Op(ValidConvSpec()).ok());
+  const std::string node = "failed to compile node 'op' (QConv)";
+  std::mt19937_64 rng(11);
+  SECTION("missing qparams") {
+    auto s = ValidConvSpec();
+    s.inputs[0].qparams.reset();
+    ExpectCompileError(s, {node, "'x'", "qparams"});
+    s = ValidConvSpec();
+    s.inputs[1].qparams.reset();
+    ExpectCompileError(s, {node, "'w'", "qparams"});
+    s = ValidConvSpec();
+    s.output_qparams.reset();
+    ExpectCompileError(s, {node, "'y'", "qparams"});
+  }
+  SECTION("activations per channel or of another dtype") {
+    auto s = ValidConvSpec();
+    s.inputs[0].qparams = QParams::PerChannel(DType::kU8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, 0, 255).value();
+    ExpectCompileError(s, {node, "'x'", "per-tensor"});
+  }
+  SECTION("weights") {
+    auto s = ValidConvSpec();
+    s.inputs[1].constant = false;
+    ExpectCompileError(s, {node, "'w'", "constant"});
+    s = ValidConvSpec();
+    s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 4, 3, 3}),
+                         testing::PerTensorQ(DType::kU8, 0.01f, 128));
+    ExpectCompileError(s, {node, "'w'", "must be s8"});
+    s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
+    s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, -128, 127).value();
+    ExpectCompileError(s, {node, "'w'", "axis 0"});
+    s = ValidConvSpec();  // a channel count that does not fit the weight: the verifier names the value
+    s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f}, {0, 0}, 0, -128, 127).value();
+    ExpectCompileError(s, {"'w'"});
+  }
+  SECTION("bias") {
+    auto s = ValidConvSpec();
+    s.inputs.push_back(QConst(testing::RandomBytes(rng, DType::kS8, Shape{6}), testing::PerTensorQ(DType::kS8, 1, 0)));
+    ExpectCompileError(s, {node, "'b'", "s32 or f32"});
+    s = ValidConvSpec();
+    s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{7}).value(), std::nullopt));
+    ExpectCompileError(s, {node, "'b'", "[6]"});
+    s = ValidConvSpec();
+    s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
+    ExpectCompileError(s, {node, "'b'", "qparams"});
+    s = ValidConvSpec();
+    s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
+    ExpectCompileError(s, {node, "'b'", "scale"});
+    s = ValidConvSpec();
+    s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
+    s.attributes.Set("requantization", "fbgemm");
+    ExpectCompileError(s, {node, "'b'", "fbgemm"});
+    s = ValidConvSpec();
+    s.inputs.push_back(QIn(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
+    ExpectCompileError(s, {node, "'b'", "constant"});
+  }
+  SECTION("attributes") {
+    auto s = ValidConvSpec();
+    s.attributes.Set("requantization", "fp64");
+    ExpectCompileError(s, {node, "requantization", "fp64"});
+    s = ValidConvSpec();
+    s.attributes.Set("activation", "Sigmoid");
+    ExpectCompileError(s, {node, "activation", "Sigmoid"});
+    s = ValidConvSpec();
+    s.attributes.Set("group", int64_t{3});
+    ExpectCompileError(s, {node, "group"});
+    s = ValidConvSpec();
+    s.attributes.Set("auto_pad", "SAME");
+    ExpectCompileError(s, {node, "auto_pad"});
+    s = ValidConvSpec();
+    s.attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
+    ExpectCompileError(s, {node, "kernel_shape"});
+    s = ValidConvSpec();
+    s.attributes.Set("strides", std::vector<int64_t>{0, 1});
+    ExpectCompileError(s, {node, "strides"});
+  }
+}
+
+}  // namespace
+}  // namespace octet
