@@ -187,7 +187,9 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
       if (In(op, {"HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu"})) {
         return Int8(Action::kUnary, "QLookup");
       }
-      if (op == "MatMul") return KeepFloat("MatMul of two activations has no int8 operator (QMatMul needs a constant weight)");
+      if (op == "MatMul") {
+        return KeepFloat("MatMul of two activations has no int8 operator (QMatMul needs a constant weight)");
+      }
       return KeepFloat(fmt::format("{} has no int8 operator", op));
     case QuantOpKind::kShared:
       if (In(op, {"MaxPool", "GlobalMaxPool"})) return Int8(Action::kPassThrough, "Q" + n.op_type);

@@ -139,7 +139,9 @@ std::vector<float> HandComposed(const PreparedGraph& p, const NumericsSpec& spec
   std::vector<int8_t> w_ohwi(w_oihw.size());
   for (int64_t o = 0; o < kO; ++o)
     for (int64_t c = 0; c < kC; ++c)
-      for (int64_t k = 0; k < 9; ++k) w_ohwi[static_cast<size_t>((o * 9 + k) * kC + c)] = w_oihw[static_cast<size_t>((o * kC + c) * 9 + k)];
+      for (int64_t k = 0; k < 9; ++k) {
+        w_ohwi[static_cast<size_t>((o * 9 + k) * kC + c)] = w_oihw[static_cast<size_t>((o * kC + c) * 9 + k)];
+      }
   reference::Conv2dGeometry geo;
   geo.n = n;
   geo.h = kH;

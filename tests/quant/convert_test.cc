@@ -182,7 +182,8 @@ TEST_CASE("Convert turns the small CNN into int8 operators with Q at the input a
     INFO("bias channel " << c);
     CHECK(b.data.data<int32_t>()[c] == reference::QuantizeBias(bf.data<float>()[c], sx, wq.scales()[c]));
     // Independently, in double: at most one step away (float rounding of the reciprocal near a tie).
-    CHECK(std::abs(std::nearbyint(bf.data<float>()[c] / (double(sx) * wq.scales()[c])) - b.data.data<int32_t>()[c]) <= 1);
+    const double direct = std::nearbyint(bf.data<float>()[c] / (double(sx) * wq.scales()[c]));
+    CHECK(std::abs(direct - b.data.data<int32_t>()[c]) <= 1);
     CHECK(b.qparams->scales()[c] == sx * wq.scales()[c]);
     CHECK(b.qparams->zero_points()[c] == 0);
   }
@@ -483,7 +484,8 @@ TEST_CASE("A consumer whose QConfig wants another activation dtype gets a Requan
   CHECK(to.zero_point() == -128);
   CHECK(ValueNamed(g, "fc2.q").dtype == DType::kS8);  // fc2's own output observer is s8
   // The bias uses the scale fc2 actually reads.
-  CHECK(ValueNamed(g, "fc2.bias").qparams->scales()[0] == to.scale() * ValueNamed(g, "fc2.weight").qparams->scales()[0]);
+  CHECK(ValueNamed(g, "fc2.bias").qparams->scales()[0] ==
+        to.scale() * ValueNamed(g, "fc2.weight").qparams->scales()[0]);
   CheckQParamsEverywhere(g);
 }
 
