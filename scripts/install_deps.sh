@@ -13,8 +13,11 @@ packages=(
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
   python3 python3-numpy           # data/make_example_activations.py and the main job's error check
   libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
-  nodejs npm                      # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
+  nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
 )
+# npm comes with some nodejs builds (NodeSource's) and conflicts with Debian's npm package there; Debian's own nodejs
+# needs the npm package.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 log() { printf 'install_deps: %s\n' "$*"; }
 die() { printf 'install_deps: ERROR: %s\n' "$*" >&2; exit 1; }
