@@ -33,8 +33,32 @@ Result<std::vector<std::string>> FuseActivations(Graph& graph) {
   return fused;
 }
 
+std::vector<std::string> FoldConstantNodes(Graph& graph) {
+  std::vector<std::string> folded;
+  std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    const Node& node = graph.node(i);
+    if (node.op_type != "Constant" || !node.domain.empty() || node.outputs.size() != 1 ||
+        node.outputs[0] == kNoValue || node.attributes.items().size() != 1) {
+      continue;
+    }
+    const Attribute* a = node.attributes.Find("value");
+    if (a == nullptr || a->type() != AttrType::kTensor) continue;  // value_float(s) / value_int(s) stay nodes
+    Value& v = graph.mutable_value(node.outputs[0]);
+    v.kind = ValueKind::kConstant;
+    v.data = a->t();
+    v.dtype = v.data.dtype();
+    v.shape = v.data.shape();
+    remove[static_cast<size_t>(i)] = true;
+    folded.push_back(node.name);
+  }
+  RemoveNodes(graph, remove);
+  return folded;
+}
+
 Result<FuseReport> Fuse(Graph& graph) {
   FuseReport report;
+  report.folded_constant_nodes = FoldConstantNodes(graph);
   OCTET_ASSIGN_OR_RETURN(report.folded_batch_norms, FoldBatchNorm(graph));
   OCTET_ASSIGN_OR_RETURN(report.fused_activations, FuseActivations(graph));
   return report;

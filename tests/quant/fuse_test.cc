@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/builder.h"
+#include "core/verifier.h"
 #include "ops/float/registry.h"
 #include "quant/fold_batch_norm.h"
 #include "quant/fuse.h"
@@ -168,6 +170,44 @@ TEST_CASE("Folding copies a weight that another node shares", "[quant]") {
   const auto y1f = RunGraph(g, FloatOpRegistry(), {xin});
   CHECK(RelativeError(y1f[0], y0[0]) < 1e-5);
   CHECK(RelativeError(y1f[1], y0[1]) == 0.0);  // fc_b untouched
+}
+
+}  // namespace
+}  // namespace octet
+
+namespace octet {
+namespace {
+
+// ONNX exports Clip's bounds (opset >= 11) and Reshape's shape as Constant nodes; Fuse turns them into constants
+// so Convert can read them (MobileNetV2's ReLU6 then becomes an int8 QClamp instead of a float island).
+Tensor Floats(const Shape& shape, const std::vector<float>& values) {
+  Tensor t = Tensor::Create(DType::kF32, shape).value();
+  std::copy(values.begin(), values.end(), t.data<float>());
+  return t;
+}
+
+TEST_CASE("Fuse folds Constant nodes into constant values", "[quant]") {
+  Graph g("clip");
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{5}).value();
+  const ValueId lo = g.AddNodeValue("lo").value();
+  const ValueId hi = g.AddNodeValue("hi").value();
+  const ValueId y = g.AddNodeValue("y").value();
+  REQUIRE(g.AddNode(Node{"c_lo", "Constant", "", {{"value", Floats(Shape{}, {0.0f})}}, {}, {lo}}).ok());
+  REQUIRE(g.AddNode(Node{"c_hi", "Constant", "", {{"value", Floats(Shape{}, {6.0f})}}, {}, {hi}}).ok());
+  REQUIRE(g.AddNode(Node{"c_keep", "Constant", "", {{"value_float", 1.0f}}, {}, {g.AddNodeValue("k").value()}}).ok());
+  REQUIRE(g.AddNode(Node{"relu6", "Clip", "", {}, {x, lo, hi}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  const Tensor in = Floats(Shape{5}, {-1.0f, 0.5f, 3.0f, 6.5f, 9.0f});
+  const std::vector<Tensor> before = RunGraph(g, FloatOpRegistry(), {in});
+  auto report = Fuse(g);
+  REQUIRE(report.ok());
+  CHECK(report->folded_constant_nodes == std::vector<std::string>{"c_lo", "c_hi"});
+  REQUIRE(g.num_nodes() == 2);  // the value_float Constant stays a node
+  CHECK(g.value(lo).kind == ValueKind::kConstant);
+  CHECK(g.value(hi).data.data<float>()[0] == 6.0f);
+  CHECK(VerifyGraph(g).ok());
+  const std::vector<Tensor> after = RunGraph(g, QuantFloatRegistry(), {in});
+  CHECK(std::memcmp(before[0].raw_data(), after[0].raw_data(), before[0].SizeBytes()) == 0);
 }
 
 }  // namespace
