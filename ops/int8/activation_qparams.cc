@@ -32,11 +32,18 @@ std::string QActivation::ToString() const {
                      quant_max);
 }
 
-std::string InputLabel(size_t slot, const char* role) { return fmt::format("input {} ({})", slot, role); }
-std::string OutputLabel(size_t slot, const char* role) { return fmt::format("output {} ({})", slot, role); }
+// "input 1 (B) 'conv1.out'": the slot, its ONNX role and, when the executor gave it, the value's name.
+std::string InputLabel(const OpPrepareArgs& args, size_t slot, const char* role) {
+  const std::string_view name = slot < args.inputs.size() ? args.inputs[slot].name : std::string_view();
+  return name.empty() ? fmt::format("input {} ({})", slot, role) : fmt::format("input {} ({}) '{}'", slot, role, name);
+}
+std::string OutputLabel(const OpPrepareArgs& args, size_t slot, const char* role) {
+  const std::string_view name = slot < args.output_names.size() ? args.output_names[slot] : std::string_view();
+  return name.empty() ? fmt::format("output {} ({})", slot, role) : fmt::format("output {} ({}) '{}'", slot, role, name);
+}
 
 Result<QActivation> ReadInputActivation(const OpPrepareArgs& args, size_t slot, const char* role) {
-  const std::string what = InputLabel(slot, role);
+  const std::string what = InputLabel(args, slot, role);
   if (slot >= args.inputs.size() || !args.inputs[slot].present) return InvalidArgument("{} is required", what);
   const ValueInfo& info = args.inputs[slot];
   if (info.dtype != DType::kU8 && info.dtype != DType::kS8) {
@@ -49,7 +56,7 @@ Result<QActivation> ReadInputActivation(const OpPrepareArgs& args, size_t slot, 
 }
 
 Result<QActivation> ReadOutputActivation(const OpPrepareArgs& args, size_t slot, const char* role) {
-  const std::string what = OutputLabel(slot, role);
+  const std::string what = OutputLabel(args, slot, role);
   if (slot >= args.output_qparams.size() || args.output_qparams[slot] == nullptr) {
     return InvalidArgument("{} has no qparams: an int8 operator takes its output scale and zero point from them",
                            what);

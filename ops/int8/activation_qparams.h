@@ -30,9 +30,10 @@ struct QActivation {
   std::string ToString() const;
 };
 
-// "input 1 (B)", "output 0 (Y)": how errors name a node's value (the executor prefixes the node).
-std::string InputLabel(size_t slot, const char* role);
-std::string OutputLabel(size_t slot, const char* role);
+// "input 1 (B) 'conv1.out'", "output 0 (Y) 'add1'": how errors name a node's value (the executor prefixes the
+// node); the name is left out where the caller gave none.
+std::string InputLabel(const OpPrepareArgs& args, size_t slot, const char* role);
+std::string OutputLabel(const OpPrepareArgs& args, size_t slot, const char* role);
 
 // Input `slot` (named `role` in errors): present, u8 or s8, with per-tensor qparams of its dtype.
 Result<QActivation> ReadInputActivation(const OpPrepareArgs& args, size_t slot, const char* role);

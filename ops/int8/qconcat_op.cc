@@ -61,7 +61,7 @@ Result<PreparedOp> PrepareQConcat(const OpPrepareArgs& args) {
   plan->outer = first.Product(0, axis);
   const int64_t inner = first.Product(axis + 1, first.rank());
   for (size_t i = 0; i < args.inputs.size(); ++i) {
-    const std::string what = InputLabel(i, "inputs");
+    const std::string what = InputLabel(args, i, "inputs");
     OCTET_ASSIGN_OR_RETURN(const QActivation qx, ReadInputActivation(args, i, "inputs"));
     if (qx.dtype != qy.dtype) return InvalidArgument("{} is {} but the output is {}", what, qx.dtype, qy.dtype);
     const Shape& s = args.inputs[i].shape;

@@ -288,10 +288,10 @@ TEST_CASE("QAdd and QMul: errors name the value and the problem", "[int8_misc]")
   };
   using Catch::Contains;
   CHECK_THAT(error("QAdd", {{a, q}, {a, std::nullopt}}, q),
-             Contains("failed to compile node 'node' (QAdd)") && Contains("input 1 (B) has no qparams"));
-  CHECK_THAT(error("QMul", {{a, q}, {a, q}}, std::nullopt), Contains("output 0 (C) has no qparams"));
+             Contains("failed to compile node 'node' (QAdd)") && Contains("input 1 (B) 'in1' has no qparams"));
+  CHECK_THAT(error("QMul", {{a, q}, {a, q}}, std::nullopt), Contains("output 0 (C) 'out' has no qparams"));
   const QParams per_channel = QParams::PerChannel(DType::kU8, {0.1f, 0.2f}, {0, 0}, 0, 0, 255).value();
-  CHECK_THAT(error("QAdd", {{a, per_channel}, {a, q}}, q), Contains("input 0 (A) must have per-tensor qparams"));
+  CHECK_THAT(error("QAdd", {{a, per_channel}, {a, q}}, q), Contains("input 0 (A) 'in0' must have per-tensor qparams"));
   const Tensor s8 = Tensor::FromValues<int8_t>(Shape{2}, std::vector<int8_t>{1, 2}).value();
   const QParams qs8 = QParams::PerTensor(DType::kS8, 0.1f, 0).value();
   CHECK_THAT(error("QAdd", {{a, q}, {s8, qs8}}, q), Contains("one dtype"));
@@ -307,7 +307,7 @@ TEST_CASE("QAdd and QMul: errors name the value and the problem", "[int8_misc]")
   const Tensor c = U8Tensor(Shape{3}, {1, 2, 3});
   CHECK_THAT(error("QAdd", {{a, q}, {c, q}}, q), Contains("cannot be broadcast"));
   const Tensor f = Tensor::FromValues<float>(Shape{2}, std::vector<float>{1, 2}).value();
-  CHECK_THAT(error("QMul", {{f, std::nullopt}, {a, q}}, q), Contains("input 0 (A) must be u8 or s8, got f32"));
+  CHECK_THAT(error("QMul", {{f, std::nullopt}, {a, q}}, q), Contains("input 0 (A) 'in0' must be u8 or s8, got f32"));
 }
 
 }  // namespace

@@ -106,10 +106,10 @@ TEST_CASE("QConcat: errors name the value and the problem", "[int8_misc]") {
   using Catch::Contains;
   const AttributeMap axis1{{"axis", int64_t{1}}};
   CHECK_THAT(error({{a, q}, {b, q}}, q, axis1),
-             Contains("failed to compile node 'node' (QConcat)") && Contains("input 1 (inputs) has shape [3, 3]"));
-  CHECK_THAT(error({{a, q}, {a, std::nullopt}}, q, axis1), Contains("input 1 (inputs) has no qparams"));
-  CHECK_THAT(error({{a, q}, {s8, qs8}}, q, axis1), Contains("input 1 (inputs) is s8 but the output is u8"));
-  CHECK_THAT(error({{a, q}}, std::nullopt, axis1), Contains("output 0 (concat_result) has no qparams"));
+             Contains("failed to compile node 'node' (QConcat)") && Contains("input 1 (inputs) 'in1' has shape [3, 3]"));
+  CHECK_THAT(error({{a, q}, {a, std::nullopt}}, q, axis1), Contains("input 1 (inputs) 'in1' has no qparams"));
+  CHECK_THAT(error({{a, q}, {s8, qs8}}, q, axis1), Contains("input 1 (inputs) 'in1' is s8 but the output is u8"));
+  CHECK_THAT(error({{a, q}}, std::nullopt, axis1), Contains("output 0 (concat_result) 'out' has no qparams"));
   CHECK_THAT(error({{a, q}}, q, {}), Contains("axis"));
   CHECK_THAT(error({{a, q}}, q, {{"axis", int64_t{2}}}), Contains("axis must be in [-2, 2)"));
 }

@@ -167,10 +167,10 @@ TEST_CASE("QLookup and QClamp: errors name the value and the problem", "[int8_mi
   CHECK_THAT(error("QLookup", q, q, {}), Contains("function"));
   CHECK_THAT(error("QLookup", q, q, {{"function", std::string("LeakyRelu")}, {"alpha", std::nanf("")}}),
              Contains("alpha and beta must be finite"));
-  CHECK_THAT(error("QLookup", std::nullopt, q, {{"function", std::string("Tanh")}}), Contains("input 0 (X) has no qparams"));
+  CHECK_THAT(error("QLookup", std::nullopt, q, {{"function", std::string("Tanh")}}), Contains("input 0 (X) 'in0' has no qparams"));
   CHECK_THAT(error("QClamp", q, other, {{"min", 0.0f}}), Contains("output qparams equal to the input's"));
   CHECK_THAT(error("QClamp", q, q, {{"min", 2.0f}, {"max", 1.0f}}), Contains("min 2 and max 1"));
-  CHECK_THAT(error("QClamp", q, std::nullopt, {}), Contains("output 0 (Y) has no qparams"));
+  CHECK_THAT(error("QClamp", q, std::nullopt, {}), Contains("output 0 (Y) 'out' has no qparams"));
 }
 
 }  // namespace

@@ -260,8 +260,8 @@ TEST_CASE("int8 pools: errors name the value and the problem", "[int8_misc]") {
   CHECK_THAT(error("QMaxPool", q, other, k2),
              Contains("failed to compile node 'node' (QMaxPool)") && Contains("output qparams equal to the input's"));
   CHECK_THAT(error("QGlobalMaxPool", q, other, {}), Contains("output qparams equal to the input's"));
-  CHECK_THAT(error("QAveragePool", std::nullopt, q, k2), Contains("input 0 (X) has no qparams"));
-  CHECK_THAT(error("QGlobalAveragePool", q, std::nullopt, {}), Contains("output 0 (Y) has no qparams"));
+  CHECK_THAT(error("QAveragePool", std::nullopt, q, k2), Contains("input 0 (X) 'in0' has no qparams"));
+  CHECK_THAT(error("QGlobalAveragePool", q, std::nullopt, {}), Contains("output 0 (Y) 'out' has no qparams"));
   CHECK_THAT(error("QAveragePool", q, q, {}), Contains("kernel_shape"));
   CHECK_THAT(error("QAveragePool", q, q, {{"kernel_shape", std::vector<int64_t>{2, 2}},
                                           {"dilations", std::vector<int64_t>{2, 2}}}),
