@@ -18,6 +18,7 @@
 #include "core/qparams.h"
 #include "core/tensor.h"
 #include "quant/quantized_registry.h"
+#include "tests/ops/int8/int8_op_tester.h"
 #include "tests/test_util.h"
 
 namespace octet::testing {
@@ -27,12 +28,8 @@ inline const OpRegistry& QuantizedRegistry() {
   return registry;
 }
 
-// A graph input (or constant) with optional qparams.
-struct QInput {
-  Tensor tensor;
-  std::optional<QParams> qparams;
-  bool constant = false;
-};
+// Graph inputs (or constants) with optional qparams are int8_op_tester.h's QInput: one definition for the whole test
+// binary (two structs of one name would break the one-definition rule).
 
 // One node `op_type` in `domain` (default "octet") fed by `inputs`, its output value carrying `output_qparams`;
 // compiled without constant folding and run under `context`.
