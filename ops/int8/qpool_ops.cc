@@ -77,10 +77,9 @@ void MaxPoolPlane(const T* xp, T* yp, const PoolGeometry& g, const WindowTaps& t
 
 template <typename T>
 void RunPool(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, bool is_max,
-             const reference::QAveragePoolParams& q, int32_t empty) {
+             const reference::QAveragePoolParams& q, int32_t empty, std::pair<int64_t, int64_t> full) {
   const T* px = r.inputs[0].data<T>();
   T* py = r.outputs[0].data<T>();
-  const std::pair<int64_t, int64_t> full = FullColumns(g, taps);
   ParallelFor(r.context, g.planes, 1, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const T* xp = px + p * g.h * g.w;
@@ -161,17 +160,18 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
     return InvalidArgument("{} windows of {} x {} elements are larger than the supported 2^23", op, g.kh, g.kw);
   }
   auto taps = std::make_shared<WindowTaps>(float_ops::ComputeWindowTaps(g));
+  const std::pair<int64_t, int64_t> full = FullColumns(g, *taps);  // found once, not per call
   const reference::QAveragePoolParams q = AverageParams(qx, qy);
   const int32_t empty = qx.quant_min;
   std::unique_ptr<OpKernel> kernel;
   if (qx.dtype == DType::kU8) {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunPool<uint8_t>(r, g, *taps, is_max, q, empty);
+      RunPool<uint8_t>(r, g, *taps, is_max, q, empty, full);
       return OkStatus();
     });
   } else {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunPool<int8_t>(r, g, *taps, is_max, q, empty);
+      RunPool<int8_t>(r, g, *taps, is_max, q, empty, full);
       return OkStatus();
     });
   }
