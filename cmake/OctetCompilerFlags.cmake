@@ -2,13 +2,17 @@
 #
 # -ffp-contract=off: the arithmetic contract (DESIGN.md §4) forbids fusing a multiply and an add into an FMA;
 # scalar references and SIMD kernels must round each operation separately to stay bit-exact.
+#
+# A static library's link interface names octet_flags, so it is exported with the libraries (as octet::flags): its
+# compile options are for octet's own sources only (BUILD_INTERFACE); its link options (sanitizer runtimes) reach
+# the programs that link a sanitized octet.
 add_library(octet_flags INTERFACE)
-target_compile_options(octet_flags INTERFACE -Wall -Wextra -ffp-contract=off -fno-math-errno)
+target_compile_options(octet_flags INTERFACE "$<BUILD_INTERFACE:-Wall;-Wextra;-ffp-contract=off;-fno-math-errno>")
 if(OCTET_WERROR)
-  target_compile_options(octet_flags INTERFACE -Werror)
+  target_compile_options(octet_flags INTERFACE "$<BUILD_INTERFACE:-Werror>")
 endif()
 if(OCTET_SANITIZE)
-  target_compile_options(octet_flags INTERFACE -fsanitize=${OCTET_SANITIZE} -fno-omit-frame-pointer
-                                               -fno-sanitize-recover=all)
+  target_compile_options(octet_flags INTERFACE
+                         "$<BUILD_INTERFACE:-fsanitize=${OCTET_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>")
   target_link_options(octet_flags INTERFACE -fsanitize=${OCTET_SANITIZE})
 endif()
