@@ -7,6 +7,7 @@ set -euo pipefail
 # 'xtl' target that Debian's xsimd config names.
 packages=(
   cmake ninja-build git           # build (git stamps the version with the commit hash)
+  pkgconf                         # pkg-config: the install stage builds an example through octet-runtime.pc
   g++                             # g++-12: release build
   clang-14 libclang-rt-14-dev     # clang build, ASan/UBSan and libFuzzer runtimes
   libeigen3-dev libxsimd-dev libtbb-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev

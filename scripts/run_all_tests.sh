@@ -3,6 +3,8 @@
 # failure:
 #   deps     scripts/install_deps.sh
 #   release  x86 g++ Release with -Werror: configure, build, ctest
+#   install  installs the release build into a temporary prefix, builds examples/ against it (find_package and
+#            pkg-config) and runs them; reuses build/release, building only what the install needs
 #   clang    x86 clang++-14 Release with -Werror: configure, build, ctest
 #   aarch64  cross build once, ctest under qemu twice: -cpu max (every NEON tier) and -cpu cortex-a53 (no dot product)
 #   asan     clang++-14 with ASan + UBSan: configure, build, ctest
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_stages=(deps release clang aarch64 asan fuzz)
+all_stages=(deps release install clang aarch64 asan fuzz)
 jobs=${OCTET_JOBS:-2}
 fuzz_seconds=${OCTET_FUZZ_SECONDS:-60}
 
@@ -69,6 +71,74 @@ stage_release() {
   configure_and_build release
   step "test: ctest --preset release"
   ctest --preset release -j "$jobs"
+}
+
+stage_install() {
+  # build/release as the release stage left it (configured again here: cheap, and it works on its own too).
+  step "configure: cmake --preset release"
+  cmake --preset release >/dev/null
+  local targets
+  mapfile -t targets <build/release/octet_install_targets.txt
+  step "build what the install needs: ${targets[*]}"
+  cmake --build --preset release -j "$jobs" --target "${targets[@]}"
+
+  tmp_root=$(mktemp -d "${TMPDIR:-/tmp}/octet-install.XXXXXX")
+  local prefix=$tmp_root/prefix work=$tmp_root/work pc_dir
+  mkdir -p "$work"
+  step "install: cmake --install build/release --prefix $prefix"
+  cmake --install build/release --prefix "$prefix" >"$work/install.log"
+  echo "installed $(grep -c '^-- Installing' "$work/install.log") files:" \
+    "$(find "$prefix/include" -name '*.h' | wc -l) headers, $(find "$prefix" -name 'liboctet_*' | wc -l) libraries," \
+    "$(find "$prefix/bin" -type f | wc -l) programs"
+  pc_dir=$(dirname "$(find "$prefix" -name octet.pc)")
+  export PKG_CONFIG_PATH=$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  local cxx_warnings=(-Wall -Wextra -Werror)
+
+  # Every installed header, included together by a user's warning flags: the set is self-contained and clean.
+  step "headers: one translation unit including all $(find "$prefix/include" -name '*.h' | wc -l) installed headers"
+  (cd "$prefix/include/octet" && find . -name '*.h' | sort | sed 's|^\./|#include "|; s|$|"|') >"$work/all_headers.cc"
+  # shellcheck disable=SC2046  # pkg-config's output is a list of flags
+  c++ -std=c++20 "${cxx_warnings[@]}" -fsyntax-only "$work/all_headers.cc" $(pkg-config --cflags octet)
+
+  local ex
+  for ex in embedded_runner quantize_and_run; do
+    step "example $ex: find_package(octet) with CMAKE_PREFIX_PATH=$prefix"
+    cmake -S "examples/$ex" -B "$work/$ex" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+      -DCMAKE_CXX_FLAGS="${cxx_warnings[*]}" >/dev/null
+    cmake --build "$work/$ex"
+  done
+  step "example embedded_runner: c++ ... \$(pkg-config --cflags --libs octet-runtime)"
+  # shellcheck disable=SC2046
+  c++ -std=c++20 -O2 "${cxx_warnings[@]}" examples/embedded_runner/main.cc $(pkg-config --cflags --libs octet-runtime) \
+    -o "$work/embedded_runner_pc"
+
+  step "run: octet quantize (installed) the digits CNN, then embedded_runner and octet-runner on the .octet"
+  local model=tests/data/models/digits_cnn.onnx images=tests/data/models/digits_cnn.input0.npy
+  "$prefix/bin/octet" quantize "$model" --mode static --calib "image=$images" -o "$work/digits_cnn.octet"
+  "$prefix/bin/octet-runner" "$work/digits_cnn.octet" "$work/runner_out" "image=$images"
+  "$work/embedded_runner/embedded_runner" "$work/digits_cnn.octet" "$images" | tee "$work/embedded.txt"
+  "$work/embedded_runner_pc" "$work/digits_cnn.octet" "$images" >"$work/embedded_pc.txt"
+  cmp "$work/embedded.txt" "$work/embedded_pc.txt"
+  # The runner's first printed logits are octet-runner's, to the 6 digits printed.
+  /usr/bin/python3 - "$work/embedded.txt" "$work/runner_out/logits.npy" <<'PY'
+import sys
+
+import numpy as np
+
+line = next(l for l in open(sys.argv[1]) if l.startswith("output logits: f32 [32, 10]: "))
+printed = [float(v) for v in line.split(": ")[2].split() if v != "..."]
+expected = np.load(sys.argv[2]).reshape(-1)[: len(printed)]
+if len(printed) != 8 or not np.allclose(printed, expected, rtol=1e-5, atol=1e-5):
+    sys.exit(f"embedded_runner printed {printed}, octet-runner wrote {expected.tolist()}")
+print(f"embedded_runner's first {len(printed)} logits equal octet-runner's")
+PY
+
+  step "run: quantize_and_run (SQNR >= 20 dB), then embedded_runner on the .octet it wrote"
+  "$work/quantize_and_run/quantize_and_run" -o "$work/small_cnn.octet" "$work/small_cnn_x.npy"
+  "$work/embedded_runner/embedded_runner" "$work/small_cnn.octet" "$work/small_cnn_x.npy"
+
+  rm -rf "$tmp_root"
+  tmp_root=""
 }
 
 stage_clang() {
