@@ -42,6 +42,10 @@ function(octet_install_library target)
     set(set_name octetOnnxTargets)
   endif()
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+  if(BUILD_SHARED_LIBS)
+    # Installed shared libraries find each other beside themselves, wherever the prefix is.
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN")
+  endif()
   target_include_directories(${target} PUBLIC "$<INSTALL_INTERFACE:${OCTET_INSTALL_INCLUDEDIR}>")
   install(TARGETS ${target} EXPORT ${set_name}
           ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -98,6 +102,10 @@ function(octet_install_finish)
   endif()
 
   if(OCTET_BUILD_TOOLS)
+    if(BUILD_SHARED_LIBS)
+      file(RELATIVE_PATH lib_from_bin "/prefix/${CMAKE_INSTALL_BINDIR}" "/prefix/${CMAKE_INSTALL_LIBDIR}")
+      set_target_properties(octet octet-runner PROPERTIES INSTALL_RPATH "$ORIGIN/${lib_from_bin}")
+    endif()
     install(TARGETS octet octet-runner RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
   endif()
 
