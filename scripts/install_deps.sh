@@ -14,6 +14,7 @@ packages=(
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
   python3 python3-numpy           # data/make_example_activations.py and the main job's error check
   libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
+  zlib1g-dev                      # octet demo reads the bundled data/digits.csv.gz
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
 )
 # npm comes with some nodejs builds (NodeSource's) and conflicts with Debian's npm package there; Debian's own nodejs
