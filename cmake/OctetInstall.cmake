@@ -17,7 +17,8 @@ set(OCTET_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/octet")
 set(OCTET_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/octet")
 # Headers only the library's own sources include, which need packages the exported targets do not bring (xsimd,
 # the generated ONNX protobuf headers). Per-ISA folders (ops/ukernels/<family>/, ...) are never installed.
-set(OCTET_PRIVATE_HEADERS observers/kernels/xsimd_kernels.h io/onnx/onnx_tensor.h)
+# io/digits_csv.h belongs to octet_digits_data, the demo's data reader, which is not installed (the demo is).
+set(OCTET_PRIVATE_HEADERS observers/kernels/xsimd_kernels.h io/onnx/onnx_tensor.h io/digits_csv.h)
 
 set_property(GLOBAL PROPERTY OCTET_INSTALLED_LIBRARIES "")
 set_property(GLOBAL PROPERTY OCTET_RUNTIME_LIBRARIES "")
@@ -107,6 +108,9 @@ function(octet_install_finish)
       set_target_properties(octet octet-runner PROPERTIES INSTALL_RPATH "$ORIGIN/${lib_from_bin}")
     endif()
     install(TARGETS octet octet-runner RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+    # `octet demo` looks for its data in <prefix>/share/octet beside the installed program.
+    install(FILES "${PROJECT_SOURCE_DIR}/data/digits.csv.gz" "${PROJECT_SOURCE_DIR}/data/README.md"
+            DESTINATION "${CMAKE_INSTALL_DATADIR}/octet")
   endif()
 
   install(EXPORT octetTargets NAMESPACE octet:: DESTINATION "${OCTET_INSTALL_CMAKEDIR}")

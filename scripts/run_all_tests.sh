@@ -90,6 +90,7 @@ stage_install() {
   echo "installed $(grep -c '^-- Installing' "$work/install.log") files:" \
     "$(find "$prefix/include" -name '*.h' | wc -l) headers, $(find "$prefix" -name 'liboctet_*' | wc -l) libraries," \
     "$(find "$prefix/bin" -type f | wc -l) programs"
+  [[ -f $prefix/share/octet/digits.csv.gz ]] || { echo "the demo's data is not installed in share/octet" >&2; return 1; }
   pc_dir=$(dirname "$(find "$prefix" -name octet.pc)")
   export PKG_CONFIG_PATH=$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   local cxx_warnings=(-Wall -Wextra -Werror)
