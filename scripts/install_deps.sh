@@ -12,7 +12,7 @@ packages=(
   clang-14 libclang-rt-14-dev     # clang build, ASan/UBSan and libFuzzer runtimes
   libeigen3-dev libxsimd-dev libtbb-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
-  python3 python3-numpy           # data/make_example_activations.py and the main job's error check
+  python3 python3-numpy           # test scripts and data generators (standard library and numpy only)
   libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
   zlib1g-dev                      # octet demo reads the bundled data/digits.csv.gz
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
