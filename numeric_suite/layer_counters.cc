@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <vector>
 
 #include "ops/float/op_util.h"
@@ -25,13 +27,21 @@ std::vector<int32_t> WeightZeroPoints(const QParams& qp, int64_t channels) {
   return std::vector<int32_t>(static_cast<size_t>(channels), qp.zero_point());
 }
 
+// Operators whose output is a requantization (a new scale), so a saturated output is information lost; max pools,
+// QClamp and shape operators pass their input's integers through.
+bool Requantizes(const Node& node) {
+  static const char* const kOps[] = {"QConv",  "QGemm",        "QMatMul",           "QAdd",    "QMul",
+                                     "QAveragePool", "QGlobalAveragePool", "QLookup", "QConcat", "Requantize"};
+  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* op) { return node.op_type == op; });
+}
+
 int64_t MaxAbs(const std::vector<int32_t>& acc) {
   int64_t m = 0;
   for (int32_t a : acc) m = std::max<int64_t>(m, std::llabs(int64_t{a}));
   return m;
 }
 
-// x as int32 values minus nothing: the reference takes typed pointers, so dispatch on the activation dtype.
+// Calls fn(T{}) with T the activation's element type (the reference kernels are templates on it).
 template <typename Fn>
 auto WithActivationType(DType dtype, Fn fn) {
   if (dtype == DType::kU8) return fn(uint8_t{});
@@ -141,14 +151,18 @@ Result<std::optional<int64_t>> GemmMaxAbsAccumulator(const Graph& graph, const N
 }  // namespace
 
 std::optional<ClipCount> CountClipped(const Graph& graph, const NodeCall& call) {
-  if (call.outputs.empty() || call.node.outputs.empty()) return std::nullopt;
+  if (call.outputs.empty() || call.node.outputs.empty() || !Requantizes(call.node)) return std::nullopt;
   const TensorView& y = call.outputs[0];
   const QParams* qp = QParamsOf(graph, call.node.outputs[0]);
   if (qp == nullptr || (y.dtype() != DType::kU8 && y.dtype() != DType::kS8)) return std::nullopt;
   ClipCount count;
   count.total = y.NumElements();
+  // A fused ReLU clamps at the zero point on purpose: only the upper end is saturation then.
+  const Result<std::string> activation = call.node.attributes.GetString("activation", "");
+  const bool relu = activation.ok() && *activation == "Relu";
+  const int32_t lo = relu ? std::numeric_limits<int32_t>::min() : qp->quant_min();
   auto tally = [&](const auto* v) {
-    for (int64_t i = 0; i < count.total; ++i) count.clipped += (v[i] == qp->quant_min() || v[i] == qp->quant_max());
+    for (int64_t i = 0; i < count.total; ++i) count.clipped += (v[i] == lo || v[i] == qp->quant_max());
   };
   if (y.dtype() == DType::kU8) tally(y.data<uint8_t>());
   else tally(y.data<int8_t>());

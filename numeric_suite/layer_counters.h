@@ -16,8 +16,10 @@ struct ClipCount {
   int64_t total = 0;
 };
 
-// Counts the u8/s8 outputs of `call` (slot 0) at quant_min or quant_max of the output value's qparams in `graph`;
-// std::nullopt when the output is not u8/s8 with qparams (dynamic operators produce f32).
+// Counts the u8/s8 outputs of `call` (slot 0) at quant_min or quant_max of the output value's qparams in `graph`
+// (only quant_max for a fused ReLU, whose lower clamp is the activation, not saturation). std::nullopt for operators
+// that do not requantize (QMaxPool, QClamp, shape operators) and outputs that are not u8/s8 with qparams (dynamic
+// operators produce f32).
 std::optional<ClipCount> CountClipped(const Graph& graph, const NodeCall& call);
 
 // max |acc| over the int32 accumulators acc = sum (x - x_zp)(w - w_zp) of a QConv, QGemm or QMatMul call (no bias),
