@@ -1,9 +1,24 @@
 // CompareWeights: float weights against dequantized int8 weights, matched by node name and input slot.
 #include "numeric_suite/compare_weights.h"
 
+#include <algorithm>
+
 #include "numeric_suite/graph_matching.h"
 
 namespace octet {
+
+int WeightChannelAxis(const Node& node, const Tensor& weight, const QParams& qparams) {
+  if (qparams.per_channel()) return qparams.axis();
+  const int rank = weight.shape().rank();
+  const std::string& op = node.op_type;
+  if (op.find("LSTM") != std::string::npos || op.find("GRU") != std::string::npos) return std::min(1, rank - 1);
+  if (op.find("MatMul") != std::string::npos) return std::max(0, rank - 1);
+  if (op.find("Gemm") != std::string::npos) {
+    const Result<int64_t> trans_b = node.attributes.GetInt("transB", 0);
+    if (trans_b.ok() && *trans_b == 0) return std::max(0, rank - 1);
+  }
+  return 0;
+}
 
 Result<std::vector<WeightComparison>> CompareWeights(const Graph& float_graph, const Graph& quantized) {
   std::vector<WeightComparison> out;
@@ -38,6 +53,7 @@ Result<std::vector<WeightComparison>> CompareWeights(const Graph& float_graph, c
       w.float_weight = fv.data;
       w.quantized = qv.data;
       w.qparams = *qv.qparams;
+      w.channel_axis = WeightChannelAxis(node, qv.data, w.qparams);
       OCTET_ASSIGN_OR_RETURN(w.dequantized, DequantizedCopy(qv.data, &*qv.qparams, qv.name));
       out.push_back(std::move(w));
     }

@@ -21,7 +21,14 @@ struct WeightComparison {
   Tensor quantized;       // the int8 constant as stored (s8/u8)
   Tensor dequantized;     // f32, quantized dequantized with qparams (per channel where they are)
   QParams qparams;
+  // The output-channel axis (the report's per-channel ranges): WeightChannelAxis().
+  int channel_axis = 0;
 };
+
+// The per-output-channel axis of a weight read at input `slot` of `node`: the qparams' axis when per channel, else
+// the last axis for QMatMul / MatMul and transB = 0 Gemm weights, 1 for (Dynamic)LSTM / GRU W and R
+// ([num_directions, gates * hidden, in]), 0 otherwise (QConv, Conv, QGemm with transB).
+int WeightChannelAxis(const Node& node, const Tensor& weight, const QParams& qparams);
 
 // For every node of `quantized` that reads an int8 constant with qparams at some input slot -- directly (QConv,
 // QGemm, QMatMul, DynamicQGemm, DynamicQLSTM, ...) or through a Dequantize (weight-only graphs) -- the f32 constant
