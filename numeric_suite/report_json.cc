@@ -112,7 +112,7 @@ Result<nlohmann::json> BuildReportJson(const ReportSources& sources, std::span<c
                                        std::span<const ValueComparison> shadow,
                                        std::span<const ValueComparison> outputs) {
   json report;
-  report["schema_version"] = kReportJsonSchemaVersion;
+  report["schema_version"] = kReportSchemaVersion;
   report["generator"] = std::string("octet ") + Version();
   report["float_model"] = sources.float_model;
   report["quantized_model"] = sources.quantized_model;

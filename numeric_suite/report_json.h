@@ -12,10 +12,10 @@
 #include "core/status.h"
 #include "numeric_suite/compare_model.h"
 #include "numeric_suite/compare_weights.h"
+#include "numeric_suite/report_validate.h"  // kReportSchemaVersion
 
 namespace octet {
 
-inline constexpr int kReportJsonSchemaVersion = 1;
 // Bins of the float vs dequantized weight histograms.
 inline constexpr int kWeightHistogramBins = 64;
 
