@@ -113,7 +113,7 @@ Result<std::unique_ptr<PreparedModelOutputs>> PrepareModelOutputs(const Graph& f
     impl->match_of_float[match.float_node] = m;
     impl->match_of_quantized[match.quantized_node] = m;
     if (options.shadow) {
-      impl->shadows.push_back(std::make_unique<Shadow>(p->float_graph_, match.float_node, *impl->context));
+      impl->shadows.push_back(std::make_unique<Shadow>(p->float_graph_, match.float_node, impl->float_registry, *impl->context));
     }
   }
   // One entry per matched output slot, in match order.
@@ -129,6 +129,7 @@ Result<std::unique_ptr<PreparedModelOutputs>> PrepareModelOutputs(const Graph& f
       ValueComparison c;
       c.name = SlotName(match.name, s);
       c.node = match.name;
+      c.slot = s;
       c.value = p->float_graph_.value(fn.outputs[s]).name;
       c.op = match.quantized_op;
       c.float_op = match.float_op;
@@ -260,13 +261,11 @@ Status PreparedModelOutputs::Run(std::span<const Tensor> inputs) {
     size_t a = impl.first_activation[m], sh = impl.first_shadow[m];
     for (; a < activations_.size() && activations_[a].node == match.name; ++a) {
       ValueComparison& c = activations_[a];
-      const size_t slot = c.name == c.node ? 0 : std::stoul(c.name.substr(c.node.size() + 1));
-      OCTET_RETURN_IF_ERROR(Record(c, fo->second.at(slot), qo->second.at(slot), *activation_logger_));
+      OCTET_RETURN_IF_ERROR(Record(c, fo->second.at(c.slot), qo->second.at(c.slot), *activation_logger_));
     }
     for (; options_.shadow && sh < shadow_.size() && shadow_[sh].node == match.name; ++sh) {
       ValueComparison& c = shadow_[sh];
-      const size_t slot = c.name == c.node ? 0 : std::stoul(c.name.substr(c.node.size() + 1));
-      OCTET_RETURN_IF_ERROR(Record(c, shadow_outs.at(slot), qo->second.at(slot), *shadow_logger_));
+      OCTET_RETURN_IF_ERROR(Record(c, shadow_outs.at(c.slot), qo->second.at(c.slot), *shadow_logger_));
     }
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {

@@ -46,6 +46,7 @@ struct CompareOptions {
 struct ValueComparison {
   std::string name;      // node name, with ":<k>" for output slot k > 0
   std::string node;
+  size_t slot = 0;       // the node's output slot
   std::string value;     // the float graph's value name
   std::string op;        // the int8 graph's op type
   std::string float_op;

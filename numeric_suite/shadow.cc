@@ -1,12 +1,10 @@
 // Shadow: one float node run alone on given inputs (see shadow.h).
 #include "numeric_suite/shadow.h"
 
-#include "quant/fused_ops.h"
-
 namespace octet {
 
-Shadow::Shadow(const Graph& float_graph, int float_node, const Context& context)
-    : float_graph_(&float_graph), float_node_(float_node), context_(&context) {}
+Shadow::Shadow(const Graph& float_graph, int float_node, const OpRegistry& registry, const Context& context)
+    : float_graph_(&float_graph), float_node_(float_node), registry_(&registry), context_(&context) {}
 
 bool Shadow::IsConstantSlot(size_t slot) const {
   const Node& node = float_graph_->node(float_node_);
@@ -48,8 +46,7 @@ Status Shadow::Compile(const std::vector<Tensor>& inputs) {
   for (int s : output_slots_) outs.push_back(copy.outputs[static_cast<size_t>(s)]);
   OCTET_RETURN_IF_ERROR(g.AddNode(std::move(copy)).status());
   for (ValueId id : outs) OCTET_RETURN_IF_ERROR(g.AddOutput(id));
-  static const OpRegistry registry = QuantFloatRegistry();
-  OCTET_ASSIGN_OR_RETURN(Executor e, Executor::Compile(g, *context_, registry));
+  OCTET_ASSIGN_OR_RETURN(Executor e, Executor::Compile(g, *context_, *registry_));
   executor_ = std::make_unique<Executor>(std::move(e));
   return OkStatus();
 }

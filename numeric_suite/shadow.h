@@ -8,6 +8,7 @@
 #include "core/context.h"
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/op_registry.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -15,9 +16,9 @@ namespace octet {
 
 class Shadow {
  public:
-  // The node `float_node` of `float_graph` (a fused graph: FloatReferenceGraph()), compiled with
-  // QuantFloatRegistry() on first use. `context` must outlive the Shadow.
-  Shadow(const Graph& float_graph, int float_node, const Context& context);
+  // The node `float_node` of `float_graph` (a fused graph: FloatReferenceGraph()), compiled with `registry`
+  // (QuantFloatRegistry() for fused graphs) on first use. All three arguments must outlive the Shadow.
+  Shadow(const Graph& float_graph, int float_node, const OpRegistry& registry, const Context& context);
 
   // Whether input `slot` of the float node is a constant (its own f32 weight is used, not the int8 one).
   bool IsConstantSlot(size_t slot) const;
@@ -31,6 +32,7 @@ class Shadow {
 
   const Graph* float_graph_;
   int float_node_;
+  const OpRegistry* registry_;
   const Context* context_;
   std::vector<Shape> compiled_shapes_;
   std::unique_ptr<Executor> executor_;
