@@ -15,6 +15,11 @@ std::string NonFinite(double value) {
 
 bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
+// Drops the sign of a zero that rounding produced ("-0", "-0.00").
+void DropNegativeZero(std::string& text) {
+  if (text.size() > 1 && text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
+}
+
 }  // namespace
 
 std::string EscapeHtml(std::string_view text) {
@@ -36,11 +41,6 @@ std::string EscapeHtml(std::string_view text) {
     }
   }
   return out;
-}
-
-// Drops the sign of a zero that rounding produced ("-0", "-0.00").
-static void DropNegativeZero(std::string& text) {
-  if (text.size() > 1 && text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
 }
 
 std::string FormatFixed(double value, int decimals) {

@@ -359,7 +359,9 @@ std::string Sensitivity(const json& s) {
 
   const json keep = s.value("keep_float", json::array());
   std::string names;
-  for (const json& name : keep) names += (names.empty() ? "" : ", ") + ("<b>" + EscapeHtml(name.get<std::string>()) + "</b>");
+  for (const json& name : keep) {
+    names += (names.empty() ? "<b>" : ", <b>") + EscapeHtml(name.get<std::string>()) + "</b>";
+  }
   if (!keep.empty()) {
     html += fmt::format("<p>Proposal: keep {} of {} nodes float ({}): {} {}{}.</p>\n", keep.size(), nodes.size(),
                         names, EscapeHtml(metric), value(achieved),
@@ -387,7 +389,8 @@ Result<std::string> RenderReportHtml(const json& report) {
   html += Tables(report);
   const std::string generator = Text(report, "generator");
   html += fmt::format("<footer>Report schema version {}{}.</footer>\n</main>\n</body>\n</html>\n",
-                      report["schema_version"].dump(), generator.empty() ? "" : ", written by " + EscapeHtml(generator));
+                      report["schema_version"].dump(),
+                      generator.empty() ? "" : ", written by " + EscapeHtml(generator));
   return html;
 }
 

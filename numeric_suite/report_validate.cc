@@ -1,6 +1,7 @@
 // Validation of numeric-suite report JSON, schema version 1 (numeric_suite/report_validate.h).
 #include "numeric_suite/report_validate.h"
 
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -9,12 +10,13 @@ namespace {
 
 using nlohmann::json;
 
-enum class Kind { kString, kNumber, kNumberOrNull, kInteger, kIntegerOrNull, kBool, kArray, kObject };
+enum class Kind { kString, kNumber, kFiniteNumber, kNumberOrNull, kInteger, kIntegerOrNull, kBool, kArray, kObject };
 
 const char* KindName(Kind kind) {
   switch (kind) {
     case Kind::kString: return "a string";
     case Kind::kNumber: return "a number";
+    case Kind::kFiniteNumber: return "a finite number";
     case Kind::kNumberOrNull: return "a number or null";
     case Kind::kInteger: return "an integer";
     case Kind::kIntegerOrNull: return "an integer or null";
@@ -29,6 +31,7 @@ bool IsKind(const json& value, Kind kind) {
   switch (kind) {
     case Kind::kString: return value.is_string();
     case Kind::kNumber: return value.is_number();
+    case Kind::kFiniteNumber: return value.is_number() && std::isfinite(value.get<double>());
     case Kind::kNumberOrNull: return value.is_number() || value.is_null();
     case Kind::kInteger: return value.is_number_integer();
     case Kind::kIntegerOrNull: return value.is_number_integer() || value.is_null();
@@ -41,6 +44,10 @@ bool IsKind(const json& value, Kind kind) {
 
 // "string \"abc\"", "array [1,2,...]": the JSON type and a short excerpt of the offending value.
 std::string Describe(const json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {  // dump() would write null
+    const double v = value.get<double>();
+    return std::string("number ") + (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+  }
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return std::string(value.type_name()) + " " + text;
@@ -97,8 +104,8 @@ Status CheckComparison(const json& entry, const std::string& path) {
 
 Status CheckHistogram(const json& histogram, const std::string& path) {
   if (!histogram.is_object()) return WrongType(path, Kind::kObject, histogram);
-  OCTET_RETURN_IF_ERROR(Required(histogram, path, "min", Kind::kNumber));
-  OCTET_RETURN_IF_ERROR(Required(histogram, path, "max", Kind::kNumber));
+  OCTET_RETURN_IF_ERROR(Required(histogram, path, "min", Kind::kFiniteNumber));
+  OCTET_RETURN_IF_ERROR(Required(histogram, path, "max", Kind::kFiniteNumber));
   OCTET_RETURN_IF_ERROR(Required(histogram, path, "float", Kind::kArray));
   OCTET_RETURN_IF_ERROR(Required(histogram, path, "quantized", Kind::kArray));
   if (!(histogram["min"].get<double>() <= histogram["max"].get<double>())) {
@@ -115,7 +122,7 @@ Status CheckHistogram(const json& histogram, const std::string& path) {
     const json& counts = histogram[std::string(key)];
     for (size_t i = 0; i < counts.size(); ++i) {
       const std::string element = Index(Child(path, key), i);
-      if (!counts[i].is_number()) return WrongType(element, Kind::kNumber, counts[i]);
+      if (!IsKind(counts[i], Kind::kFiniteNumber)) return WrongType(element, Kind::kFiniteNumber, counts[i]);
       if (!(counts[i].get<double>() >= 0)) {
         return InvalidArgument("invalid report: '{}' must be a count >= 0, got {}", element, counts[i].dump());
       }
@@ -138,7 +145,7 @@ Status CheckWeight(const json& entry, const std::string& path) {
       const std::string c = Index(Child(path, "channels"), i);
       if (!channels[i].is_object()) return WrongType(c, Kind::kObject, channels[i]);
       for (std::string_view key : {"min", "max", "scale"}) {
-        OCTET_RETURN_IF_ERROR(Required(channels[i], c, key, Kind::kNumber));
+        OCTET_RETURN_IF_ERROR(Required(channels[i], c, key, Kind::kFiniteNumber));
       }
       OCTET_RETURN_IF_ERROR(Optional(channels[i], c, "zero_point", Kind::kInteger));
     }
@@ -151,7 +158,7 @@ Status CheckActivation(const json& entry, const std::string& path) {
   OCTET_RETURN_IF_ERROR(Optional(entry, path, "value", Kind::kString));
   OCTET_RETURN_IF_ERROR(Optional(entry, path, "shape", Kind::kArray));
   OCTET_RETURN_IF_ERROR(CheckElements(entry, path, "shape", Kind::kInteger));
-  OCTET_RETURN_IF_ERROR(Optional(entry, path, "scale", Kind::kNumber));
+  OCTET_RETURN_IF_ERROR(Optional(entry, path, "scale", Kind::kFiniteNumber));
   OCTET_RETURN_IF_ERROR(Optional(entry, path, "zero_point", Kind::kInteger));
   OCTET_RETURN_IF_ERROR(Optional(entry, path, "clipped_fraction", Kind::kNumberOrNull));
   OCTET_RETURN_IF_ERROR(Optional(entry, path, "accumulator_headroom_bits", Kind::kNumberOrNull));

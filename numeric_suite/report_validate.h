@@ -15,7 +15,8 @@ inline constexpr int kReportSchemaVersion = 1;
 // "shadow" are required; "generator", "float_model", "quantized_model", "inputs", "outputs" and "sensitivity" are
 // optional. Each entry needs a string "name" and (comparisons) "sqnr_db", a number or null (null = exact, +inf);
 // every other documented key, when present, must have its documented type (metrics may be null: JSON has no NaN),
-// histograms need "min" <= "max" and equally long, non-empty "float"/"quantized" arrays of counts >= 0. Unknown keys
+// histograms need finite "min" <= "max" and equally long, non-empty "float"/"quantized" arrays of finite counts >= 0,
+// channel ranges finite "min", "max" and "scale" (a writer may put inf or NaN in a C++ json value). Unknown keys
 // are allowed (newer writers may add some). Otherwise InvalidArgument naming the key by its path, e.g.
 // "invalid report: 'weights[1].histogram.float' must be an array, got string \"x\"".
 Status ValidateReportJson(const nlohmann::json& report);

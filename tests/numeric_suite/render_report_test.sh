@@ -43,12 +43,15 @@ start=$(date +%s%N)
 
 "$render" "$report" "$work/report.html" || fail "render_report could not render $report"
 if grep -qi '<script' "$work/report.html"; then fail "the report has a <script> element"; fi
-if grep -qiE 'https?://' "$work/report.html"; then fail "the report names a network URL: $(grep -oiE 'https?://[^"<> ]*' "$work/report.html" | head -n 3)"; fi
+if grep -qiE 'https?://' "$work/report.html"; then
+  fail "the report names a network URL: $(grep -oiE 'https?://[^"<> ]*' "$work/report.html" | head -n 3)"
+fi
 
 # A fresh profile in $work; no background networking, so the page and Chromium have nothing to fetch.
 if ! timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
        --user-data-dir="$work/profile" --no-first-run --disable-background-networking --disable-component-update \
-       --window-size=1200,2400 --screenshot="$work/report.png" "file://$work/report.html" >"$work/chromium.log" 2>&1; then
+       --window-size=1200,2400 --screenshot="$work/report.png" "file://$work/report.html" \
+       >"$work/chromium.log" 2>&1; then
   tail -n 20 "$work/chromium.log"
   fail "chromium could not take the screenshot"
 fi

@@ -125,7 +125,8 @@ TEST_CASE("SQNR charts draw one bar per entry in its threshold colour, lengths o
     CHECK(Count(svgs[static_cast<size_t>(s)], "<rect") == entries.size());
     size_t good = 0, fair = 0, poor = 0;
     for (const json& e : entries) {
-      const std::optional<double> db = e["sqnr_db"].is_null() ? std::nullopt : std::optional(e["sqnr_db"].get<double>());
+      const std::optional<double> db =
+          e["sqnr_db"].is_null() ? std::nullopt : std::optional(e["sqnr_db"].get<double>());
       const std::string colour = SqnrColour(db);
       good += colour == kColourSqnrGood;
       fair += colour == kColourSqnrFair;

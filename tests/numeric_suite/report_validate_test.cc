@@ -2,6 +2,7 @@
 // RenderReportHtml passes the error on.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -65,9 +66,18 @@ TEST_CASE("validation names the missing or invalid key", "[report_html]") {
       {"negative count", [](json& r) { r["weights"][3]["histogram"]["float"][7] = -1; },
        "'weights[3].histogram.float[7]' must be a count >= 0, got -1"},
       {"count as text", [](json& r) { r["weights"][3]["histogram"]["quantized"][2] = "4"; },
-       "'weights[3].histogram.quantized[2]' must be a number, got string \"4\""},
+       "'weights[3].histogram.quantized[2]' must be a finite number, got string \"4\""},
+      {"infinite count", [](json& r) { r["weights"][0]["histogram"]["float"][0] = HUGE_VAL; },
+       "'weights[0].histogram.float[0]' must be a finite number, got number inf"},
+      {"NaN scale", [](json& r) { r["weights"][1]["channels"][2]["scale"] = std::nan(""); },
+       "'weights[1].channels[2].scale' must be a finite number, got number nan"},
+      {"infinite histogram max", [](json& r) { r["weights"][1]["histogram"]["max"] = HUGE_VAL; },
+       "'weights[1].histogram.max' must be a finite number"},
       {"empty histogram",
-       [](json& r) { r["weights"][0]["histogram"]["float"] = r["weights"][0]["histogram"]["quantized"] = json::array(); },
+       [](json& r) {
+         r["weights"][0]["histogram"]["float"] = json::array();
+         r["weights"][0]["histogram"]["quantized"] = json::array();
+       },
        "'weights[0].histogram.float' must not be empty"},
       {"histogram min above max", [](json& r) { r["weights"][1]["histogram"]["min"] = 2.5; },
        "'weights[1].histogram.min' must not exceed 'weights[1].histogram.max'"},
