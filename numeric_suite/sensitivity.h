@@ -11,6 +11,7 @@
 // The keep-float proposal adds nodes in rank order, evaluating the graph after each addition, until the target is
 // met; then drops every node (last added first) whose removal still meets it. When even every candidate float
 // misses the target, the proposal is every candidate and `target_reached` is false.
+// Static quantization only: nodes with a dynamic QConfig stay float in Convert and so are never candidates.
 #pragma once
 
 #include <functional>

@@ -81,6 +81,8 @@ expect 1 "needs calibration data for input 'image'" -- "$octet" sensitivity "$m"
 expect 1 "missing.npy" -- "$octet" sensitivity "$m" --calib "image=$tmp/calib.npy" --input "image=$tmp/missing.npy"
 expect 1 "one label per --input sample (120)" -- "$octet" sensitivity "$m" "${common[@]}" --labels "$tmp/calib.npy"
 expect 1 "cannot analyse node 'nope'" -- "$octet" sensitivity "$m" "${common[@]}" --node nope --json "$tmp/bad.json"
+"$octet" quantize "$m" --calib "image=$tmp/calib.npy" -o "$tmp/m.octet" >/dev/null || fail "octet quantize failed"
+expect 1 "is a quantized .octet model" -- "$octet" sensitivity "$tmp/m.octet" "${common[@]}" --json "$tmp/bad.json"
 [ ! -e "$tmp/bad.json" ] || fail "a failed run wrote its JSON report"
 expect 1 "$tmp/no/such/dir/r.json" -- "$octet" sensitivity "$m" "${common[@]}" --json "$tmp/no/such/dir/r.json"
 

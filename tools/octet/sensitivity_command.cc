@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -111,8 +112,14 @@ int RunSensitivity(const SensitivityCommand& c) {
 
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
-  Result<Graph> graph = LoadModel(c.model);
-  if (!graph.ok()) return ReportFailure(graph.status());
+  Result<LoadedModel> model = LoadModelFile(c.model);
+  if (!model.ok()) return ReportFailure(model.status());
+  if (model->is_octet) {
+    return ReportFailure(fmt::format("'{}' is a quantized .octet model; sensitivity analysis quantizes a float model "
+                                     "(.onnx) itself",
+                                     c.model));
+  }
+  const Graph* graph = &model->graph;
   const std::string where = fmt::format("failed to analyse '{}'", c.model);
   auto calibration = BatchesFromFiles(c.calib, *graph, c.model, c.calib_batch,
                                       {"--calib", "sensitivity analysis needs calibration data"});
@@ -147,25 +154,24 @@ int RunSensitivity(const SensitivityCommand& c) {
     j["schema_version"] = 1;
     j["generator"] = fmt::format("octet {}", Version());
     j["float_model"] = c.model;
-    nlohmann::json inputs = nlohmann::json::array();
+    std::map<std::string, std::string> files;  // already checked by BatchesFromFiles
     for (const std::string& spec : c.input) {
-      auto kv = SplitAssignment(spec, "--input");
-      const ValueId id = kv.ok() ? graph->FindValue(kv->first) : kNoValue;
-      int k = 0;
-      while (id != kNoValue && k < static_cast<int>(graph->inputs().size()) && graph->inputs()[k] != id) ++k;
-      nlohmann::json in = {{"name", kv.ok() ? kv->first : spec}, {"file", kv.ok() ? kv->second : ""}};
-      if (id != kNoValue && k < static_cast<int>(graph->inputs().size())) {
-        std::vector<int64_t> dims = (*evaluation)[0][static_cast<size_t>(k)].shape().dims();
-        if (!dims.empty()) dims[0] = Samples(*evaluation);
-        in["shape"] = dims;
-      }
-      inputs.push_back(std::move(in));
+      if (auto kv = SplitAssignment(spec, "--input"); kv.ok()) files[kv->first] = kv->second;
+    }
+    nlohmann::json inputs = nlohmann::json::array();
+    for (size_t k = 0; k < graph->inputs().size(); ++k) {
+      const std::string& name = graph->value(graph->inputs()[k]).name;
+      std::vector<int64_t> dims = (*evaluation)[0][k].shape().dims();
+      if (!dims.empty()) dims[0] = Samples(*evaluation);
+      inputs.push_back({{"name", name}, {"file", files[name]}, {"shape", dims}});
     }
     j["inputs"] = std::move(inputs);
     j["backend"] = c.backend;
     j["profile"] = c.profile;
     j["sensitivity"] = SensitivityJson(*report);
-    if (Status s = WriteFileAtomically(c.json, j.dump(2) + "\n"); !s.ok()) return ReportFailure(s);
+    // Node names come from the model file: replace invalid UTF-8 rather than fail.
+    const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (Status s = WriteFileAtomically(c.json, text); !s.ok()) return ReportFailure(s);
   }
   PrintReport(c, *report, Samples(*evaluation));
   std::fflush(stdout);
