@@ -72,8 +72,11 @@ expect 0 "reached with every node int8" -- "$octet" sensitivity "$m" "${common[@
 # Accuracy against labels; 100% is more than the float model reaches.
 expect 0 "target 1.0000 cannot be reached: with every analysed node float the accuracy is" -- \
   "$octet" sensitivity "$m" "${common[@]}" --labels "$tmp/labels.npy" --target-accuracy 1
-# Only the named node.
-expect 0 "   1  " -- "$octet" sensitivity "$m" "${common[@]}" --node "$(python3 -c "import json;print(json.load(open('$tmp/r.json'))['sensitivity']['nodes'][0]['name'])")"
+# Only the named node (the first of the full ranking): one row.
+first=$(/usr/bin/python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['sensitivity']['nodes'][0]['name'])" \
+  "$tmp/r.json")
+"$octet" sensitivity "$m" "${common[@]}" --node "$first" >"$tmp/one" 2>&1 || fail "--node $first: $(cat "$tmp/one")"
+[ "$(grep -c -- ' -> ' "$tmp/one")" -eq 1 ] && grep -qF -- "   1  $first " "$tmp/one" || fail "--node $first: $(cat "$tmp/one")"
 
 # Failures (exit 1) name the input, the file or the node; nothing is written.
 expect 1 "needs calibration data for input 'image'" -- "$octet" sensitivity "$m" --calib "x=$tmp/calib.npy" \

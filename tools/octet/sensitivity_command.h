@@ -17,8 +17,8 @@ namespace octet::cli {
 // graph input) with every node int8, every node float, each node alone int8 and each node alone float. The metric
 // is the SQNR of the outputs against the float graph, or with --labels (one int label per --input sample) the top-1
 // accuracy of output 0 in [0, 1]. Prints the nodes ranked (node, op, metric with only this node int8 and with all
-// but this node int8, int8 and float latency of the node alone on one thread, on the first --input batch) and, with a target, the nodes to keep float and the
-// metric they give, or that the target cannot be reached. --json writes the report (numeric-suite schema 1, its
+// but this node int8, int8 and float latency of the node alone on one thread, on the first --input batch) and,
+// with a target, the nodes to keep float and the metric they give, or that the target cannot be reached. --json writes the report (numeric-suite schema 1, its
 // "sensitivity" section) atomically. Progress goes to stderr only when it is a terminal.
 void AddSensitivityCommand(CLI::App& app, CommandRegistry& registry);
 
