@@ -147,7 +147,8 @@ Plan PlanWeighted(const Graph& g, const Node& n) {
   return Int8(Action::kWeighted, "Q" + n.op_type);
 }
 
-Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& uses) {
+Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& uses,
+              const std::set<std::string>& keep_float) {
   const Graph& g = prepared.graph();
   const Node& n = g.node(index);
   const QuantOpInfo info = LookupQuantOp(n, WeightRank(g, n));
@@ -158,6 +159,7 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
   }
   const std::optional<QConfig>& qconfig = prepared.node_qconfig(index);
   if (!qconfig.has_value()) return KeepFloat("its QConfig is none");
+  if (keep_float.count(n.name) > 0) return KeepFloat("ConvertOptions::keep_float names it");
   if (qconfig->is_dynamic()) return KeepFloat("its QConfig is dynamic (QuantizeDynamic converts it, not Convert)");
   for (size_t k = 1; k < n.outputs.size(); ++k) {
     const ValueId v = n.outputs[k];
@@ -249,8 +251,13 @@ Result<Tensor> QuantizeConstant(const Tensor& x, const QParams& q, QuantizeRound
 
 class Converter {
  public:
-  Converter(const PreparedGraph& prepared, const NumericsSpec& spec, std::map<std::string, QParams> qparams)
-      : prepared_(prepared), spec_(spec), qparams_(std::move(qparams)), out_(prepared.graph().name()) {}
+  Converter(const PreparedGraph& prepared, const NumericsSpec& spec, std::map<std::string, QParams> qparams,
+            const std::set<std::string>& keep_float)
+      : prepared_(prepared),
+        spec_(spec),
+        qparams_(std::move(qparams)),
+        keep_float_(keep_float),
+        out_(prepared.graph().name()) {}
 
   Result<Graph> Run(ConvertReport* report);
 
@@ -292,6 +299,7 @@ class Converter {
   const PreparedGraph& prepared_;
   NumericsSpec spec_;
   std::map<std::string, QParams> qparams_;
+  const std::set<std::string>& keep_float_;
   Graph out_;
   std::set<std::string> value_names_;  // every original value name and every name given in out_
   std::set<std::string> node_names_;
@@ -661,7 +669,7 @@ Result<Graph> Converter::Run(ConvertReport* report) {
   const std::vector<int> uses = CountUses(g);
   std::vector<Plan> plans;
   for (int i = 0; i < g.num_nodes(); ++i) {
-    plans.push_back(PlanNode(prepared_, i, uses));
+    plans.push_back(PlanNode(prepared_, i, uses, keep_float_));
     const Node& n = g.node(i);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       if (n.inputs[k] != kNoValue && InputForm(plans.back(), k, spec_.float_bias) == Form::kFloat) {
@@ -708,7 +716,16 @@ Result<Graph> Convert(const PreparedGraph& prepared, const ConvertOptions& optio
     return Status(qparams.status().code(), fmt::format("failed to convert graph '{}': {}", prepared.graph().name(),
                                                        qparams.status().message()));
   }
-  Converter converter(prepared, GetNumericsSpec(options.profile), std::move(*qparams));
+  for (const std::string& name : options.keep_float) {
+    bool found = false;
+    for (const Node& n : prepared.graph().nodes()) found = found || n.name == name;
+    if (!found) {
+      return InvalidArgument("failed to convert graph '{}': ConvertOptions::keep_float names '{}', which is no node "
+                             "of the prepared graph",
+                             prepared.graph().name(), name);
+    }
+  }
+  Converter converter(prepared, GetNumericsSpec(options.profile), std::move(*qparams), options.keep_float);
   return converter.Run(report);
 }
 

@@ -30,6 +30,7 @@
 //     straight to the qparams the consumer needs instead.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ namespace octet {
 
 struct ConvertOptions {
   NumericsProfile profile = NumericsProfile::kReference;
+  // Nodes of the prepared graph (by name) to keep float whatever their QConfig says, using the observers the
+  // calibration filled for their neighbours: sensitivity analysis converts one calibrated PreparedGraph many times
+  // with different sets kept float. A name that is no node of the prepared graph fails Convert.
+  std::set<std::string> keep_float;
 };
 
 // What Convert did with each node of the prepared graph.

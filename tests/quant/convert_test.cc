@@ -295,6 +295,40 @@ TEST_CASE("A node skipped by the mapping stays float between a Dequantize and a 
         observed.at("relu2").scale() * ValueNamed(g, "fc2.weight").qparams->scales()[0]);
 }
 
+TEST_CASE("ConvertOptions::keep_float keeps nodes float with the observers of a fully calibrated graph",
+          "[convert]") {
+  std::mt19937_64 rng = testing::MakeRng("convert_keep_float");
+  const Graph original = testing::SmallCnn(rng());
+  QConfigMapping all;
+  all.SetGlobal(MinMaxQConfig());
+  const PreparedGraph p = Calibrated(original, all, Shape{2, 3, 8, 8}, "convert_keep_float_batches");
+  ConvertOptions o;
+  o.keep_float = {"fc1"};
+  ConvertReport report;
+  auto g = Convert(p, o, &report);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  // The same graph as a mapping that skips fc1 (the observers of its neighbours exist either way).
+  CHECK(NodeList(*g) == std::vector<std::string>{"x.quantize:Quantize", "conv1:QConv", "pool1:QMaxPool",
+                                                   "flatten:Flatten", "flatten.dequantize:Dequantize", "fc1:Gemm",
+                                                   "relu2.quantize:Quantize", "fc2:QGemm",
+                                                   "fc2.dequantize:Dequantize"});
+  REQUIRE(report.kept_float.size() == 1);
+  CHECK(report.kept_float[0].node == "fc1");
+  CHECK_THAT(report.kept_float[0].reason, Catch::Contains("keep_float"));
+  CheckQParamsEverywhere(*g);
+  // Every node kept float: the prepared float graph itself, no Quantize or Dequantize left.
+  o.keep_float = {"conv1", "pool1", "flatten", "fc1", "fc2"};
+  auto all_float = Convert(p, o);
+  REQUIRE(all_float.ok());
+  CHECK(NodeList(*all_float) == NodeList(p.graph()));
+  // A name that is no node fails, naming it.
+  o.keep_float = {"fc9"};
+  auto bad = Convert(p, o);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("'fc9'") && Catch::Contains("keep_float"));
+}
+
 TEST_CASE("Float consumers share one Dequantize per value; Softmax and unknown ops stay float", "[convert]") {
   GraphBuilder b("islands", 3);
   ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 6});

@@ -16,6 +16,7 @@
 #include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
 #include "tools/octet/quantize_command.h"
+#include "tools/octet/sensitivity_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/train_command.h"
 #include "tools/octet/version_command.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   AddObserveCommand(app, registry);
   AddModelCommands(app, registry);
   AddQuantizeCommand(app, registry);
+  AddSensitivityCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
   AddTrainCommand(app, registry);
   AddDemoCommand(app, registry);

@@ -21,6 +21,7 @@
 #include "quant/qconfig_mapping.h"
 #include "quant/weight_only.h"
 #include "io/file_util.h"
+#include "tools/octet/batch_files.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
 #if OCTET_WITH_ONNX
@@ -95,43 +96,6 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
   return mapping;
 }
 
-// The calibration batches: each --calib file split along axis 0, zipped in graph-input order.
-Result<std::vector<std::vector<Tensor>>> CalibrationBatches(const QuantizeCommand& c, const Graph& graph) {
-  std::map<std::string, std::string> files;
-  for (const std::string& spec : c.calib) {
-    OCTET_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--calib"));
-    if (!files.emplace(kv.first, kv.second).second) return InvalidArgument("--calib names '{}' twice", kv.first);
-  }
-  std::vector<std::vector<Tensor>> per_input;
-  for (ValueId id : graph.inputs()) {
-    const std::string& name = graph.value(id).name;
-    auto it = files.find(name);
-    if (it == files.end()) {
-      return InvalidArgument("static quantization needs calibration data for input '{}' (--calib {}=FILE.npy)", name,
-                             name);
-    }
-    OCTET_ASSIGN_OR_RETURN(Tensor samples, ReadTensorFile(it->second));
-    auto batches = SplitBatches(samples, c.calib_batch);
-    if (!batches.ok()) return batches.status().WithContext(fmt::format("calibration file '{}'", it->second));
-    per_input.push_back(std::move(*batches));
-    files.erase(it);
-  }
-  if (!files.empty()) {
-    return InvalidArgument("--calib names '{}', which is not an input of '{}'", files.begin()->first, c.model);
-  }
-  std::vector<std::vector<Tensor>> batches(per_input.empty() ? 0 : per_input[0].size());
-  for (size_t i = 0; i < per_input.size(); ++i) {
-    if (per_input[i].size() != batches.size()) {
-      return InvalidArgument("the calibration files hold different numbers of samples ({} batches for input '{}', {} "
-                             "for '{}')",
-                             per_input[i].size(), graph.value(graph.inputs()[i]).name, batches.size(),
-                             graph.value(graph.inputs()[0]).name);
-    }
-    for (size_t b = 0; b < batches.size(); ++b) batches[b].push_back(std::move(per_input[i][b]));
-  }
-  return batches;
-}
-
 int Quantize(const QuantizeCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   if (c.mode != "static" && c.mode != "dynamic" && c.mode != "weight-only") {
@@ -154,7 +118,8 @@ int Quantize(const QuantizeCommand& c) {
 
   Result<Graph> quantized = Status(Internal("unreachable"));
   if (c.mode == "static") {
-    auto batches = CalibrationBatches(c, *graph);
+    auto batches = BatchesFromFiles(c.calib, *graph, c.model, c.calib_batch,
+                                    {"--calib", "static quantization needs calibration data"});
     if (!batches.ok()) return ReportFailure(batches.status().WithContext(where));
     PrepareOptions prepare_options;
     prepare_options.context = &*context;
