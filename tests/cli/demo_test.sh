@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `octet demo` end to end on the bundled digits data: it exits 0, prints the table, writes the models and
 # results.json, and the figures in results.json hold (float CNN >= 96%, every int8 variant within 1 point of its
-# float model, int8 models under half the float size); bad data and bad usage fail with the documented statuses.
+# float model, int8 models under half the float size), report.json has every section (weights, activations, shadow,
+# sensitivity) and report.html its charts; bad data and bad usage fail with the documented statuses.
 # Needs bash and python3 (standard library only).
 #
 # Usage: demo_test.sh path/to/octet
@@ -27,7 +28,7 @@ if [[ $rc -ne 0 ]]; then
   fail "octet demo exited $rc"
 else
   for row in "CNN   float" "static int8, MinMax" "static int8, Histogram" "static int8, Entropy" "MLP   float" \
-             "MLP   dynamic int8"; do
+             "MLP   dynamic int8" "numeric suite:" "sensitivity (logits SQNR"; do
     grep -q "$row" "$TMP/stdout" || fail "the table has no row '$row'"
   done
   python3 - "$TMP/demo" <<'PY' || fail "results.json does not hold the expected figures"
@@ -55,6 +56,18 @@ for (model, variant), v in rows.items():
           "%s %s: %.2f%% is more than 1 point under float" % (model, variant, v["accuracy_percent"]))
     check(v["size_bytes"] < base["size_bytes"] / 2, "%s %s: not under half the float size" % (model, variant))
     check(v["logits_sqnr_db"] is not None and v["logits_sqnr_db"] > 20.0, "%s %s: logits SQNR" % (model, variant))
+report = json.load(open(os.path.join(out, "report.json")))
+check(report["schema_version"] == 1, "report.json: schema_version")
+check({w["node"] for w in report["weights"]} >= {"conv1", "conv2", "fc"}, "report.json: weights of conv1, conv2, fc")
+check(len(report["activations"]) >= 3 and len(report["shadow"]) >= 3, "report.json: activations and shadow")
+for section in ("weights", "activations", "shadow"):
+    for e in report[section]:
+        check(e.get("exact") or (e["sqnr_db"] is not None and e["sqnr_db"] > 15), "%s %s: SQNR" % (section, e["name"]))
+s = report["sensitivity"]
+check(len(s["nodes"]) >= 3 and sorted(n["rank"] for n in s["nodes"]) == list(range(1, len(s["nodes"]) + 1)),
+      "report.json: sensitivity ranks")
+html = open(os.path.join(out, "report.html"), encoding="utf-8").read()
+check(html.count("<svg") >= 5 and "<script" not in html, "report.html: charts, no scripts")
 sys.exit(0 if ok else 1)
 PY
 fi

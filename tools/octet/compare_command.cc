@@ -72,35 +72,6 @@ Result<std::vector<std::vector<Tensor>>> InputBatches(const CompareCommand& c, c
   return batches;
 }
 
-void PrintTable(const std::vector<WeightComparison>& weights, const PreparedModelOutputs& p) {
-  std::map<std::string, double> weight_db;  // the worst weight of each node
-  for (const WeightComparison& w : weights) {
-    const double db = Sqnr(w.float_weight, w.dequantized).value();
-    auto [it, inserted] = weight_db.emplace(w.node, db);
-    if (!inserted) it->second = std::min(it->second, db);
-  }
-  std::map<std::string, const ValueComparison*> shadow;
-  for (const ValueComparison& s : p.shadow()) shadow[s.name] = &s;
-  size_t width = 5;
-  for (const ValueComparison& a : p.activations()) width = std::max(width, a.name.size());
-  fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "layer", width, "op", "weight dB", "act dB",
-             "shadow dB", "clipped%", "headroom");
-  for (const ValueComparison& a : p.activations()) {
-    auto w = weight_db.find(a.name);
-    auto s = shadow.find(a.name);
-    const std::string clipped =
-        a.clipping && a.clipping->total > 0
-            ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) / static_cast<double>(a.clipping->total))
-            : "-";
-    const std::string headroom =
-        a.max_abs_accumulator ? fmt::format("{:.1f}b", AccumulatorHeadroomBits(*a.max_abs_accumulator)) : "-";
-    fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", a.name, width, a.op,
-               w == weight_db.end() ? "-" : Db(w->second), Db(a.sqnr_db()),
-               s == shadow.end() ? "-" : Db(s->second->sqnr_db()), clipped, headroom);
-  }
-  for (const ValueComparison& o : p.outputs()) fmt::print("output {}: SQNR {} dB\n", o.name, Db(o.sqnr_db()));
-}
-
 int Compare(const CompareCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   Result<Context> context = c.context.Create();
@@ -148,7 +119,7 @@ int Compare(const CompareCommand& c) {
       html_text = std::move(*html);
     }
   }
-  PrintTable(*weights, p);
+  PrintComparisonTable(*weights, p);
   if (!c.json_output.empty()) {
     if (Status s = WriteFileAtomically(c.json_output, json_text); !s.ok()) return ReportFailure(s);
     fmt::print("report: {}\n", c.json_output);
@@ -161,6 +132,35 @@ int Compare(const CompareCommand& c) {
 }
 
 }  // namespace
+
+void PrintComparisonTable(const std::vector<WeightComparison>& weights, const PreparedModelOutputs& p) {
+  std::map<std::string, double> weight_db;  // the worst weight of each node
+  for (const WeightComparison& w : weights) {
+    const double db = Sqnr(w.float_weight, w.dequantized).value();
+    auto [it, inserted] = weight_db.emplace(w.node, db);
+    if (!inserted) it->second = std::min(it->second, db);
+  }
+  std::map<std::string, const ValueComparison*> shadow;
+  for (const ValueComparison& s : p.shadow()) shadow[s.name] = &s;
+  size_t width = 5;
+  for (const ValueComparison& a : p.activations()) width = std::max(width, a.name.size());
+  fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "layer", width, "op", "weight dB", "act dB",
+             "shadow dB", "clipped%", "headroom");
+  for (const ValueComparison& a : p.activations()) {
+    auto w = weight_db.find(a.name);
+    auto s = shadow.find(a.name);
+    const std::string clipped =
+        a.clipping && a.clipping->total > 0
+            ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) / static_cast<double>(a.clipping->total))
+            : "-";
+    const std::string headroom =
+        a.max_abs_accumulator ? fmt::format("{:.1f}b", AccumulatorHeadroomBits(*a.max_abs_accumulator)) : "-";
+    fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", a.name, width, a.op,
+               w == weight_db.end() ? "-" : Db(w->second), Db(a.sqnr_db()),
+               s == shadow.end() ? "-" : Db(s->second->sqnr_db()), clipped, headroom);
+  }
+  for (const ValueComparison& o : p.outputs()) fmt::print("output {}: SQNR {} dB\n", o.name, Db(o.sqnr_db()));
+}
 
 void AddCompareCommand(CLI::App& app, CommandRegistry& registry) {
   auto c = std::make_shared<CompareCommand>();

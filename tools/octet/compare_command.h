@@ -3,6 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <vector>
+
+#include "numeric_suite/compare_model.h"
+#include "numeric_suite/compare_weights.h"
 #include "tools/octet/command.h"
 
 namespace octet::cli {
@@ -17,5 +21,9 @@ namespace octet::cli {
 // docs/report_schema.md), --html the same report as one self-contained HTML page; both are built before either is
 // written, each written atomically.
 void AddCompareCommand(CLI::App& app, CommandRegistry& registry);
+
+// The per-layer table `octet compare` prints (also `octet demo`'s): weight, propagated activation and shadow SQNR,
+// clipped fraction and accumulator headroom per layer, then each model output's SQNR.
+void PrintComparisonTable(const std::vector<WeightComparison>& weights, const PreparedModelOutputs& p);
 
 }  // namespace octet::cli

@@ -15,12 +15,20 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/executor.h"
 #include "io/digits_csv.h"
 #include "io/file_util.h"
 #include "io/octet_file.h"
+#include "numeric_suite/compare_model.h"
+#include "numeric_suite/compare_weights.h"
+#include "numeric_suite/graph_matching.h"
+#include "numeric_suite/metrics.h"
+#include "numeric_suite/report_html.h"
+#include "numeric_suite/report_json.h"
+#include "numeric_suite/sensitivity.h"
 #include "ops/float/registry.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
@@ -32,6 +40,7 @@
 #include "quant/quantized_registry.h"
 #include "quant/training/digits_models.h"
 #include "quant/training/training_graph.h"
+#include "tools/octet/compare_command.h"
 #include "tools/octet/context_options.h"
 
 #ifndef OCTET_DIGITS_DATA
@@ -48,6 +57,7 @@ struct DemoCommand {
   std::string data;
   std::string backend = "x86";
   uint64_t seed = 1;
+  double target_sqnr = 40.0;
   ContextFlags context;
 };
 
@@ -93,17 +103,6 @@ double Accuracy(const Tensor& logits, const std::vector<int64_t>& labels) {
     right += (std::max_element(row, row + k) - row) == labels[static_cast<size_t>(i)] ? 1 : 0;
   }
   return 100.0 * static_cast<double>(right) / static_cast<double>(n);
-}
-
-// 20 log10(|x| / |x - y|) (DESIGN.md §7); +inf when equal.
-double Sqnr(const Tensor& x, const Tensor& y) {
-  double signal = 0.0, noise = 0.0;
-  for (int64_t i = 0; i < x.NumElements(); ++i) {
-    const double a = x.data<float>()[i], d = a - y.data<float>()[i];
-    signal += a * a;
-    noise += d * d;
-  }
-  return noise == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / noise);
 }
 
 // Median time of one image through a batch-1 executor, over `images` rows after a warm-up.
@@ -185,7 +184,8 @@ class Demo {
     OCTET_RETURN_IF_ERROR(RunCnn());
     OCTET_RETURN_IF_ERROR(RunMlp());
     PrintTable();
-    return WriteResults();
+    OCTET_RETURN_IF_ERROR(WriteResults());
+    return RunNumericSuite();
   }
 
  private:
@@ -198,7 +198,9 @@ class Demo {
     v.file = file;
     OCTET_ASSIGN_OR_RETURN(const Tensor logits, Logits(graph, registry, context_, test_x));
     v.accuracy = Accuracy(logits, split_.test.labels);
-    if (float_logits != nullptr) v.sqnr_db = Sqnr(*float_logits, logits);
+    if (float_logits != nullptr) {
+      OCTET_ASSIGN_OR_RETURN(v.sqnr_db, Sqnr(*float_logits, logits));
+    }
     OCTET_ASSIGN_OR_RETURN(v.latency_us, LatencyUs(graph, registry, context_, test_x));
     OCTET_RETURN_IF_ERROR(WriteModel(c_.out, file, graph, model + ", " + method, &v.bytes));
     variants_.push_back(v);
@@ -223,7 +225,7 @@ class Demo {
     OCTET_ASSIGN_OR_RETURN(const DigitsData calib, DigitsRows(split_.train, 0, 256));
     OCTET_ASSIGN_OR_RETURN(const Tensor calib_images, calib.images.Reshaped(Shape{256, 1, 8, 8}));
     OCTET_ASSIGN_OR_RETURN(const std::vector<Tensor> calib_batches, SplitBatches(calib_images, 32));
-    std::vector<std::vector<Tensor>> batches;
+    std::vector<std::vector<Tensor>>& batches = calibration_batches_;
     for (const Tensor& t : calib_batches) batches.push_back({t});
     for (ObserverKind kind : {ObserverKind::kMinMax, ObserverKind::kHistogram, ObserverKind::kEntropy}) {
       OCTET_ASSIGN_OR_RETURN(QConfig q, GetDefaultQConfig(c_.backend));
@@ -245,7 +247,10 @@ class Demo {
       std::transform(file.begin(), file.end(), file.begin(), [](unsigned char ch) { return std::tolower(ch); });
       OCTET_RETURN_IF_ERROR(AddVariant("CNN", "static int8, " + name, file, int8, QuantizedGraphRegistry(),
                                        split_.test_images, &cnn_float_logits_));
-      if (kind == ObserverKind::kMinMax) cnn_minmax_ = int8;
+      if (kind == ObserverKind::kMinMax) {
+        cnn_minmax_ = int8;
+        minmax_mapping_ = mapping;
+      }
     }
     return OkStatus();
   }
@@ -266,6 +271,64 @@ class Demo {
     OCTET_ASSIGN_OR_RETURN(Graph dynamic, QuantizeDynamic(trained, mapping, options));
     return AddVariant("MLP", "dynamic int8", "mlp_dynamic.octet", dynamic, QuantizedGraphRegistry(),
                       split_.test.images, &float_logits);
+  }
+
+  // The numeric suite and the sensitivity analysis on the MinMax int8 CNN against the trained float CNN, on the
+  // held-out images; report.json and report.html.
+  Status RunNumericSuite() {
+    fmt::print("\nnumeric suite: the MinMax int8 CNN against the float CNN on the {} held-out images\n",
+               split_.test.labels.size());
+    CompareOptions options;
+    options.context = &context_;
+    options.shadow = true;
+    OCTET_ASSIGN_OR_RETURN(const Graph fused, FloatReferenceGraph(cnn_float_, options.fuse_float));
+    OCTET_ASSIGN_OR_RETURN(const std::vector<WeightComparison> weights, CompareWeights(fused, cnn_minmax_));
+    OCTET_ASSIGN_OR_RETURN(std::unique_ptr<PreparedModelOutputs> prepared,
+                           PrepareModelOutputs(cnn_float_, cnn_minmax_, options));
+    OCTET_ASSIGN_OR_RETURN(const std::vector<Tensor> test_batches, SplitBatches(split_.test_images, 90));
+    std::vector<std::vector<Tensor>> evaluation;
+    for (const Tensor& t : test_batches) {
+      OCTET_RETURN_IF_ERROR(prepared->Run(std::span<const Tensor>(&t, 1)));
+      evaluation.push_back({t});
+    }
+    PrintComparisonTable(weights, *prepared);
+    ReportSources sources;
+    sources.float_model = "cnn_float.octet (trained by octet demo)";
+    sources.quantized_model = "cnn_int8_minmax.octet";
+    sources.inputs.push_back({"image", "data/digits.csv.gz, the last 360 images", split_.test_images.shape()});
+    OCTET_ASSIGN_OR_RETURN(nlohmann::json report,
+                           BuildReportJson(sources, weights, prepared->activations(), prepared->shadow(),
+                                           prepared->outputs()));
+
+    SensitivityOptions sensitivity_options;
+    sensitivity_options.context = &context_;
+    sensitivity_options.prepare.context = &context_;
+    sensitivity_options.target = c_.target_sqnr;
+    sensitivity_options.progress = TerminalProgress("sensitivity analysis");
+    OCTET_ASSIGN_OR_RETURN(const SensitivityReport sensitivity,
+                           AnalyzeSensitivity(cnn_float_, minmax_mapping_, calibration_batches_, evaluation,
+                                              sensitivity_options));
+    fmt::print("\nsensitivity (logits SQNR, all int8 {:.1f} dB): node, only this int8, all but this int8, node time "
+               "int8 / float per batch of 90\n", sensitivity.all_quantized);
+    for (const NodeSensitivity& n : sensitivity.nodes) {
+      fmt::print("  {}. {:<8} {:<6} {:>8.1f} dB {:>8.1f} dB {:>8.1f} / {:.1f} us\n", n.rank, n.name, n.op_type,
+                 n.only_this_quantized, n.all_but_this_quantized, n.int8_latency_us, n.float_latency_us);
+    }
+    if (sensitivity.target_reached) {
+      fmt::print("to reach {:.1f} dB keep float: {} ({:.1f} dB)\n", c_.target_sqnr,
+                 sensitivity.keep_float.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(sensitivity.keep_float, ", ")),
+                 sensitivity.achieved.value_or(sensitivity.all_quantized));
+    } else {
+      fmt::print("{:.1f} dB is out of reach even with every node float\n", c_.target_sqnr);
+    }
+    report["sensitivity"] = SensitivityJson(sensitivity);
+    OCTET_ASSIGN_OR_RETURN(const std::string html, RenderReportHtml(report));
+    // Both are built before either is written.
+    OCTET_RETURN_IF_ERROR(WriteFileAtomically((fs::path(c_.out) / "report.json").string(), report.dump(2) + "\n"));
+    OCTET_RETURN_IF_ERROR(WriteFileAtomically((fs::path(c_.out) / "report.html").string(), html));
+    fmt::print("\nwrote {} and {}\n", (fs::path(c_.out) / "report.json").string(),
+               (fs::path(c_.out) / "report.html").string());
+    return OkStatus();
   }
 
   void PrintTable() const {
@@ -301,6 +364,8 @@ class Demo {
   Context context_;
   Split split_;
   Graph cnn_float_, cnn_minmax_;
+  QConfigMapping minmax_mapping_;
+  std::vector<std::vector<Tensor>> calibration_batches_;
   Tensor cnn_float_logits_;
   std::vector<Variant> variants_;
 };
@@ -327,6 +392,8 @@ void AddDemoCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--data", c->data, "The digits data (digits.csv or digits.csv.gz); default: the bundled copy");
   sub->add_option("--backend", c->backend, "QConfig preset for static quantization and QAT")->capture_default_str();
   sub->add_option("--seed", c->seed, "Seed of the initialisation and the shuffling")->capture_default_str();
+  sub->add_option("--target-sqnr", c->target_sqnr, "Sensitivity analysis: logits SQNR (dB) to reach by keeping "
+                  "nodes float")->capture_default_str();
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return RunDemo(*c); });
 }
