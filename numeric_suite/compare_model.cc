@@ -95,7 +95,8 @@ Result<std::unique_ptr<PreparedModelOutputs>> PrepareModelOutputs(const Graph& f
   if (p->matches_.empty()) {
     return InvalidArgument("failed to compare graphs '{}' and '{}': no quantized node has a float node of the same "
                            "name{}",
-                           float_graph.name(), quantized.name(), options.allow_list.empty() ? "" : " in the allow list");
+                           float_graph.name(), quantized.name(),
+                           options.allow_list.empty() ? "" : " in the allow list");
   }
   auto impl = std::make_unique<PreparedModelOutputs::Impl>();
   if (options.context != nullptr) {
@@ -113,7 +114,8 @@ Result<std::unique_ptr<PreparedModelOutputs>> PrepareModelOutputs(const Graph& f
     impl->match_of_float[match.float_node] = m;
     impl->match_of_quantized[match.quantized_node] = m;
     if (options.shadow) {
-      impl->shadows.push_back(std::make_unique<Shadow>(p->float_graph_, match.float_node, impl->float_registry, *impl->context));
+      impl->shadows.push_back(
+          std::make_unique<Shadow>(p->float_graph_, match.float_node, impl->float_registry, *impl->context));
     }
   }
   // One entry per matched output slot, in match order.

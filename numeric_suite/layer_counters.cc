@@ -106,7 +106,8 @@ Result<std::optional<int64_t>> ConvMaxAbsAccumulator(const Graph& graph, const N
       for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t y = 0; y < h; ++y)
           for (int64_t xx = 0; xx < wd; ++xx)
-            xp[static_cast<size_t>(((b * g.h + y + pt) * g.w + xx + pl) * c + ch)] = xs[((b * c + ch) * h + y) * wd + xx];
+            xp[static_cast<size_t>(((b * g.h + y + pt) * g.w + xx + pl) * c + ch)] =
+                xs[((b * c + ch) * h + y) * wd + xx];
     reference::QConv2dAccumulate<T>(g, xp.data(), xq->zero_point(), w_ohwi.data(), w_zps.data(), acc.data());
     return 0;
   });

@@ -57,7 +57,8 @@ Result<json> WeightJson(const WeightComparison& w, int channel_axis) {
   e["dtype"] = DTypeJsonName(w.qparams.dtype());
   if (w.qparams.per_channel()) e["axis"] = w.qparams.axis();
 
-  const ChannelLayout layout = Layout(w.float_weight.shape(), w.qparams.per_channel() ? w.qparams.axis() : channel_axis);
+  const ChannelLayout layout =
+      Layout(w.float_weight.shape(), w.qparams.per_channel() ? w.qparams.axis() : channel_axis);
   if (w.qparams.per_channel() && layout.channels != w.qparams.num_channels()) {
     return InvalidArgument("failed to report weight '{}': {} per-channel qparams for {} channels of shape {}", w.name,
                            w.qparams.num_channels(), layout.channels, w.float_weight.shape());

@@ -157,7 +157,8 @@ TEST_CASE("CompareModelStub: the ShadowLogger keeps whole batches; with the int8
   std::mt19937_64 rng = MakeRng("ns_shadow");
   const StaticModel m = QuantizedSmallCnn(rng);
   ShadowLogger logger;
-  const std::vector<ValueComparison> shadow = CompareModelStub(m.float_graph, m.quantized, m.batches, {}, &logger).value();
+  const std::vector<ValueComparison> shadow =
+      CompareModelStub(m.float_graph, m.quantized, m.batches, {}, &logger).value();
   for (const std::string& name : logger.names()) {
     INFO(name);
     const StoringLogger::Stats* s = logger.stats(name).value();

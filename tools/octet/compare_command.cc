@@ -151,7 +151,8 @@ void PrintComparisonTable(const std::vector<WeightComparison>& weights, const Pr
     auto s = shadow.find(a.name);
     const std::string clipped =
         a.clipping && a.clipping->total > 0
-            ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) / static_cast<double>(a.clipping->total))
+            ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) /
+                                        static_cast<double>(a.clipping->total))
             : "-";
     const std::string headroom =
         a.max_abs_accumulator ? fmt::format("{:.1f}b", AccumulatorHeadroomBits(*a.max_abs_accumulator)) : "-";
