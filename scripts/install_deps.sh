@@ -14,6 +14,7 @@ packages=(
   python3 python3-numpy           # data/make_example_activations.py and the main job's error check
   libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
+  chromium                        # the HTML report's screenshot test (tests/numeric_suite/render_report_test.sh)
 )
 # npm comes with some nodejs builds (NodeSource's) and conflicts with Debian's npm package there; Debian's own nodejs
 # needs the npm package.

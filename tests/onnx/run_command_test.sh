@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `octet run`, `octet inspect`, `octet bench model` and `octet train` end to end: outputs against PyTorch's (tests/data/models), file names, exit
+# `octet run`, `octet inspect`, `octet bench model`, `octet train` and `octet compare` end to end: outputs against PyTorch's (tests/data/models), file names, exit
 # statuses (0 ok, 1 failure naming file/node, 2 usage), and no partial output on failure.
 # Usage: run_command_test.sh OCTET MODELS_DIR
 set -uo pipefail
@@ -102,6 +102,34 @@ expect 2 "" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" -o "$tmp
 expect 1 "do not match" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
   -o "$tmp/ckpt2"
 [ -e "$tmp/ckpt2" ] && fail "a failed octet train left $tmp/ckpt2"
+
+# compare: quantize the digits CNN, then the numeric suite on two batches of test images; the JSON report (schema
+# version 1, three weights) and the HTML page are written; failures write neither (no partial output).
+/usr/bin/python3 -c "import numpy as np, sys; x = np.load(sys.argv[1]).reshape(-1, 1, 8, 8); np.save(sys.argv[2], x[:64]); np.save(sys.argv[3], x[64:128])" \
+  "$m/digits_test_x.npy" "$tmp/img0.npy" "$tmp/img1.npy"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
+  "$m/digits_calib_x.npy" "$tmp/calib.npy"
+expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" -o "$tmp/cnn.octet"
+expect 0 "/cnn/conv2/Conv" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" \
+  --input image="$tmp/img1.npy" --json "$tmp/report.json" --html "$tmp/report.html"
+/usr/bin/python3 - "$tmp/report.json" <<'PY' || fail "octet compare: the JSON report is not as documented"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema_version"] == 1, r["schema_version"]
+assert [w["node"] for w in r["weights"]] == ["/cnn/conv1/Conv", "/cnn/conv2/Conv", "/cnn/fc/Gemm"], r["weights"]
+assert all(len(w["histogram"]["float"]) == 64 for w in r["weights"])
+assert [i["file"].endswith(f) for i, f in zip(r["inputs"], ["img0.npy", "img1.npy"])] == [True, True], r["inputs"]
+conv = [a for a in r["activations"] if a["name"] == "/cnn/conv1/Conv"][0]
+assert conv["sqnr_db"] > 25 and "accumulator_headroom_bits" in conv and "clipped_fraction" in conv, conv
+assert r["outputs"][0]["name"] == "logits" and r["outputs"][0]["sqnr_db"] > 25, r["outputs"]
+PY
+grep -q "<svg" "$tmp/report.html" || fail "octet compare: the HTML report has no SVG chart"
+expect 1 "has no input named 'tokens'" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" \
+  --input tokens="$tmp/img0.npy" --json "$tmp/bad.json"
+expect 1 "no quantized node has a float node of the same name" -- "$octet" compare "$m/digits_mlp.onnx" \
+  "$tmp/cnn.octet" --input x="$m/digits_mlp.input0.npy" --json "$tmp/bad.json" --html "$tmp/bad.html"
+expect 2 "" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet"
+[ -e "$tmp/bad.json" ] || [ -e "$tmp/bad.html" ] && fail "a failed octet compare left a report behind"
 
 if [ "$failures" -ne 0 ]; then
   echo "FAILED: $failures check(s)"

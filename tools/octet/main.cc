@@ -8,6 +8,7 @@
 
 #include "tools/octet/bench_command.h"
 #include "tools/octet/command.h"
+#include "tools/octet/compare_command.h"
 #include "tools/octet/conv_bench_command.h"
 #include "tools/octet/gemm_bench_command.h"
 #include "tools/octet/model_bench_command.h"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   AddSensitivityCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
   AddTrainCommand(app, registry);
+  AddCompareCommand(app, registry);
 
   try {
     app.parse(argc, argv);
