@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/builder.h"
+#include "numeric_suite/report_validate.h"
 #include "numeric_suite/sensitivity.h"
 #include "quant/calibrate.h"
 #include "quant/qconfig.h"
@@ -144,6 +145,15 @@ TEST_CASE("Sensitivity: the node with an outlier weight under per-tensor int8 ra
     CHECK(j.at("keep_float") == nlohmann::json::array({"fc2"}));
     CHECK(j.at("achieved") == *r.achieved);
     CHECK(j.at("target_reached") == true);
+    // A whole report holding it passes the schema-1 validator.
+    nlohmann::json report = {{"schema_version", 1},
+                             {"weights", nlohmann::json::array()},
+                             {"activations", nlohmann::json::array()},
+                             {"shadow", nlohmann::json::array()},
+                             {"sensitivity", j}};
+    const Status valid = ValidateReportJson(report);
+    INFO(valid.message());
+    CHECK(valid.ok());
   }
 }
 

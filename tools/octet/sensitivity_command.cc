@@ -166,6 +166,10 @@ int RunSensitivity(const SensitivityCommand& c) {
       inputs.push_back({{"name", name}, {"file", files[name]}, {"shape", dims}});
     }
     j["inputs"] = std::move(inputs);
+    // Schema 1 requires the comparison sections; `octet compare` fills them, this command compares no layers.
+    j["weights"] = nlohmann::json::array();
+    j["activations"] = nlohmann::json::array();
+    j["shadow"] = nlohmann::json::array();
     j["backend"] = c.backend;
     j["profile"] = c.profile;
     j["sensitivity"] = SensitivityJson(*report);
