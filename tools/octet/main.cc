@@ -16,6 +16,7 @@
 #include "tools/octet/quantize_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/train_command.h"
+#include "tools/octet/vectors_command.h"
 #include "tools/octet/version_command.h"
 
 int main(int argc, char** argv) {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   AddQuantizeCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
   AddTrainCommand(app, registry);
+  AddVectorsCommand(app, registry);
 
   try {
     app.parse(argc, argv);
