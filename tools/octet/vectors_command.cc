@@ -37,7 +37,6 @@ int Replay(const VectorsCommand& c) {
 
 int Write(const VectorsCommand& c) {
   if (c.out.empty()) return ReportUsage("--out DIR is required (or --replay DIR)");
-  if (c.inputs.empty()) return ReportUsage("--input NAME=FILE.npy is required for every graph input");
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   std::vector<std::pair<std::string, Tensor>> inputs;
   for (const std::string& spec : c.inputs) {
