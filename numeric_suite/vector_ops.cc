@@ -171,6 +171,15 @@ struct LinearShape {
 
 Result<LinearShape> ReadLinearShape(const NodeVectors& v, const Tensor& x, const Tensor& w, const Tensor& y) {
   LinearShape s;
+  const bool ranks_ok = v.op_type == "QConv" ? (x.shape().rank() == 3 || x.shape().rank() == 4) &&
+                                                   w.shape().rank() == x.shape().rank() &&
+                                                   y.shape().rank() == x.shape().rank()
+                                             : w.shape().rank() == 2 && x.shape().rank() >= (v.op_type == "QGemm" ? 2 : 1) &&
+                                                   y.shape().rank() == x.shape().rank();
+  if (!ranks_ok) {
+    return InvalidArgument("node '{}' ({}): input {}, weight {} and output {} have unsupported ranks", v.name,
+                           v.op_type, x.shape(), w.shape(), y.shape());
+  }
   if (v.op_type == "QConv") {
     s.channels = w.shape().dim(0);
     s.channel_axis = 1;
