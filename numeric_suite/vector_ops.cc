@@ -883,7 +883,48 @@ Result<Tensor> ReplayShapeOnly(const NodeVectors& v) {
   return x->tensor.Clone().value().Reshaped(y->tensor.shape());
 }
 
+// y[j] = x[i] with y's index j_d = x's index i_perm[d] (ONNX Transpose; perm defaults to the reversed axes).
+Result<Tensor> ReplayTranspose(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  const Shape& xs = x->tensor.shape();
+  const int rank = xs.rank();
+  std::vector<int64_t> reversed(static_cast<size_t>(rank));
+  for (int d = 0; d < rank; ++d) reversed[static_cast<size_t>(d)] = rank - 1 - d;
+  OCTET_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, v.attributes.GetInts("perm", reversed));
+  std::vector<int64_t> dims;
+  std::vector<bool> used(static_cast<size_t>(rank), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || used[static_cast<size_t>(p)]) {
+      return InvalidArgument("node '{}': perm [{}] is not a permutation of {} axes", v.name, fmt::join(perm, ", "), rank);
+    }
+    used[static_cast<size_t>(p)] = true;
+    dims.push_back(xs.dim(static_cast<int>(p)));
+  }
+  if (static_cast<int>(perm.size()) != rank || Shape(dims) != y->tensor.shape() ||
+      x->tensor.dtype() != y->tensor.dtype()) {
+    return InvalidArgument("node '{}': input {} {} transposed by [{}] is not output {} {}", v.name, x->tensor.dtype(),
+                           xs, fmt::join(perm, ", "), y->tensor.dtype(), y->tensor.shape());
+  }
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), y->tensor.shape()));
+  std::vector<int64_t> x_strides(static_cast<size_t>(rank), 1);
+  for (int d = rank - 2; d >= 0; --d) x_strides[static_cast<size_t>(d)] = x_strides[static_cast<size_t>(d) + 1] * xs.dim(d + 1);
+  const size_t size = DTypeSize(out.dtype());
+  for (int64_t j = 0; j < out.NumElements(); ++j) {
+    int64_t rem = j, i = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t idx = rem % dims[static_cast<size_t>(d)];
+      rem /= dims[static_cast<size_t>(d)];
+      i += idx * x_strides[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+    }
+    std::memcpy(static_cast<std::byte*>(out.raw_data()) + static_cast<size_t>(j) * size,
+                static_cast<const std::byte*>(x->tensor.raw_data()) + static_cast<size_t>(i) * size, size);
+  }
+  return out;
+}
+
 Result<Tensor> ReferenceOutput(const NodeVectors& v) {
+  if ((v.domain.empty() || v.domain == "ai.onnx") && v.op_type == "Transpose") return ReplayTranspose(v);
   if (IsLinear(v.domain, v.op_type)) return ReplayLinearOutput(v);
   if (IsShapeOnly(v.domain, v.op_type)) return ReplayShapeOnly(v);
   if (IsInt8Op(v, "Quantize")) return ReplayQuantize(v);
@@ -920,7 +961,7 @@ const VectorTensor* NodeVectors::Find(const std::string& role, int slot) const {
 }
 
 bool HasReference(const std::string& domain, const std::string& op) {
-  if (IsShapeOnly(domain, op)) return true;
+  if (IsShapeOnly(domain, op) || ((domain.empty() || domain == "ai.onnx") && op == "Transpose")) return true;
   if (domain != "octet") return false;
   static const char* const kOps[] = {"Quantize",       "Dequantize",     "Requantize",         "QConv",
                                      "QGemm",          "QMatMul",        "QMaxPool",           "QAveragePool",

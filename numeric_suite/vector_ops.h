@@ -47,7 +47,7 @@ struct NodeVectors {
 };
 
 // Whether the op has a reference replay (the int8 operators of ops/int8/int8_ops.h except the dynamic ones, and
-// the shape-only ONNX operators Reshape, Flatten, Squeeze, Unsqueeze and Identity). Others are recorded with their
+// the shape-only ONNX operators Reshape, Flatten, Squeeze, Unsqueeze, Identity and Transpose). Others are recorded with their
 // inputs and outputs only.
 bool HasReference(const std::string& domain, const std::string& op_type);
 
