@@ -62,9 +62,10 @@ Status CheckActivation(const NodeVectors& v, const VectorTensor& t) {
   OCTET_ASSIGN_OR_RETURN(const QParams* qp, NeedQParams(v, t));
   if ((t.tensor.dtype() != DType::kU8 && t.tensor.dtype() != DType::kS8) || qp->dtype() != t.tensor.dtype() ||
       qp->per_channel()) {
-    return InvalidArgument("node '{}' ({}): {} {} must be u8 or s8 with per-tensor qparams of its dtype, got {} "
-                           "with {}",
-                           v.name, v.op_type, t.role, t.slot, t.tensor.dtype(), qp->ToString());
+    return InvalidArgument(
+        "node '{}' ({}): {} {} must be u8 or s8 with per-tensor qparams of its dtype, got {} "
+        "with {}",
+        v.name, v.op_type, t.role, t.slot, t.tensor.dtype(), qp->ToString());
   }
   return OkStatus();
 }
@@ -121,10 +122,11 @@ Status Compare(const NodeVectors& v, const std::string& what, const Tensor& reco
   const auto* b = static_cast<const std::byte*>(computed.raw_data());
   for (int64_t i = 0; i < recorded.NumElements(); ++i) {
     if (std::memcmp(a + static_cast<size_t>(i) * size, b + static_cast<size_t>(i) * size, size) != 0) {
-      return DataLoss("node '{}' ({}): {} differs at element {} (index {}): expected {} (recorded), got {} "
-                      "(reference)",
-                      v.name, v.op_type, what, i, MultiIndex(recorded.shape(), i), ElementText(recorded, i),
-                      ElementText(computed, i));
+      return DataLoss(
+          "node '{}' ({}): {} differs at element {} (index {}): expected {} (recorded), got {} "
+          "(reference)",
+          v.name, v.op_type, what, i, MultiIndex(recorded.shape(), i), ElementText(recorded, i),
+          ElementText(computed, i));
     }
   }
   if (elements != nullptr) *elements += recorded.NumElements();
@@ -146,8 +148,7 @@ Result<Bounds> ActivationBounds(const NodeVectors& v, const QParams& y) {
   OCTET_ASSIGN_OR_RETURN(const std::string activation, v.attributes.GetString("activation", ""));
   if (activation.empty()) return Bounds{y.quant_min(), y.quant_max()};
   if (activation == "Relu") return Bounds{std::max(y.zero_point(), y.quant_min()), y.quant_max()};
-  return InvalidArgument("node '{}': attribute 'activation' must be \"\" or \"Relu\", got \"{}\"", v.name,
-                         activation);
+  return InvalidArgument("node '{}': attribute 'activation' must be \"\" or \"Relu\", got \"{}\"", v.name, activation);
 }
 
 Result<reference::QGemmStage> Scheme(const NodeVectors& v) {
@@ -171,11 +172,11 @@ struct LinearShape {
 
 Result<LinearShape> ReadLinearShape(const NodeVectors& v, const Tensor& x, const Tensor& w, const Tensor& y) {
   LinearShape s;
-  const bool ranks_ok = v.op_type == "QConv" ? (x.shape().rank() == 3 || x.shape().rank() == 4) &&
-                                                   w.shape().rank() == x.shape().rank() &&
-                                                   y.shape().rank() == x.shape().rank()
-                                             : w.shape().rank() == 2 && x.shape().rank() >= (v.op_type == "QGemm" ? 2 : 1) &&
-                                                   y.shape().rank() == x.shape().rank();
+  const bool ranks_ok = v.op_type == "QConv"
+                            ? (x.shape().rank() == 3 || x.shape().rank() == 4) &&
+                                  w.shape().rank() == x.shape().rank() && y.shape().rank() == x.shape().rank()
+                            : w.shape().rank() == 2 && x.shape().rank() >= (v.op_type == "QGemm" ? 2 : 1) &&
+                                  y.shape().rank() == x.shape().rank();
   if (!ranks_ok) {
     return InvalidArgument("node '{}' ({}): input {}, weight {} and output {} have unsupported ranks", v.name,
                            v.op_type, x.shape(), w.shape(), y.shape());
@@ -192,8 +193,8 @@ Result<LinearShape> ReadLinearShape(const NodeVectors& v, const Tensor& x, const
   }
   if (w.shape().rank() < 2 || x.shape().rank() < 1 || y.shape().rank() < 1 ||
       y.shape().dim(s.channel_axis) != s.channels) {
-    return InvalidArgument("node '{}' ({}): weight {} and output {} disagree on the output channels", v.name,
-                           v.op_type, w.shape(), y.shape());
+    return InvalidArgument("node '{}' ({}): weight {} and output {} disagree on the output channels", v.name, v.op_type,
+                           w.shape(), y.shape());
   }
   return s;
 }
@@ -232,7 +233,7 @@ Result<json> ConvGeometry(const NodeVectors& v, const Shape& x, const Shape& w) 
     dilations.insert(dilations.begin(), 1);
     pads = {0, pads[0], 0, pads[1]};
   }
-  return json{{"group", group},       {"kernel", kernel}, {"strides", strides},
+  return json{{"group", group},         {"kernel", kernel}, {"strides", strides},
               {"dilations", dilations}, {"pads", pads},     {"pads_order", "top, left, bottom, right"}};
 }
 
@@ -251,10 +252,11 @@ Result<Tensor> LinearAccumulators(const NodeVectors& v, const Tensor& x, int32_t
     std::vector<int8_t> rows(static_cast<size_t>(n * k));  // W as N x K
     const int8_t* pw = w.data<int8_t>();
     for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p) rows[static_cast<size_t>(j * k + p)] = ls.w_axis == 0 ? pw[j * k + p] : pw[p * n + j];
-    reference::QGemmAccumulate<TA>(static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k),
-                                   x.data<TA>(), static_cast<size_t>(k), x_zp, rows.data(), static_cast<size_t>(k),
-                                   w_zp.data(), acc.data<int32_t>(), static_cast<size_t>(n));
+      for (int64_t p = 0; p < k; ++p)
+        rows[static_cast<size_t>(j * k + p)] = ls.w_axis == 0 ? pw[j * k + p] : pw[p * n + j];
+    reference::QGemmAccumulate<TA>(static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k), x.data<TA>(),
+                                   static_cast<size_t>(k), x_zp, rows.data(), static_cast<size_t>(k), w_zp.data(),
+                                   acc.data<int32_t>(), static_cast<size_t>(n));
     return acc;
   }
   OCTET_ASSIGN_OR_RETURN(const json geo, ConvGeometry(v, x.shape(), w.shape()));
@@ -291,13 +293,15 @@ Result<Tensor> LinearAccumulators(const NodeVectors& v, const Tensor& x, int32_t
     for (int64_t i = 0; i < cg; ++i)
       for (int64_t ky = 0; ky < g.kh; ++ky)
         for (int64_t kx = 0; kx < g.kw; ++kx)
-          ohwi[static_cast<size_t>(((o * g.kh + ky) * g.kw + kx) * cg + i)] = pw[((o * cg + i) * g.kh + ky) * g.kw + kx];
+          ohwi[static_cast<size_t>(((o * g.kh + ky) * g.kw + kx) * cg + i)] =
+              pw[((o * cg + i) * g.kh + ky) * g.kw + kx];
   std::vector<int32_t> nhwc(static_cast<size_t>(g.n * oh * ow * g.c_out));
   reference::QConv2dAccumulate<TA>(g, xp.data<TA>(), x_zp, ohwi.data(), w_zp.data(), nhwc.data());
   int32_t* pa = acc.data<int32_t>();
   for (int64_t b = 0; b < g.n; ++b)
     for (int64_t o = 0; o < g.c_out; ++o)
-      for (int64_t p = 0; p < oh * ow; ++p) pa[(b * g.c_out + o) * oh * ow + p] = nhwc[static_cast<size_t>((b * oh * ow + p) * g.c_out + o)];
+      for (int64_t p = 0; p < oh * ow; ++p)
+        pa[(b * g.c_out + o) * oh * ow + p] = nhwc[static_cast<size_t>((b * oh * ow + p) * g.c_out + o)];
   return acc;
 }
 
@@ -323,11 +327,10 @@ Status DeriveLinear(NodeVectors& v) {
   const QParams& x_qp = *x->qparams;
   const QParams& y_qp = *y->qparams;
   const std::vector<int32_t> w_zp = PerChannelZeroPoints(*w_qp, ls.channels);
-  Result<Tensor> acc = x->tensor.dtype() == DType::kU8
-                           ? LinearAccumulators<uint8_t>(v, x->tensor, x_qp.zero_point(), w->tensor, w_zp,
-                                                         y->tensor.shape(), ls)
-                           : LinearAccumulators<int8_t>(v, x->tensor, x_qp.zero_point(), w->tensor, w_zp,
-                                                        y->tensor.shape(), ls);
+  Result<Tensor> acc =
+      x->tensor.dtype() == DType::kU8
+          ? LinearAccumulators<uint8_t>(v, x->tensor, x_qp.zero_point(), w->tensor, w_zp, y->tensor.shape(), ls)
+          : LinearAccumulators<int8_t>(v, x->tensor, x_qp.zero_point(), w->tensor, w_zp, y->tensor.shape(), ls);
   if (!acc.ok()) return acc.status();
 
   OCTET_ASSIGN_OR_RETURN(const reference::QGemmStage stage, Scheme(v));
@@ -609,8 +612,8 @@ Result<Tensor> ReplayPoolT(const NodeVectors& v, const Tensor& x, const Tensor& 
   reference::QAveragePoolParams q{};
   if (!is_max) {
     const json& r = v.params.at("requantization");
-    q = {r.at("x_scale").get<float>(), r.at("y_scale").get<float>(), r.at("input_zero_point").get<int32_t>(),
-         r.at("zero_point").get<int32_t>(), r.at("lo").get<int32_t>(), r.at("hi").get<int32_t>()};
+    q = {r.at("x_scale").get<float>(),      r.at("y_scale").get<float>(), r.at("input_zero_point").get<int32_t>(),
+         r.at("zero_point").get<int32_t>(), r.at("lo").get<int32_t>(),    r.at("hi").get<int32_t>()};
   }
   OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y.dtype(), y.shape()));
   if (x.shape().rank() < 3) return InvalidArgument("node '{}': pool input must be [N, C, ...]", v.name);
@@ -715,7 +718,8 @@ Result<Tensor> ReplayBinaryT(const NodeVectors& v, const Tensor& a, const Tensor
   const int32_t a_zp = r.at("a_zero_point"), b_zp = r.at("b_zero_point"), zp = r.at("zero_point");
   const int32_t lo = r.at("lo"), hi = r.at("hi");
   OCTET_ASSIGN_OR_RETURN(const Shape shape, float_ops::BroadcastShapes(a.shape(), b.shape()));
-  if (shape != y.shape()) return InvalidArgument("node '{}': broadcast shape {} != output {}", v.name, shape, y.shape());
+  if (shape != y.shape())
+    return InvalidArgument("node '{}': broadcast shape {} != output {}", v.name, shape, y.shape());
   OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y.dtype(), y.shape()));
   const bool add = v.op_type == "QAdd";
   auto walk = [&](auto f) {
@@ -728,9 +732,18 @@ Result<Tensor> ReplayBinaryT(const NodeVectors& v, const Tensor& a, const Tensor
     const reference::QMulFp32Params p{r.at("multiplier"), a_zp, b_zp, zp, lo, hi};
     walk([&](int32_t x0, int32_t x1) { return reference::QMulFp32Value(x0, x1, p); });
   } else if (add) {
-    const reference::QAddQ31Params p{r.at("a_multiplier"), r.at("a_shift"), r.at("b_multiplier"), r.at("b_shift"),
-                                     r.at("y_multiplier"), r.at("y_shift"),     r.at("left_shift"),   a_zp,
-                                     b_zp,                 zp,                  lo,                   hi};
+    const reference::QAddQ31Params p{r.at("a_multiplier"),
+                                     r.at("a_shift"),
+                                     r.at("b_multiplier"),
+                                     r.at("b_shift"),
+                                     r.at("y_multiplier"),
+                                     r.at("y_shift"),
+                                     r.at("left_shift"),
+                                     a_zp,
+                                     b_zp,
+                                     zp,
+                                     lo,
+                                     hi};
     walk([&](int32_t x0, int32_t x1) { return reference::QAddQ31Value(x0, x1, p); });
   } else {
     const reference::QMulQ31Params p{r.at("multiplier"), r.at("shift"), a_zp, b_zp, zp, lo, hi};
@@ -783,8 +796,8 @@ Status DeriveLookup(NodeVectors& v) {
   OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction f, reference::ParseLookupFunction(name));
   reference::QLookupParams p;
   p.function = f;
-  OCTET_ASSIGN_OR_RETURN(p.alpha, v.attributes.GetFloat("alpha", f == reference::LookupFunction::kLeakyRelu ? 0.01f
-                                                                                                            : 0.2f));
+  OCTET_ASSIGN_OR_RETURN(p.alpha,
+                         v.attributes.GetFloat("alpha", f == reference::LookupFunction::kLeakyRelu ? 0.01f : 0.2f));
   OCTET_ASSIGN_OR_RETURN(p.beta, v.attributes.GetFloat("beta", 0.5f));
   p.x_dtype = x->tensor.dtype();
   p.x_scale = x->qparams->scale();
@@ -794,8 +807,8 @@ Status DeriveLookup(NodeVectors& v) {
   p.y_quant_min = y->qparams->quant_min();
   p.y_quant_max = y->qparams->quant_max();
   const std::array<int32_t, 256> table = reference::BuildLookupTable(p);
-  v.tensors.push_back({"table", 0, "", VectorTensorOf(Shape{256}, std::vector<int32_t>(table.begin(), table.end())),
-                       std::nullopt});
+  v.tensors.push_back(
+      {"table", 0, "", VectorTensorOf(Shape{256}, std::vector<int32_t>(table.begin(), table.end())), std::nullopt});
   v.params["lookup"] = {{"function", name}, {"alpha", p.alpha}, {"beta", p.beta}, {"index", "uint8_t(x)"}};
   return OkStatus();
 }
@@ -896,7 +909,8 @@ Result<Tensor> ReplayTranspose(const NodeVectors& v) {
   std::vector<bool> used(static_cast<size_t>(rank), false);
   for (int64_t p : perm) {
     if (p < 0 || p >= rank || used[static_cast<size_t>(p)]) {
-      return InvalidArgument("node '{}': perm [{}] is not a permutation of {} axes", v.name, fmt::join(perm, ", "), rank);
+      return InvalidArgument("node '{}': perm [{}] is not a permutation of {} axes", v.name, fmt::join(perm, ", "),
+                             rank);
     }
     used[static_cast<size_t>(p)] = true;
     dims.push_back(xs.dim(static_cast<int>(p)));
@@ -908,7 +922,8 @@ Result<Tensor> ReplayTranspose(const NodeVectors& v) {
   }
   OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), y->tensor.shape()));
   std::vector<int64_t> x_strides(static_cast<size_t>(rank), 1);
-  for (int d = rank - 2; d >= 0; --d) x_strides[static_cast<size_t>(d)] = x_strides[static_cast<size_t>(d) + 1] * xs.dim(d + 1);
+  for (int d = rank - 2; d >= 0; --d)
+    x_strides[static_cast<size_t>(d)] = x_strides[static_cast<size_t>(d) + 1] * xs.dim(d + 1);
   const size_t size = DTypeSize(out.dtype());
   for (int64_t j = 0; j < out.NumElements(); ++j) {
     int64_t rem = j, i = 0;
@@ -963,10 +978,9 @@ const VectorTensor* NodeVectors::Find(const std::string& role, int slot) const {
 bool HasReference(const std::string& domain, const std::string& op) {
   if (IsShapeOnly(domain, op) || ((domain.empty() || domain == "ai.onnx") && op == "Transpose")) return true;
   if (domain != "octet") return false;
-  static const char* const kOps[] = {"Quantize",       "Dequantize",     "Requantize",         "QConv",
-                                     "QGemm",          "QMatMul",        "QMaxPool",           "QAveragePool",
-                                     "QGlobalMaxPool", "QGlobalAveragePool", "QAdd",           "QMul",
-                                     "QClamp",         "QLookup",        "QConcat"};
+  static const char* const kOps[] = {"Quantize", "Dequantize", "Requantize",   "QConv",          "QGemm",
+                                     "QMatMul",  "QMaxPool",   "QAveragePool", "QGlobalMaxPool", "QGlobalAveragePool",
+                                     "QAdd",     "QMul",       "QClamp",       "QLookup",        "QConcat"};
   return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
 }
 
@@ -1033,9 +1047,12 @@ Status ReplayNode(const NodeVectors& recorded, int64_t* elements) {
 // ---- JSON forms ----
 
 json QParamsToJson(const QParams& qp) {
-  return {{"scheme", QSchemeName(qp.scheme())}, {"dtype", DTypeName(qp.dtype())},
-          {"quant_min", qp.quant_min()},         {"quant_max", qp.quant_max()},
-          {"scales", qp.scales()},               {"zero_points", qp.zero_points()},
+  return {{"scheme", QSchemeName(qp.scheme())},
+          {"dtype", DTypeName(qp.dtype())},
+          {"quant_min", qp.quant_min()},
+          {"quant_max", qp.quant_max()},
+          {"scales", qp.scales()},
+          {"zero_points", qp.zero_points()},
           {"axis", qp.axis()}};
 }
 
@@ -1102,13 +1119,11 @@ Result<AttributeMap> AttributesFromJson(const json& j) {
       map.Set(name, f);
     } else if (value.is_string()) {
       map.Set(name, value.get<std::string>());
-    } else if (value.is_array() && std::all_of(value.begin(), value.end(), [](const json& e) {
-                 return e.is_number_integer();
-               })) {
+    } else if (value.is_array() &&
+               std::all_of(value.begin(), value.end(), [](const json& e) { return e.is_number_integer(); })) {
       map.Set(name, value.get<std::vector<int64_t>>());
-    } else if (value.is_array() && std::all_of(value.begin(), value.end(), [](const json& e) {
-                 return e.is_number() || IsNonFiniteText(e);
-               })) {
+    } else if (value.is_array() && std::all_of(value.begin(), value.end(),
+                                               [](const json& e) { return e.is_number() || IsNonFiniteText(e); })) {
       std::vector<float> floats;
       for (const json& e : value) {
         OCTET_ASSIGN_OR_RETURN(const float f, FloatFromJson(e));

@@ -47,8 +47,8 @@ struct NodeVectors {
 };
 
 // Whether the op has a reference replay (the int8 operators of ops/int8/int8_ops.h except the dynamic ones, and
-// the shape-only ONNX operators Reshape, Flatten, Squeeze, Unsqueeze, Identity and Transpose). Others are recorded with their
-// inputs and outputs only.
+// the shape-only ONNX operators Reshape, Flatten, Squeeze, Unsqueeze, Identity and Transpose). Others are recorded with
+// their inputs and outputs only.
 bool HasReference(const std::string& domain, const std::string& op_type);
 
 bool IsDerivedRole(const std::string& role);

@@ -40,8 +40,8 @@ constexpr const char* kManifest = "manifest.json";
 std::string NodeFolder(int index, const std::string& name) {
   std::string s;
   for (char c : name) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '_' || c == '.';
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     s += safe ? c : '_';
   }
   while (!s.empty() && (s.front() == '_' || s.front() == '.')) s.erase(s.begin());
@@ -57,8 +57,8 @@ std::string FileName(const VectorTensor& t) {
 
 // The role of input `slot` of a node: the linear operators name their weight and bias.
 std::string InputRole(const Node& node, size_t slot) {
-  const bool linear = node.domain == "octet" && (node.op_type == "QConv" || node.op_type == "QGemm" ||
-                                                 node.op_type == "QMatMul");
+  const bool linear =
+      node.domain == "octet" && (node.op_type == "QConv" || node.op_type == "QGemm" || node.op_type == "QMatMul");
   if (linear && slot == 1) return "weight";
   if (linear && slot == 2) return "bias";
   return "input";
@@ -103,15 +103,14 @@ struct Capture {
   bool ran = false;
 };
 
-Status CopyIn(const Graph& g, const Node& node, std::span<const ConstTensorView> views, bool outputs,
-              NodeVectors& v) {
+Status CopyIn(const Graph& g, const Node& node, std::span<const ConstTensorView> views, bool outputs, NodeVectors& v) {
   const std::vector<ValueId>& ids = outputs ? node.outputs : node.inputs;
   for (size_t slot = 0; slot < views.size() && slot < ids.size(); ++slot) {
     if (ids[slot] == kNoValue || views[slot].raw_data() == nullptr) continue;
     OCTET_ASSIGN_OR_RETURN(Tensor t, views[slot].ToTensor());
     const Value& value = g.value(ids[slot]);
-    v.tensors.push_back({outputs ? "output" : InputRole(node, slot), static_cast<int>(slot), value.name, std::move(t),
-                         value.qparams});
+    v.tensors.push_back(
+        {outputs ? "output" : InputRole(node, slot), static_cast<int>(slot), value.name, std::move(t), value.qparams});
   }
   return OkStatus();
 }
@@ -288,8 +287,8 @@ Result<VectorsSummary> WriteVectors(const Graph& graph, const std::vector<std::p
   json graph_inputs = json::array();
   for (ValueId id : g.inputs()) {
     const Value& value = g.value(id);
-    graph_inputs.push_back({{"name", value.name}, {"dtype", DTypeName(value.dtype)},
-                            {"shape", exec->value_shape(id).dims()}});
+    graph_inputs.push_back(
+        {{"name", value.name}, {"dtype", DTypeName(value.dtype)}, {"shape", exec->value_shape(id).dims()}});
   }
   const json manifest = {{"schema_version", kVectorsSchemaVersion},
                          {"producer", fmt::format("octet {}", Version())},
@@ -303,8 +302,8 @@ Result<VectorsSummary> WriteVectors(const Graph& graph, const std::vector<std::p
   // hold what was computed.
   Result<ReplayReport> check = ReplayVectors(staged.path.string());
   if (!check.ok()) {
-    return fail(Internal("the recorded vectors do not replay through the reference kernels: {}",
-                         check.status().message()));
+    return fail(
+        Internal("the recorded vectors do not replay through the reference kernels: {}", check.status().message()));
   }
   if (Status s = SwapIn(staged.path, dir, options.force); !s.ok()) return s;
   staged.keep = true;  // renamed away (or holding the old contents, removed by SwapIn)
@@ -348,8 +347,8 @@ Result<NodeVectors> ReadNode(const fs::path& dir, const json& n) {
     const std::string dtype = f.at("dtype").get<std::string>();
     const std::vector<int64_t> shape = f.at("shape").get<std::vector<int64_t>>();
     if (dtype != DTypeName(tensor->dtype()) || shape != tensor->shape().dims()) {
-      return where(DataLoss("file '{}' holds {} {}, the manifest says {} [{}]", file, tensor->dtype(),
-                            tensor->shape(), dtype, fmt::join(shape, ", ")));
+      return where(DataLoss("file '{}' holds {} {}, the manifest says {} [{}]", file, tensor->dtype(), tensor->shape(),
+                            dtype, fmt::join(shape, ", ")));
     }
     t.tensor = std::move(*tensor);
     if (f.contains("qparams")) {

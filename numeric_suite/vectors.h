@@ -43,8 +43,7 @@ struct VectorsSummary {
 // options.force. Errors name what is wrong: an unknown or missing input, a wrong dtype or shape, an unknown node
 // name, a folded node.
 Result<VectorsSummary> WriteVectors(const Graph& graph, const std::vector<std::pair<std::string, Tensor>>& inputs,
-                                    const std::string& dir, const Context& context,
-                                    const VectorsOptions& options = {});
+                                    const std::string& dir, const Context& context, const VectorsOptions& options = {});
 
 struct ReplayReport {
   std::vector<std::string> replayed;  // nodes recomputed and equal, manifest order

@@ -79,23 +79,28 @@ Graph Build(std::mt19937_64& rng) {
   // Pools and a lookup on the s8 values.
   const ValueId mp = h.Value("maxpool", rs8);
   h.Op("maxpool", "QMaxPool", "octet", {xr}, {mp},
-       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 0, 1, 1}}, {"ceil_mode", int64_t{1}}});
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 0, 1, 1}},
+        {"ceil_mode", int64_t{1}}});
   const ValueId gm = h.Value("gmax", rs8);
   h.Op("gmax", "QGlobalMaxPool", "octet", {mp}, {gm});
   const QParams aq = QParams::PerTensor(DType::kS8, 0.011f, -7).value();
   const ValueId ap = h.Value("avgpool", aq);
   h.Op("avgpool", "QAveragePool", "octet", {xr}, {ap},
-       {{"kernel_shape", std::vector<int64_t>{2, 3}}, {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"count_include_pad", int64_t{0}}, {"ceil_mode", int64_t{1}}});
+       {{"kernel_shape", std::vector<int64_t>{2, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{0}},
+        {"ceil_mode", int64_t{1}}});
   const ValueId lk = h.Value("tanh", QParams::PerTensor(DType::kU8, 1.0f / 128, 128).value());
   h.Op("tanh", "QLookup", "octet", {ap}, {lk}, {{"function", "Tanh"}});
   const ValueId tr = h.Value("transpose", QParams::PerTensor(DType::kU8, 1.0f / 128, 128).value());
   h.Op("transpose", "Transpose", "", {lk}, {tr}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
 
   // A 1-D convolution: squeeze [N, 3, 7, 9] row 0 away after a Gather-free reshape: take x.rq as [N, 21, 9].
-  const ValueId shape = h.Constant("shape", Tensor::FromValues<int32_t>(Shape{3}, std::vector<int32_t>{0, 21, 9}).value(),
-                                   std::nullopt);
+  const ValueId shape =
+      h.Constant("shape", Tensor::FromValues<int32_t>(Shape{3}, std::vector<int32_t>{0, 21, 9}).value(), std::nullopt);
   const ValueId flat = h.Value("x.ncw", rs8);
   h.Op("to_ncw", "Reshape", "", {xr, shape}, {flat});
   const float w_scale = 0.004f;
@@ -105,11 +110,14 @@ Graph Build(std::mt19937_64& rng) {
                                QParams::PerTensor(DType::kS32, 0.027f * w_scale, 0).value());
   const ValueId cv = h.Value("conv", QParams::PerTensor(DType::kU8, 0.08f, 30).value());
   h.Op("conv", "QConv", "octet", {flat, w, b}, {cv},
-       {{"pads", std::vector<int64_t>{2, 1}}, {"strides", std::vector<int64_t>{2}},
-        {"dilations", std::vector<int64_t>{1}}, {"requantization", "q31"}, {"activation", "Relu"}});
+       {{"pads", std::vector<int64_t>{2, 1}},
+        {"strides", std::vector<int64_t>{2}},
+        {"dilations", std::vector<int64_t>{1}},
+        {"requantization", "q31"},
+        {"activation", "Relu"}});
   const ValueId un = h.Value("unsqueeze", QParams::PerTensor(DType::kU8, 0.08f, 30).value());
-  const ValueId axes = h.Constant("axes", Tensor::FromValues<int32_t>(Shape{1}, std::vector<int32_t>{1}).value(),
-                                  std::nullopt);
+  const ValueId axes =
+      h.Constant("axes", Tensor::FromValues<int32_t>(Shape{1}, std::vector<int32_t>{1}).value(), std::nullopt);
   h.Op("unsqueeze", "Unsqueeze", "", {cv, axes}, {un});
   const ValueId sq = h.Value("squeeze", QParams::PerTensor(DType::kU8, 0.08f, 30).value());
   h.Op("squeeze", "Squeeze", "", {un, axes}, {sq});
@@ -133,9 +141,10 @@ Graph Build(std::mt19937_64& rng) {
   return std::move(h.g);
 }
 
-TEST_CASE("Vectors of a hand-built int8 graph replay bit-exactly: s8, 1-D and asymmetric convolution, pools, "
-          "transposes",
-          "[vectors]") {
+TEST_CASE(
+    "Vectors of a hand-built int8 graph replay bit-exactly: s8, 1-D and asymmetric convolution, pools, "
+    "transposes",
+    "[vectors]") {
   auto rng = testing::MakeRng("vectors_hand_graph");
   const Graph g = Build(rng);
   const Tensor x = RandomTensor(rng, Shape{2, 3, 7, 9}, -1.5f, 1.5f);
@@ -179,9 +188,8 @@ TEST_CASE("Vectors of a hand-built int8 graph replay bit-exactly: s8, 1-D and as
   }
 
   // A changed element of the transposed output and of the affine conv's accumulator are caught.
-  for (const auto& [name, role] : std::vector<std::pair<std::string, std::string>>{{"transpose", "output"},
-                                                                                   {"conv", "accumulator"},
-                                                                                   {"fc", "bias_acc"}}) {
+  for (const auto& [name, role] : std::vector<std::pair<std::string, std::string>>{
+           {"transpose", "output"}, {"conv", "accumulator"}, {"fc", "bias_acc"}}) {
     INFO(name << " " << role);
     std::string path;
     for (const json& f : nodes[name]["files"]) {

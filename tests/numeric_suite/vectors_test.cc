@@ -119,9 +119,7 @@ struct TempFolder {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
-json ReadManifest(const std::string& dir) {
-  return json::parse(ReadFile(dir + "/manifest.json").value());
-}
+json ReadManifest(const std::string& dir) { return json::parse(ReadFile(dir + "/manifest.json").value()); }
 
 const json& NodeEntry(const json& manifest, const std::string& name) {
   for (const json& n : manifest["nodes"]) {
@@ -141,8 +139,7 @@ std::string FileOf(const json& node, const std::string& role) {
 
 const Context kScalar = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
 
-TEST_CASE("Vectors of a converted model replay bit-exactly for every node in each requantization scheme",
-          "[vectors]") {
+TEST_CASE("Vectors of a converted model replay bit-exactly for every node in each requantization scheme", "[vectors]") {
   const Model m = Calibrated();
   for (NumericsProfile profile :
        {NumericsProfile::kReference, NumericsProfile::kTflite, NumericsProfile::kPytorchFbgemm}) {
@@ -310,7 +307,8 @@ TEST_CASE("The vectors manifest has the documented fields", "[vectors]") {
   CHECK(conv["domain"] == "octet");
   CHECK(conv["attributes"]["activation"] == "Relu");
   const json& r = conv["params"]["requantization"];
-  for (const char* key : {"scheme", "activation", "channels", "channel_axis", "output_dtype", "zero_point", "lo", "hi"}) {
+  for (const char* key :
+       {"scheme", "activation", "channels", "channel_axis", "output_dtype", "zero_point", "lo", "hi"}) {
     CHECK(r.contains(key));
   }
   CHECK(r["lo"] == r["zero_point"]);  // the fused Relu

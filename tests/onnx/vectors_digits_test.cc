@@ -65,9 +65,9 @@ TEST_CASE("Vectors of the int8 digits CNN and MLP replay bit-exactly for every n
   for (const char* model : {"digits_cnn", "digits_mlp"}) {
     const bool cnn = std::string(model) == "digits_cnn";
     const Tensor x = Images("digits_test_x.npy", cnn).Clone().value();
-    const Tensor batch = Tensor::FromValues<float>(cnn ? Shape{16, 1, 8, 8} : Shape{16, 64},
-                                                   x.values<float>().subspan(0, 16 * 64))
-                             .value();
+    const Tensor batch =
+        Tensor::FromValues<float>(cnn ? Shape{16, 1, 8, 8} : Shape{16, 64}, x.values<float>().subspan(0, 16 * 64))
+            .value();
     for (NumericsProfile profile :
          {NumericsProfile::kReference, NumericsProfile::kTflite, NumericsProfile::kPytorchFbgemm}) {
       INFO(model << ", profile " << NumericsProfileName(profile));

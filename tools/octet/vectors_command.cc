@@ -51,9 +51,10 @@ int Write(const VectorsCommand& c) {
   Result<LoadedModel> model = LoadModelFile(c.model);
   if (!model.ok()) return ReportFailure(model.status());
   if (!model->is_octet) {
-    return ReportFailure(fmt::format("failed to write vectors of '{}': not a .octet model (quantize it first with "
-                                     "`octet quantize`)",
-                                     c.model));
+    return ReportFailure(
+        fmt::format("failed to write vectors of '{}': not a .octet model (quantize it first with "
+                    "`octet quantize`)",
+                    c.model));
   }
   VectorsOptions options;
   options.nodes = c.nodes;
