@@ -19,6 +19,7 @@
 #include "tools/octet/sensitivity_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/train_command.h"
+#include "tools/octet/vectors_command.h"
 #include "tools/octet/version_command.h"
 
 int main(int argc, char** argv) {
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   AddTrainCommand(app, registry);
   AddDemoCommand(app, registry);
   AddCompareCommand(app, registry);
+  AddVectorsCommand(app, registry);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,1143 @@
+// Per-operator rules of the test vectors: derived tensors and parameters, and the reference replay.
+#include "numeric_suite/vector_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/context.h"
+#include "core/op_registry.h"
+#include "ops/float/op_util.h"
+#include "ops/float/pool.h"
+#include "ops/reference/qconv2d_reference.h"
+#include "ops/reference/qelementwise_reference.h"
+#include "ops/reference/qgemm_reference.h"
+#include "ops/reference/qlookup_reference.h"
+#include "ops/reference/qpool_reference.h"
+#include "ops/reference/quantize_reference.h"
+#include "ops/reference/requantize_reference.h"
+
+namespace octet::vectors {
+namespace {
+
+using nlohmann::json;
+
+bool IsInt8Op(const NodeVectors& v, const char* op) { return v.domain == "octet" && v.op_type == op; }
+
+bool IsLinear(const std::string& domain, const std::string& op) {
+  return domain == "octet" && (op == "QConv" || op == "QGemm" || op == "QMatMul");
+}
+
+bool IsShapeOnly(const std::string& domain, const std::string& op) {
+  return (domain.empty() || domain == "ai.onnx") &&
+         (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity");
+}
+
+// ---- tensor access and comparison ----
+
+Result<const VectorTensor*> Need(const NodeVectors& v, const std::string& role, int slot = 0) {
+  const VectorTensor* t = v.Find(role, slot);
+  if (t == nullptr) return InvalidArgument("node '{}' ({}): no {} {} recorded", v.name, v.op_type, role, slot);
+  return t;
+}
+
+Result<const QParams*> NeedQParams(const NodeVectors& v, const VectorTensor& t) {
+  if (!t.qparams) {
+    return InvalidArgument("node '{}' ({}): {} {} ('{}') has no qparams", v.name, v.op_type, t.role, t.slot, t.value);
+  }
+  return &*t.qparams;
+}
+
+// Whether the integer codes of an activation are u8 or s8 with per-tensor qparams.
+Status CheckActivation(const NodeVectors& v, const VectorTensor& t) {
+  OCTET_ASSIGN_OR_RETURN(const QParams* qp, NeedQParams(v, t));
+  if ((t.tensor.dtype() != DType::kU8 && t.tensor.dtype() != DType::kS8) || qp->dtype() != t.tensor.dtype() ||
+      qp->per_channel()) {
+    return InvalidArgument(
+        "node '{}' ({}): {} {} must be u8 or s8 with per-tensor qparams of its dtype, got {} "
+        "with {}",
+        v.name, v.op_type, t.role, t.slot, t.tensor.dtype(), qp->ToString());
+  }
+  return OkStatus();
+}
+
+int32_t CodeAt(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kU8: return t.data<uint8_t>()[i];
+    case DType::kS8: return t.data<int8_t>()[i];
+    case DType::kS32: return t.data<int32_t>()[i];
+    case DType::kF32: break;
+  }
+  OCTET_CHECK(false);
+  return 0;
+}
+
+void SetCode(Tensor& t, int64_t i, int32_t code) {
+  switch (t.dtype()) {
+    case DType::kU8: t.data<uint8_t>()[i] = static_cast<uint8_t>(code); return;
+    case DType::kS8: t.data<int8_t>()[i] = static_cast<int8_t>(code); return;
+    case DType::kS32: t.data<int32_t>()[i] = code; return;
+    case DType::kF32: break;
+  }
+  OCTET_CHECK(false);
+}
+
+std::string ElementText(const Tensor& t, int64_t i) {
+  if (t.dtype() == DType::kF32) {
+    const float f = t.data<float>()[i];
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    return fmt::format("{} (0x{:08x})", f, bits);
+  }
+  return fmt::format("{}", CodeAt(t, i));
+}
+
+std::string MultiIndex(const Shape& s, int64_t i) {
+  std::vector<int64_t> idx(static_cast<size_t>(s.rank()));
+  for (int d = s.rank() - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = s.dim(d) == 0 ? 0 : i % s.dim(d);
+    i = s.dim(d) == 0 ? 0 : i / s.dim(d);
+  }
+  return fmt::format("[{}]", fmt::join(idx, ", "));
+}
+
+// recorded == computed element by element (floats bit for bit); the first difference names node, tensor, index.
+Status Compare(const NodeVectors& v, const std::string& what, const Tensor& recorded, const Tensor& computed,
+               int64_t* elements) {
+  if (recorded.dtype() != computed.dtype() || recorded.shape() != computed.shape()) {
+    return DataLoss("node '{}' ({}): {} is {} {} in the vectors, the reference gives {} {}", v.name, v.op_type, what,
+                    recorded.dtype(), recorded.shape(), computed.dtype(), computed.shape());
+  }
+  const size_t size = DTypeSize(recorded.dtype());
+  const auto* a = static_cast<const std::byte*>(recorded.raw_data());
+  const auto* b = static_cast<const std::byte*>(computed.raw_data());
+  for (int64_t i = 0; i < recorded.NumElements(); ++i) {
+    if (std::memcmp(a + static_cast<size_t>(i) * size, b + static_cast<size_t>(i) * size, size) != 0) {
+      return DataLoss(
+          "node '{}' ({}): {} differs at element {} (index {}): expected {} (recorded), got {} "
+          "(reference)",
+          v.name, v.op_type, what, i, MultiIndex(recorded.shape(), i), ElementText(recorded, i),
+          ElementText(computed, i));
+    }
+  }
+  if (elements != nullptr) *elements += recorded.NumElements();
+  return OkStatus();
+}
+
+template <typename T>
+Tensor VectorTensorOf(Shape shape, const std::vector<T>& values) {
+  return Tensor::FromValues<T>(std::move(shape), std::span<const T>(values)).value();
+}
+
+// ---- shared parameter rules ----
+
+struct Bounds {
+  int32_t lo, hi;
+};
+
+Result<Bounds> ActivationBounds(const NodeVectors& v, const QParams& y) {
+  OCTET_ASSIGN_OR_RETURN(const std::string activation, v.attributes.GetString("activation", ""));
+  if (activation.empty()) return Bounds{y.quant_min(), y.quant_max()};
+  if (activation == "Relu") return Bounds{std::max(y.zero_point(), y.quant_min()), y.quant_max()};
+  return InvalidArgument("node '{}': attribute 'activation' must be \"\" or \"Relu\", got \"{}\"", v.name, activation);
+}
+
+Result<reference::QGemmStage> Scheme(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const std::string s, v.attributes.GetString("requantization", "fp32"));
+  if (s == "fp32") return reference::QGemmStage::kFp32;
+  if (s == "q31") return reference::QGemmStage::kQ31;
+  if (s == "fbgemm") return reference::QGemmStage::kFbgemm;
+  return InvalidArgument("node '{}': attribute 'requantization' must be fp32, q31 or fbgemm, got \"{}\"", v.name, s);
+}
+
+// Elements of `shape` between consecutive entries of axis `axis`: index i is in channel (i / inner) % dim(axis).
+int64_t Inner(const Shape& shape, int axis) { return shape.Product(axis + 1, shape.rank()); }
+
+// ---- linear operators: QConv, QGemm, QMatMul ----
+
+struct LinearShape {
+  int64_t channels = 0;  // output channels (N, M)
+  int channel_axis = 0;  // of the output
+  int w_axis = 0;        // the weight's output-channel axis
+};
+
+Result<LinearShape> ReadLinearShape(const NodeVectors& v, const Tensor& x, const Tensor& w, const Tensor& y) {
+  LinearShape s;
+  const bool ranks_ok = v.op_type == "QConv"
+                            ? (x.shape().rank() == 3 || x.shape().rank() == 4) &&
+                                  w.shape().rank() == x.shape().rank() && y.shape().rank() == x.shape().rank()
+                            : w.shape().rank() == 2 && x.shape().rank() >= (v.op_type == "QGemm" ? 2 : 1) &&
+                                  y.shape().rank() == x.shape().rank();
+  if (!ranks_ok) {
+    return InvalidArgument("node '{}' ({}): input {}, weight {} and output {} have unsupported ranks", v.name,
+                           v.op_type, x.shape(), w.shape(), y.shape());
+  }
+  if (v.op_type == "QConv") {
+    s.channels = w.shape().dim(0);
+    s.channel_axis = 1;
+  } else {
+    OCTET_ASSIGN_OR_RETURN(const int64_t trans_b, v.attributes.GetInt("transB", 0));
+    const bool rows = v.op_type == "QGemm" && trans_b == 1;  // w [N, K]
+    s.w_axis = rows ? 0 : 1;
+    s.channels = w.shape().dim(s.w_axis);
+    s.channel_axis = y.shape().rank() - 1;
+  }
+  if (w.shape().rank() < 2 || x.shape().rank() < 1 || y.shape().rank() < 1 ||
+      y.shape().dim(s.channel_axis) != s.channels) {
+    return InvalidArgument("node '{}' ({}): weight {} and output {} disagree on the output channels", v.name, v.op_type,
+                           w.shape(), y.shape());
+  }
+  return s;
+}
+
+// NCHW (or NCW) -> NHWC with the input explicitly padded by its zero point, as the reference's pad-free geometry.
+template <typename T>
+Tensor PaddedNhwc(const Tensor& x, int64_t h, int64_t w, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int32_t zp) {
+  const int64_t n = x.shape().dim(0), c = x.shape().dim(1), hp = h + pt + pb, wp = w + pl + pr;
+  Tensor out = Tensor::Create(x.dtype(), Shape{n, hp, wp, c}).value();
+  T* o = out.data<T>();
+  std::fill(o, o + out.NumElements(), static_cast<T>(zp));
+  const T* in = x.data<T>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t iy = 0; iy < h; ++iy)
+        for (int64_t ix = 0; ix < w; ++ix)
+          o[((b * hp + iy + pt) * wp + ix + pl) * c + ch] = in[((b * c + ch) * h + iy) * w + ix];
+  return out;
+}
+
+Result<json> ConvGeometry(const NodeVectors& v, const Shape& x, const Shape& w) {
+  if (x.rank() != 3 && x.rank() != 4) return InvalidArgument("node '{}': QConv input must be rank 3 or 4", v.name);
+  const size_t nd = static_cast<size_t>(x.rank() - 2);
+  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> strides, v.attributes.GetInts("strides", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
+                         v.attributes.GetInts("dilations", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, v.attributes.GetInts("pads", {}));
+  OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, v.attributes.GetString("auto_pad", "NOTSET"));
+  OCTET_ASSIGN_OR_RETURN(const int64_t group, v.attributes.GetInt("group", 1));
+  const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+  OCTET_ASSIGN_OR_RETURN(pads, float_ops::ResolvePads(auto_pad, std::move(pads), in, kernel, strides, dilations));
+  if (nd == 1) {  // a 1-D convolution is the h = kh = 1 case
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    pads = {0, pads[0], 0, pads[1]};
+  }
+  return json{{"group", group},         {"kernel", kernel}, {"strides", strides},
+              {"dilations", dilations}, {"pads", pads},     {"pads_order", "top, left, bottom, right"}};
+}
+
+// The accumulators of a linear node, in the output's layout.
+template <typename TA>
+Result<Tensor> LinearAccumulators(const NodeVectors& v, const Tensor& x, int32_t x_zp, const Tensor& w,
+                                  const std::vector<int32_t>& w_zp, const Shape& y_shape, const LinearShape& ls) {
+  OCTET_ASSIGN_OR_RETURN(Tensor acc, Tensor::Create(DType::kS32, y_shape));
+  if (v.op_type != "QConv") {
+    const int64_t n = ls.channels, k = w.shape().dim(ls.w_axis == 0 ? 1 : 0);
+    const int64_t m = k == 0 ? 0 : x.NumElements() / k;
+    if (x.shape().dim(x.shape().rank() - 1) != k || m * n != acc.NumElements()) {
+      return InvalidArgument("node '{}' ({}): input {} and weight {} do not multiply into {}", v.name, v.op_type,
+                             x.shape(), w.shape(), y_shape);
+    }
+    std::vector<int8_t> rows(static_cast<size_t>(n * k));  // W as N x K
+    const int8_t* pw = w.data<int8_t>();
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        rows[static_cast<size_t>(j * k + p)] = ls.w_axis == 0 ? pw[j * k + p] : pw[p * n + j];
+    reference::QGemmAccumulate<TA>(static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k), x.data<TA>(),
+                                   static_cast<size_t>(k), x_zp, rows.data(), static_cast<size_t>(k), w_zp.data(),
+                                   acc.data<int32_t>(), static_cast<size_t>(n));
+    return acc;
+  }
+  OCTET_ASSIGN_OR_RETURN(const json geo, ConvGeometry(v, x.shape(), w.shape()));
+  const bool one_d = x.shape().rank() == 3;
+  const std::vector<int64_t> pads = geo["pads"], strides = geo["strides"], dil = geo["dilations"];
+  reference::Conv2dGeometry g;
+  g.n = x.shape().dim(0);
+  g.c_in = x.shape().dim(1);
+  const int64_t h = one_d ? 1 : x.shape().dim(2), wd = x.shape().dim(one_d ? 2 : 3);
+  g.h = h + pads[0] + pads[2];
+  g.w = wd + pads[1] + pads[3];
+  g.c_out = ls.channels;
+  g.kh = one_d ? 1 : w.shape().dim(2);
+  g.kw = w.shape().dim(one_d ? 2 : 3);
+  g.stride_h = strides[0];
+  g.stride_w = strides[1];
+  g.dilation_h = dil[0];
+  g.dilation_w = dil[1];
+  g.groups = geo["group"];
+  const int64_t cg = w.shape().dim(1);
+  if (g.groups <= 0 || g.c_in != cg * g.groups || g.c_out % g.groups != 0) {
+    return InvalidArgument("node '{}' (QConv): input {} and weight {} do not fit group {}", v.name, x.shape(),
+                           w.shape(), g.groups);
+  }
+  const int64_t oh = g.OutH(), ow = g.OutW();
+  if (y_shape.dim(0) != g.n || y_shape.dim(2) != (one_d ? ow : oh) || (!one_d && y_shape.dim(3) != ow)) {
+    return InvalidArgument("node '{}' (QConv): the geometry gives {} x {} outputs, the output is {}", v.name, oh, ow,
+                           y_shape);
+  }
+  const Tensor xp = PaddedNhwc<TA>(x, h, wd, pads[0], pads[1], pads[2], pads[3], x_zp);
+  std::vector<int8_t> ohwi(static_cast<size_t>(w.NumElements()));  // OIHW -> OHWI
+  const int8_t* pw = w.data<int8_t>();
+  for (int64_t o = 0; o < g.c_out; ++o)
+    for (int64_t i = 0; i < cg; ++i)
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx)
+          ohwi[static_cast<size_t>(((o * g.kh + ky) * g.kw + kx) * cg + i)] =
+              pw[((o * cg + i) * g.kh + ky) * g.kw + kx];
+  std::vector<int32_t> nhwc(static_cast<size_t>(g.n * oh * ow * g.c_out));
+  reference::QConv2dAccumulate<TA>(g, xp.data<TA>(), x_zp, ohwi.data(), w_zp.data(), nhwc.data());
+  int32_t* pa = acc.data<int32_t>();
+  for (int64_t b = 0; b < g.n; ++b)
+    for (int64_t o = 0; o < g.c_out; ++o)
+      for (int64_t p = 0; p < oh * ow; ++p)
+        pa[(b * g.c_out + o) * oh * ow + p] = nhwc[static_cast<size_t>((b * oh * ow + p) * g.c_out + o)];
+  return acc;
+}
+
+std::vector<int32_t> PerChannelZeroPoints(const QParams& qp, int64_t channels) {
+  if (qp.per_channel()) return qp.zero_points();
+  return std::vector<int32_t>(static_cast<size_t>(channels), qp.zero_point());
+}
+
+Status DeriveLinear(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* w, Need(v, "weight", 1));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  const VectorTensor* b = v.Find("bias", 2);
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  OCTET_ASSIGN_OR_RETURN(const QParams* w_qp, NeedQParams(v, *w));
+  if (w->tensor.dtype() != DType::kS8) return InvalidArgument("node '{}': the weight must be s8", v.name);
+  OCTET_ASSIGN_OR_RETURN(const LinearShape ls, ReadLinearShape(v, x->tensor, w->tensor, y->tensor));
+  if (w_qp->per_channel() && (w_qp->axis() != ls.w_axis || w_qp->num_channels() != ls.channels)) {
+    return InvalidArgument("node '{}': the weight's per-channel qparams must be on axis {} with {} channels", v.name,
+                           ls.w_axis, ls.channels);
+  }
+  const QParams& x_qp = *x->qparams;
+  const QParams& y_qp = *y->qparams;
+  const std::vector<int32_t> w_zp = PerChannelZeroPoints(*w_qp, ls.channels);
+  Result<Tensor> acc =
+      x->tensor.dtype() == DType::kU8
+          ? LinearAccumulators<uint8_t>(v, x->tensor, x_qp.zero_point(), w->tensor, w_zp, y->tensor.shape(), ls)
+          : LinearAccumulators<int8_t>(v, x->tensor, x_qp.zero_point(), w->tensor, w_zp, y->tensor.shape(), ls);
+  if (!acc.ok()) return acc.status();
+
+  OCTET_ASSIGN_OR_RETURN(const reference::QGemmStage stage, Scheme(v));
+  OCTET_ASSIGN_OR_RETURN(const Bounds bounds, ActivationBounds(v, y_qp));
+  if (b != nullptr && b->tensor.NumElements() != ls.channels) {
+    return InvalidArgument("node '{}': the bias has {} values for {} channels", v.name, b->tensor.NumElements(),
+                           ls.channels);
+  }
+  if (b != nullptr && b->tensor.dtype() == DType::kS32 && stage == reference::QGemmStage::kFbgemm) {
+    return InvalidArgument("node '{}': an s32 bias with requantization fbgemm", v.name);
+  }
+  const size_t c = static_cast<size_t>(ls.channels);
+  std::vector<float> multipliers(c), bias_f32(c, 0.0f);
+  std::vector<int32_t> q31_m(c), q31_s(c), bias_s32(c, 0);
+  const float x_s = x_qp.scale(), y_s = y_qp.scale();
+  for (size_t j = 0; j < c; ++j) {
+    const float w_s = w_qp->per_channel() ? w_qp->scales()[j] : w_qp->scale();
+    const float bias_f = b != nullptr && b->tensor.dtype() == DType::kF32 ? b->tensor.data<float>()[j] : 0.0f;
+    if (b != nullptr && b->tensor.dtype() == DType::kS32) bias_s32[j] = b->tensor.data<int32_t>()[j];
+    if (b != nullptr && b->tensor.dtype() == DType::kF32 && stage != reference::QGemmStage::kFbgemm) {
+      bias_s32[j] = reference::QuantizeBias(bias_f, x_s, w_s);
+    }
+    switch (stage) {
+      case reference::QGemmStage::kFp32: multipliers[j] = reference::QGemmFp32Multiplier(x_s, w_s, y_s); break;
+      case reference::QGemmStage::kQ31: reference::QGemmQ31Multiplier(x_s, w_s, y_s, &q31_m[j], &q31_s[j]); break;
+      case reference::QGemmStage::kFbgemm:
+        reference::QGemmFbgemmParams(x_s, w_s, y_s, bias_f, &multipliers[j], &bias_f32[j]);
+        break;
+      default: return Internal("unexpected stage");
+    }
+  }
+  // Appended last: pushing into v.tensors invalidates x, w, y and b.
+  const Shape cs{ls.channels};
+  std::vector<VectorTensor> derived;
+  derived.push_back({"accumulator", 0, "", std::move(*acc), std::nullopt});
+  if (stage == reference::QGemmStage::kQ31) {
+    derived.push_back({"q31_multiplier", 0, "", VectorTensorOf(cs, q31_m), std::nullopt});
+    derived.push_back({"q31_shift", 0, "", VectorTensorOf(cs, q31_s), std::nullopt});
+  } else {
+    derived.push_back({"multiplier", 0, "", VectorTensorOf(cs, multipliers), std::nullopt});
+  }
+  if (stage == reference::QGemmStage::kFbgemm) {
+    derived.push_back({"bias_acc", 0, "", VectorTensorOf(cs, bias_f32), std::nullopt});
+  } else {
+    derived.push_back({"bias_acc", 0, "", VectorTensorOf(cs, bias_s32), std::nullopt});
+  }
+  OCTET_ASSIGN_OR_RETURN(const std::string activation, v.attributes.GetString("activation", ""));
+  v.params["requantization"] = {{"scheme", reference::QGemmStageName(stage)},
+                                {"activation", activation},
+                                {"channels", ls.channels},
+                                {"channel_axis", ls.channel_axis},
+                                {"output_dtype", DTypeName(y_qp.dtype())},
+                                {"zero_point", y_qp.zero_point()},
+                                {"lo", bounds.lo},
+                                {"hi", bounds.hi}};
+  if (v.op_type == "QConv") {
+    OCTET_ASSIGN_OR_RETURN(v.params["geometry"], ConvGeometry(v, x->tensor.shape(), w->tensor.shape()));
+  }
+  for (VectorTensor& t : derived) v.tensors.push_back(std::move(t));
+  return OkStatus();
+}
+
+// y = stage(recorded accumulator) with the recorded per-channel arrays, through reference::QGemmApplyStage.
+Result<Tensor> ReplayLinearOutput(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* acc, Need(v, "accumulator"));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* bias, Need(v, "bias_acc"));
+  const json& r = v.params.at("requantization");
+  const std::string scheme = r.at("scheme");
+  const int axis = r.at("channel_axis");
+  const int64_t channels = r.at("channels");
+  if (acc->tensor.dtype() != DType::kS32 || acc->tensor.shape() != y->tensor.shape() || axis < 0 ||
+      axis >= y->tensor.shape().rank() || y->tensor.shape().dim(axis) != channels ||
+      bias->tensor.NumElements() != channels) {
+    return InvalidArgument("node '{}': accumulator {} {}, output {} and {} channels disagree", v.name,
+                           acc->tensor.dtype(), acc->tensor.shape(), y->tensor.shape(), channels);
+  }
+  reference::QGemmStageParams p;
+  p.signed_output = y->tensor.dtype() == DType::kS8;
+  p.zero_point = r.at("zero_point");
+  p.lo = r.at("lo");
+  p.hi = r.at("hi");
+  const VectorTensor *m = nullptr, *qm = nullptr, *qs = nullptr;
+  if (scheme == "q31") {
+    p.stage = reference::QGemmStage::kQ31;
+    OCTET_ASSIGN_OR_RETURN(qm, Need(v, "q31_multiplier"));
+    OCTET_ASSIGN_OR_RETURN(qs, Need(v, "q31_shift"));
+  } else {
+    p.stage = scheme == "fp32" ? reference::QGemmStage::kFp32 : reference::QGemmStage::kFbgemm;
+    OCTET_ASSIGN_OR_RETURN(m, Need(v, "multiplier"));
+  }
+  for (const VectorTensor* t : {m, qm, qs}) {
+    if (t != nullptr && t->tensor.NumElements() != channels) {
+      return InvalidArgument("node '{}': {} has {} values for {} channels", v.name, t->role, t->tensor.NumElements(),
+                             channels);
+    }
+  }
+  const bool float_bias = p.stage == reference::QGemmStage::kFbgemm;
+  if (bias->tensor.dtype() != (float_bias ? DType::kF32 : DType::kS32)) {
+    return InvalidArgument("node '{}': bias_acc must be {} for {}", v.name, float_bias ? "f32" : "s32", scheme);
+  }
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), y->tensor.shape()));
+  const int64_t inner = Inner(y->tensor.shape(), axis);
+  const int32_t* pa = acc->tensor.data<int32_t>();
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    const size_t ch = static_cast<size_t>((i / inner) % channels);
+    reference::QGemmStageParams q = p;
+    if (m != nullptr) q.multipliers = m->tensor.data<float>() + ch;
+    if (qm != nullptr) {
+      q.q31_multipliers = qm->tensor.data<int32_t>() + ch;
+      q.q31_shifts = qs->tensor.data<int32_t>() + ch;
+    }
+    if (float_bias) {
+      q.bias_f32 = bias->tensor.data<float>() + ch;
+    } else {
+      q.bias_s32 = bias->tensor.data<int32_t>() + ch;
+      const int64_t sum = int64_t{pa[i]} + q.bias_s32[0];
+      if (sum < std::numeric_limits<int32_t>::min() || sum > std::numeric_limits<int32_t>::max()) {
+        return OutOfRange("node '{}': accumulator {} + bias {} at element {} leaves int32", v.name, pa[i],
+                          q.bias_s32[0], i);
+      }
+    }
+    reference::QGemmApplyStage(1, 1, pa + i, 1, q, static_cast<std::byte*>(out.raw_data()) + i, 1);
+  }
+  return out;
+}
+
+// ---- Quantize, Dequantize, Requantize ----
+
+Status DeriveQuantize(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const std::string rounding, v.attributes.GetString("rounding", "half_even"));
+  OCTET_ASSIGN_OR_RETURN(const std::string non_finite, v.attributes.GetString("non_finite", "error"));
+  if ((rounding != "half_even" && rounding != "half_away") || (non_finite != "error" && non_finite != "quant_min")) {
+    return InvalidArgument("node '{}': rounding \"{}\" / non_finite \"{}\" unknown", v.name, rounding, non_finite);
+  }
+  v.params["quantize"] = {{"rounding", rounding}, {"non_finite", non_finite}};
+  return OkStatus();
+}
+
+// Per element channel of `qp` for a tensor of `shape` (0 when per tensor).
+Result<std::pair<int64_t, int64_t>> ChannelLayout(const NodeVectors& v, const QParams& qp, const Shape& shape) {
+  if (!qp.per_channel()) return std::pair<int64_t, int64_t>{1, 1};
+  OCTET_RETURN_IF_ERROR(qp.ValidateFor(shape, v.name));
+  return std::pair<int64_t, int64_t>{Inner(shape, qp.axis()), qp.num_channels()};
+}
+
+Result<Tensor> ReplayQuantize(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_ASSIGN_OR_RETURN(const QParams* qp, NeedQParams(v, *y));
+  if (x->tensor.dtype() != DType::kF32 || x->tensor.shape() != y->tensor.shape() || qp->dtype() != y->tensor.dtype()) {
+    return InvalidArgument("node '{}': Quantize needs an f32 input and an output of its qparams' dtype", v.name);
+  }
+  const json& q = v.params.at("quantize");
+  const bool half_away = q.at("rounding") == "half_away";
+  const bool quant_min = q.at("non_finite") == "quant_min";
+  OCTET_ASSIGN_OR_RETURN(const auto layout, ChannelLayout(v, *qp, x->tensor.shape()));
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), y->tensor.shape()));
+  const float* px = x->tensor.data<float>();
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    const size_t c = static_cast<size_t>((i / layout.first) % layout.second);
+    const float scale = qp->scales()[c], inv = 1.0f / scale;
+    const int32_t zp = qp->zero_points()[c];
+    const float scaled = half_away ? px[i] / scale : px[i] * inv;
+    int32_t code;
+    if (quant_min && reference::PyTorchMapsToQuantMin(scaled)) {
+      code = qp->quant_min();
+    } else if (half_away) {
+      code = reference::QuantizeValueHalfAway<int32_t>(px[i], scale, zp, qp->quant_min(), qp->quant_max());
+    } else {
+      code = reference::QuantizeValue<int32_t>(px[i], inv, zp, qp->quant_min(), qp->quant_max());
+    }
+    SetCode(out, i, code);
+  }
+  return out;
+}
+
+Result<Tensor> ReplayDequantize(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const QParams* qp, NeedQParams(v, *x));
+  if (x->tensor.dtype() == DType::kF32 || qp->dtype() != x->tensor.dtype()) {
+    return InvalidArgument("node '{}': Dequantize needs an integer input of its qparams' dtype", v.name);
+  }
+  OCTET_ASSIGN_OR_RETURN(const auto layout, ChannelLayout(v, *qp, x->tensor.shape()));
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(DType::kF32, x->tensor.shape()));
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    const size_t c = static_cast<size_t>((i / layout.first) % layout.second);
+    out.data<float>()[i] = reference::DequantizeValue(CodeAt(x->tensor, i), qp->scales()[c], qp->zero_points()[c]);
+  }
+  return out;
+}
+
+Status DeriveRequantize(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  const QParams &xq = *x->qparams, &yq = *y->qparams;
+  v.params["requantization"] = {{"scheme", "fp32"},
+                                {"multiplier", reference::RequantizeQ8Multiplier(xq.scale(), yq.scale())},
+                                {"input_zero_point", xq.zero_point()},
+                                {"zero_point", yq.zero_point()},
+                                {"lo", yq.quant_min()},
+                                {"hi", yq.quant_max()}};
+  return OkStatus();
+}
+
+Result<Tensor> ReplayRequantize(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  const json& r = v.params.at("requantization");
+  const float m = r.at("multiplier");
+  const int32_t x_zp = r.at("input_zero_point"), zp = r.at("zero_point"), lo = r.at("lo"), hi = r.at("hi");
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), x->tensor.shape()));
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    SetCode(out, i, reference::RequantizeQ8Value(CodeAt(x->tensor, i), x_zp, m, zp, lo, hi));
+  }
+  return out;
+}
+
+// ---- pools ----
+
+Result<float_ops::PoolGeometry> PoolGeometryOf(const NodeVectors& v, const Shape& x, bool is_max) {
+  Node node;
+  node.name = v.name;
+  node.op_type = v.op_type;
+  node.domain = v.domain;
+  node.attributes = v.attributes;
+  node.inputs = {0};
+  node.outputs = {1};
+  ValueInfo info;
+  info.present = true;
+  info.dtype = DType::kU8;
+  info.shape = x;
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
+  const OpPrepareArgs args{node, std::span<const ValueInfo>(&info, 1), context, Shape::kMaxElements, {}, {}};
+  return float_ops::PreparePoolGeometry(args, is_max);
+}
+
+Status DerivePool(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  const bool global = v.op_type == "QGlobalMaxPool" || v.op_type == "QGlobalAveragePool";
+  const bool is_max = v.op_type == "QMaxPool" || v.op_type == "QGlobalMaxPool";
+  const QParams &xq = *x->qparams, &yq = *y->qparams;
+  if (!global) {
+    OCTET_ASSIGN_OR_RETURN(const float_ops::PoolGeometry g, PoolGeometryOf(v, x->tensor.shape(), is_max));
+    v.params["geometry"] = {{"planes", g.planes},
+                            {"input", {g.h, g.w}},
+                            {"output", {g.oh, g.ow}},
+                            {"kernel", {g.kh, g.kw}},
+                            {"strides", {g.sh, g.sw}},
+                            {"dilations", {g.dh, g.dw}},
+                            {"pads", {g.pad_top, g.pad_left, g.pad_bottom, g.pad_right}},
+                            {"pads_order", "top, left, bottom, right"},
+                            {"count_include_pad", g.count_include_pad}};
+  }
+  if (is_max) {
+    v.params["max"] = {{"empty", xq.quant_min()}};
+  } else {
+    v.params["requantization"] = {{"scheme", "fp32"},
+                                  {"multiplier_rule", "f32(x_scale / f32(y_scale * f32(n)))"},
+                                  {"x_scale", xq.scale()},
+                                  {"y_scale", yq.scale()},
+                                  {"input_zero_point", xq.zero_point()},
+                                  {"zero_point", yq.zero_point()},
+                                  {"lo", yq.quant_min()},
+                                  {"hi", yq.quant_max()}};
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Result<Tensor> ReplayPoolT(const NodeVectors& v, const Tensor& x, const Tensor& y) {
+  const bool global = v.op_type == "QGlobalMaxPool" || v.op_type == "QGlobalAveragePool";
+  const bool is_max = v.op_type == "QMaxPool" || v.op_type == "QGlobalMaxPool";
+  reference::QAveragePoolParams q{};
+  if (!is_max) {
+    const json& r = v.params.at("requantization");
+    q = {r.at("x_scale").get<float>(),      r.at("y_scale").get<float>(), r.at("input_zero_point").get<int32_t>(),
+         r.at("zero_point").get<int32_t>(), r.at("lo").get<int32_t>(),    r.at("hi").get<int32_t>()};
+  }
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y.dtype(), y.shape()));
+  if (x.shape().rank() < 3) return InvalidArgument("node '{}': pool input must be [N, C, ...]", v.name);
+  const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
+  if (global) {
+    const int64_t spatial = x.shape().Product(2, x.shape().rank());
+    if (out.NumElements() != planes || spatial == 0) return InvalidArgument("node '{}': bad global pool", v.name);
+    if (is_max) {
+      reference::QGlobalMaxPool<T>(planes, spatial, x.data<T>(), out.data<T>());
+    } else {
+      reference::QGlobalAveragePool<T>(planes, spatial, q, x.data<T>(), out.data<T>());
+    }
+    return out;
+  }
+  const json& gj = v.params.at("geometry");
+  reference::QPoolGeometry g;
+  g.planes = gj.at("planes");
+  g.h = gj.at("input")[0];
+  g.w = gj.at("input")[1];
+  g.oh = gj.at("output")[0];
+  g.ow = gj.at("output")[1];
+  g.kh = gj.at("kernel")[0];
+  g.kw = gj.at("kernel")[1];
+  g.sh = gj.at("strides")[0];
+  g.sw = gj.at("strides")[1];
+  g.dh = gj.at("dilations")[0];
+  g.dw = gj.at("dilations")[1];
+  g.pad_top = gj.at("pads")[0];
+  g.pad_left = gj.at("pads")[1];
+  g.pad_bottom = gj.at("pads")[2];
+  g.pad_right = gj.at("pads")[3];
+  g.count_include_pad = gj.at("count_include_pad");
+  if (g.planes != planes || g.planes * g.h * g.w != x.NumElements() || g.planes * g.oh * g.ow != out.NumElements()) {
+    return InvalidArgument("node '{}': the pool geometry does not match input {} and output {}", v.name, x.shape(),
+                           y.shape());
+  }
+  if (is_max) {
+    reference::QMaxPool<T>(g, x.data<T>(), out.data<T>(), v.params.at("max").at("empty").get<int32_t>());
+  } else {
+    reference::QAveragePool<T>(g, q, x.data<T>(), out.data<T>());
+  }
+  return out;
+}
+
+Result<Tensor> ReplayPool(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  if (x->tensor.dtype() != y->tensor.dtype()) return InvalidArgument("node '{}': X and Y dtypes differ", v.name);
+  if (x->tensor.dtype() == DType::kU8) return ReplayPoolT<uint8_t>(v, x->tensor, y->tensor);
+  return ReplayPoolT<int8_t>(v, x->tensor, y->tensor);
+}
+
+// ---- QAdd, QMul ----
+
+Status DeriveBinary(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* a, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* b, Need(v, "input", 1));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  for (const VectorTensor* t : {a, b, y}) OCTET_RETURN_IF_ERROR(CheckActivation(v, *t));
+  OCTET_ASSIGN_OR_RETURN(const Bounds bounds, ActivationBounds(v, *y->qparams));
+  OCTET_ASSIGN_OR_RETURN(const reference::QGemmStage stage, Scheme(v));
+  const reference::QOperand qa{a->qparams->scale(), a->qparams->zero_point()};
+  const reference::QOperand qb{b->qparams->scale(), b->qparams->zero_point()};
+  const reference::QOperand qy{y->qparams->scale(), y->qparams->zero_point()};
+  const bool add = v.op_type == "QAdd";
+  json r = {{"scheme", stage == reference::QGemmStage::kQ31 ? "q31" : "fp32"},
+            {"a_zero_point", qa.zero_point},
+            {"b_zero_point", qb.zero_point},
+            {"zero_point", qy.zero_point},
+            {"lo", bounds.lo},
+            {"hi", bounds.hi}};
+  if (stage == reference::QGemmStage::kFp32 && add) {
+    OCTET_ASSIGN_OR_RETURN(const auto p, reference::MakeQAddFp32Params(qa, qb, qy, bounds.lo, bounds.hi));
+    r["a_multiplier"] = p.a_mult;
+    r["b_multiplier"] = p.b_mult;
+  } else if (stage == reference::QGemmStage::kFp32) {
+    OCTET_ASSIGN_OR_RETURN(const auto p, reference::MakeQMulFp32Params(qa, qb, qy, bounds.lo, bounds.hi));
+    r["multiplier"] = p.mult;
+  } else if (stage == reference::QGemmStage::kQ31 && add) {
+    OCTET_ASSIGN_OR_RETURN(const auto p, reference::MakeQAddQ31Params(qa, qb, qy, bounds.lo, bounds.hi));
+    r["left_shift"] = p.left_shift;
+    r["a_multiplier"] = p.a_mult;
+    r["a_shift"] = p.a_shift;
+    r["b_multiplier"] = p.b_mult;
+    r["b_shift"] = p.b_shift;
+    r["y_multiplier"] = p.y_mult;
+    r["y_shift"] = p.y_shift;
+  } else if (stage == reference::QGemmStage::kQ31) {
+    OCTET_ASSIGN_OR_RETURN(const auto p, reference::MakeQMulQ31Params(qa, qb, qy, bounds.lo, bounds.hi));
+    r["multiplier"] = p.mult;
+    r["shift"] = p.shift;
+  } else {
+    return InvalidArgument("node '{}': {} has no fbgemm requantization", v.name, v.op_type);
+  }
+  v.params["requantization"] = std::move(r);
+  return OkStatus();
+}
+
+template <typename T>
+Result<Tensor> ReplayBinaryT(const NodeVectors& v, const Tensor& a, const Tensor& b, const Tensor& y) {
+  const json& r = v.params.at("requantization");
+  const int32_t a_zp = r.at("a_zero_point"), b_zp = r.at("b_zero_point"), zp = r.at("zero_point");
+  const int32_t lo = r.at("lo"), hi = r.at("hi");
+  OCTET_ASSIGN_OR_RETURN(const Shape shape, float_ops::BroadcastShapes(a.shape(), b.shape()));
+  if (shape != y.shape())
+    return InvalidArgument("node '{}': broadcast shape {} != output {}", v.name, shape, y.shape());
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y.dtype(), y.shape()));
+  const bool add = v.op_type == "QAdd";
+  auto walk = [&](auto f) {
+    reference::BroadcastElementwise<T>(a.shape(), a.data<T>(), b.shape(), b.data<T>(), shape, out.data<T>(), f);
+  };
+  if (r.at("scheme") == "fp32" && add) {
+    const reference::QAddFp32Params p{r.at("a_multiplier"), r.at("b_multiplier"), a_zp, b_zp, zp, lo, hi};
+    walk([&](int32_t x0, int32_t x1) { return reference::QAddFp32Value(x0, x1, p); });
+  } else if (r.at("scheme") == "fp32") {
+    const reference::QMulFp32Params p{r.at("multiplier"), a_zp, b_zp, zp, lo, hi};
+    walk([&](int32_t x0, int32_t x1) { return reference::QMulFp32Value(x0, x1, p); });
+  } else if (add) {
+    const reference::QAddQ31Params p{r.at("a_multiplier"),
+                                     r.at("a_shift"),
+                                     r.at("b_multiplier"),
+                                     r.at("b_shift"),
+                                     r.at("y_multiplier"),
+                                     r.at("y_shift"),
+                                     r.at("left_shift"),
+                                     a_zp,
+                                     b_zp,
+                                     zp,
+                                     lo,
+                                     hi};
+    walk([&](int32_t x0, int32_t x1) { return reference::QAddQ31Value(x0, x1, p); });
+  } else {
+    const reference::QMulQ31Params p{r.at("multiplier"), r.at("shift"), a_zp, b_zp, zp, lo, hi};
+    walk([&](int32_t x0, int32_t x1) { return reference::QMulQ31Value(x0, x1, p); });
+  }
+  return out;
+}
+
+Result<Tensor> ReplayBinary(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* a, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* b, Need(v, "input", 1));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  if (a->tensor.dtype() != b->tensor.dtype() || a->tensor.dtype() != y->tensor.dtype()) {
+    return InvalidArgument("node '{}': A, B and C must have one dtype", v.name);
+  }
+  if (a->tensor.dtype() == DType::kU8) return ReplayBinaryT<uint8_t>(v, a->tensor, b->tensor, y->tensor);
+  return ReplayBinaryT<int8_t>(v, a->tensor, b->tensor, y->tensor);
+}
+
+// ---- QClamp, QLookup, QConcat, shape-only ----
+
+Status DeriveClamp(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  OCTET_ASSIGN_OR_RETURN(const float min, v.attributes.GetFloat("min", -kInf));
+  OCTET_ASSIGN_OR_RETURN(const float max, v.attributes.GetFloat("max", kInf));
+  const QParams& q = *x->qparams;
+  const float inv = 1.0f / q.scale();
+  v.params["clamp"] = {
+      {"lo", reference::QuantizeValue<int32_t>(min, inv, q.zero_point(), q.quant_min(), q.quant_max())},
+      {"hi", reference::QuantizeValue<int32_t>(max, inv, q.zero_point(), q.quant_min(), q.quant_max())}};
+  return OkStatus();
+}
+
+Result<Tensor> ReplayClamp(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  const int32_t lo = v.params.at("clamp").at("lo"), hi = v.params.at("clamp").at("hi");
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(x->tensor.dtype(), x->tensor.shape()));
+  for (int64_t i = 0; i < out.NumElements(); ++i) SetCode(out, i, std::min(std::max(CodeAt(x->tensor, i), lo), hi));
+  return out;
+}
+
+Status DeriveLookup(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  OCTET_ASSIGN_OR_RETURN(const std::string name, v.attributes.GetString("function"));
+  OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction f, reference::ParseLookupFunction(name));
+  reference::QLookupParams p;
+  p.function = f;
+  OCTET_ASSIGN_OR_RETURN(p.alpha,
+                         v.attributes.GetFloat("alpha", f == reference::LookupFunction::kLeakyRelu ? 0.01f : 0.2f));
+  OCTET_ASSIGN_OR_RETURN(p.beta, v.attributes.GetFloat("beta", 0.5f));
+  p.x_dtype = x->tensor.dtype();
+  p.x_scale = x->qparams->scale();
+  p.x_zp = x->qparams->zero_point();
+  p.y_scale = y->qparams->scale();
+  p.y_zp = y->qparams->zero_point();
+  p.y_quant_min = y->qparams->quant_min();
+  p.y_quant_max = y->qparams->quant_max();
+  const std::array<int32_t, 256> table = reference::BuildLookupTable(p);
+  v.tensors.push_back(
+      {"table", 0, "", VectorTensorOf(Shape{256}, std::vector<int32_t>(table.begin(), table.end())), std::nullopt});
+  v.params["lookup"] = {{"function", name}, {"alpha", p.alpha}, {"beta", p.beta}, {"index", "uint8_t(x)"}};
+  return OkStatus();
+}
+
+Result<Tensor> ReplayLookup(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* table, Need(v, "table"));
+  if (table->tensor.dtype() != DType::kS32 || table->tensor.NumElements() != 256) {
+    return InvalidArgument("node '{}': the table must be s32 [256]", v.name);
+  }
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), x->tensor.shape()));
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    SetCode(out, i, table->tensor.data<int32_t>()[static_cast<uint8_t>(CodeAt(x->tensor, i))]);
+  }
+  return out;
+}
+
+Status DeriveConcat(NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  OCTET_ASSIGN_OR_RETURN(const int64_t axis_attr, v.attributes.GetInt("axis"));
+  OCTET_ASSIGN_OR_RETURN(const int axis, float_ops::NormalizeAxis(axis_attr, y->tensor.shape().rank()));
+  const QParams& yq = *y->qparams;
+  json inputs = json::array();
+  for (int slot = 0; v.Find("input", slot) != nullptr; ++slot) {
+    const VectorTensor* x = v.Find("input", slot);
+    OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+    const QParams& xq = *x->qparams;
+    const bool same = xq.dtype() == yq.dtype() && xq.scale() == yq.scale() && xq.zero_point() == yq.zero_point() &&
+                      xq.quant_min() == yq.quant_min() && xq.quant_max() == yq.quant_max();
+    json in = {{"requantize", !same}};
+    if (!same) {
+      in["multiplier"] = xq.scale() / yq.scale();  // f32(x_scale / y_scale), qconcat_op.h
+      in["input_zero_point"] = xq.zero_point();
+    }
+    inputs.push_back(std::move(in));
+  }
+  v.params["concat"] = {{"axis", axis},
+                        {"inputs", std::move(inputs)},
+                        {"zero_point", yq.zero_point()},
+                        {"lo", yq.quant_min()},
+                        {"hi", yq.quant_max()}};
+  return OkStatus();
+}
+
+Result<Tensor> ReplayConcat(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  const json& c = v.params.at("concat");
+  const int axis = c.at("axis");
+  const int32_t zp = c.at("zero_point"), lo = c.at("lo"), hi = c.at("hi");
+  const Shape& ys = y->tensor.shape();
+  if (axis < 0 || axis >= ys.rank()) return InvalidArgument("node '{}': bad concat axis {}", v.name, axis);
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), ys));
+  const int64_t outer = ys.Product(0, axis), y_row = ys.Product(axis, ys.rank());
+  int64_t offset = 0;
+  for (size_t slot = 0; slot < c.at("inputs").size(); ++slot) {
+    OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", static_cast<int>(slot)));
+    const json& in = c.at("inputs")[slot];
+    const int64_t row = x->tensor.shape().Product(axis, x->tensor.shape().rank());
+    if (x->tensor.shape().Product(0, axis) != outer || offset + row > y_row) {
+      return InvalidArgument("node '{}': input {} {} does not fit output {}", v.name, slot, x->tensor.shape(), ys);
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < row; ++k) {
+        const int32_t code = CodeAt(x->tensor, o * row + k);
+        SetCode(out, o * y_row + offset + k,
+                in.at("requantize") ? reference::RequantizeFp32Value(code - in.at("input_zero_point").get<int32_t>(),
+                                                                     in.at("multiplier").get<float>(), zp, lo, hi)
+                                    : code);
+      }
+    }
+    offset += row;
+  }
+  return out;
+}
+
+Result<Tensor> ReplayShapeOnly(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  if (x->tensor.dtype() != y->tensor.dtype() || x->tensor.NumElements() != y->tensor.NumElements()) {
+    return InvalidArgument("node '{}' ({}): input {} {} and output {} {} are not one tensor reshaped", v.name,
+                           v.op_type, x->tensor.dtype(), x->tensor.shape(), y->tensor.dtype(), y->tensor.shape());
+  }
+  return x->tensor.Clone().value().Reshaped(y->tensor.shape());
+}
+
+// y[j] = x[i] with y's index j_d = x's index i_perm[d] (ONNX Transpose; perm defaults to the reversed axes).
+Result<Tensor> ReplayTranspose(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  const Shape& xs = x->tensor.shape();
+  const int rank = xs.rank();
+  std::vector<int64_t> reversed(static_cast<size_t>(rank));
+  for (int d = 0; d < rank; ++d) reversed[static_cast<size_t>(d)] = rank - 1 - d;
+  OCTET_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, v.attributes.GetInts("perm", reversed));
+  std::vector<int64_t> dims;
+  std::vector<bool> used(static_cast<size_t>(rank), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || used[static_cast<size_t>(p)]) {
+      return InvalidArgument("node '{}': perm [{}] is not a permutation of {} axes", v.name, fmt::join(perm, ", "),
+                             rank);
+    }
+    used[static_cast<size_t>(p)] = true;
+    dims.push_back(xs.dim(static_cast<int>(p)));
+  }
+  if (static_cast<int>(perm.size()) != rank || Shape(dims) != y->tensor.shape() ||
+      x->tensor.dtype() != y->tensor.dtype()) {
+    return InvalidArgument("node '{}': input {} {} transposed by [{}] is not output {} {}", v.name, x->tensor.dtype(),
+                           xs, fmt::join(perm, ", "), y->tensor.dtype(), y->tensor.shape());
+  }
+  OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y->tensor.dtype(), y->tensor.shape()));
+  std::vector<int64_t> x_strides(static_cast<size_t>(rank), 1);
+  for (int d = rank - 2; d >= 0; --d)
+    x_strides[static_cast<size_t>(d)] = x_strides[static_cast<size_t>(d) + 1] * xs.dim(d + 1);
+  const size_t size = DTypeSize(out.dtype());
+  for (int64_t j = 0; j < out.NumElements(); ++j) {
+    int64_t rem = j, i = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t idx = rem % dims[static_cast<size_t>(d)];
+      rem /= dims[static_cast<size_t>(d)];
+      i += idx * x_strides[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+    }
+    std::memcpy(static_cast<std::byte*>(out.raw_data()) + static_cast<size_t>(j) * size,
+                static_cast<const std::byte*>(x->tensor.raw_data()) + static_cast<size_t>(i) * size, size);
+  }
+  return out;
+}
+
+Result<Tensor> ReferenceOutput(const NodeVectors& v) {
+  if ((v.domain.empty() || v.domain == "ai.onnx") && v.op_type == "Transpose") return ReplayTranspose(v);
+  if (IsLinear(v.domain, v.op_type)) return ReplayLinearOutput(v);
+  if (IsShapeOnly(v.domain, v.op_type)) return ReplayShapeOnly(v);
+  if (IsInt8Op(v, "Quantize")) return ReplayQuantize(v);
+  if (IsInt8Op(v, "Dequantize")) return ReplayDequantize(v);
+  if (IsInt8Op(v, "Requantize")) return ReplayRequantize(v);
+  if (IsInt8Op(v, "QMaxPool") || IsInt8Op(v, "QAveragePool") || IsInt8Op(v, "QGlobalMaxPool") ||
+      IsInt8Op(v, "QGlobalAveragePool")) {
+    return ReplayPool(v);
+  }
+  if (IsInt8Op(v, "QAdd") || IsInt8Op(v, "QMul")) return ReplayBinary(v);
+  if (IsInt8Op(v, "QClamp")) return ReplayClamp(v);
+  if (IsInt8Op(v, "QLookup")) return ReplayLookup(v);
+  if (IsInt8Op(v, "QConcat")) return ReplayConcat(v);
+  return Unimplemented("node '{}': no reference replay for {}", v.name, v.op_type);
+}
+
+// Derive and the replay read the params with json::at and get<>, which throw on a malformed manifest.
+template <typename Fn>
+auto Guarded(const NodeVectors& v, Fn fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const json::exception& e) {
+    return InvalidArgument("node '{}' ({}): malformed parameters in the manifest: {}", v.name, v.op_type, e.what());
+  }
+}
+
+}  // namespace
+
+const VectorTensor* NodeVectors::Find(const std::string& role, int slot) const {
+  for (const VectorTensor& t : tensors) {
+    if (t.role == role && t.slot == slot) return &t;
+  }
+  return nullptr;
+}
+
+bool HasReference(const std::string& domain, const std::string& op) {
+  if (IsShapeOnly(domain, op) || ((domain.empty() || domain == "ai.onnx") && op == "Transpose")) return true;
+  if (domain != "octet") return false;
+  static const char* const kOps[] = {"Quantize", "Dequantize", "Requantize",   "QConv",          "QGemm",
+                                     "QMatMul",  "QMaxPool",   "QAveragePool", "QGlobalMaxPool", "QGlobalAveragePool",
+                                     "QAdd",     "QMul",       "QClamp",       "QLookup",        "QConcat"};
+  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
+}
+
+bool IsDerivedRole(const std::string& role) {
+  return role == "accumulator" || role == "multiplier" || role == "q31_multiplier" || role == "q31_shift" ||
+         role == "bias_acc" || role == "table";
+}
+
+Status DeriveNodeVectors(NodeVectors& v) {
+  return Guarded(v, [&]() -> Status {
+    if (IsLinear(v.domain, v.op_type)) return DeriveLinear(v);
+    if (IsInt8Op(v, "Quantize")) return DeriveQuantize(v);
+    if (IsInt8Op(v, "Requantize")) return DeriveRequantize(v);
+    if (IsInt8Op(v, "QMaxPool") || IsInt8Op(v, "QAveragePool") || IsInt8Op(v, "QGlobalMaxPool") ||
+        IsInt8Op(v, "QGlobalAveragePool")) {
+      return DerivePool(v);
+    }
+    if (IsInt8Op(v, "QAdd") || IsInt8Op(v, "QMul")) return DeriveBinary(v);
+    if (IsInt8Op(v, "QClamp")) return DeriveClamp(v);
+    if (IsInt8Op(v, "QLookup")) return DeriveLookup(v);
+    if (IsInt8Op(v, "QConcat")) return DeriveConcat(v);
+    return OkStatus();  // Dequantize, shape-only and unreplayed ops record nothing more
+  });
+}
+
+Status ReplayNode(const NodeVectors& recorded, int64_t* elements) {
+  if (!HasReference(recorded.domain, recorded.op_type)) {
+    return Unimplemented("node '{}': no reference replay for {}", recorded.name, recorded.op_type);
+  }
+  // 1. Derived tensors and params again from the primary tensors, qparams and attributes.
+  NodeVectors fresh;
+  fresh.index = recorded.index;
+  fresh.name = recorded.name;
+  fresh.op_type = recorded.op_type;
+  fresh.domain = recorded.domain;
+  fresh.attributes = recorded.attributes;
+  for (const VectorTensor& t : recorded.tensors) {
+    if (!IsDerivedRole(t.role)) fresh.tensors.push_back(t);
+  }
+  OCTET_RETURN_IF_ERROR(DeriveNodeVectors(fresh));
+  for (const VectorTensor& t : fresh.tensors) {
+    if (!IsDerivedRole(t.role)) continue;
+    const VectorTensor* r = recorded.Find(t.role, t.slot);
+    if (r == nullptr) return DataLoss("node '{}' ({}): no {} recorded", recorded.name, recorded.op_type, t.role);
+    OCTET_RETURN_IF_ERROR(Compare(recorded, t.role, r->tensor, t.tensor, t.role == "accumulator" ? elements : nullptr));
+  }
+  for (const VectorTensor& t : recorded.tensors) {
+    if (IsDerivedRole(t.role) && fresh.Find(t.role, t.slot) == nullptr) {
+      return DataLoss("node '{}' ({}): unexpected {} recorded", recorded.name, recorded.op_type, t.role);
+    }
+  }
+  if (fresh.params != recorded.params) {
+    return DataLoss("node '{}' ({}): the recorded parameters {} differ from those derived from the qparams {}",
+                    recorded.name, recorded.op_type, recorded.params.dump(), fresh.params.dump());
+  }
+  // 2. The outputs from the recorded inputs, accumulators and parameters.
+  return Guarded(recorded, [&]() -> Status {
+    OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(recorded, "output", 0));
+    OCTET_ASSIGN_OR_RETURN(const Tensor out, ReferenceOutput(recorded));
+    return Compare(recorded, "output 0", y->tensor, out, elements);
+  });
+}
+
+// ---- JSON forms ----
+
+json QParamsToJson(const QParams& qp) {
+  return {{"scheme", QSchemeName(qp.scheme())},
+          {"dtype", DTypeName(qp.dtype())},
+          {"quant_min", qp.quant_min()},
+          {"quant_max", qp.quant_max()},
+          {"scales", qp.scales()},
+          {"zero_points", qp.zero_points()},
+          {"axis", qp.axis()}};
+}
+
+Result<QParams> QParamsFromJson(const json& j) {
+  try {
+    OCTET_ASSIGN_OR_RETURN(const QScheme scheme, ParseQScheme(j.at("scheme").get<std::string>()));
+    OCTET_ASSIGN_OR_RETURN(const DType dtype, ParseDType(j.at("dtype").get<std::string>()));
+    return QParams::Create(scheme, dtype, j.at("quant_min").get<int64_t>(), j.at("quant_max").get<int64_t>(),
+                           j.at("scales").get<std::vector<float>>(), j.at("zero_points").get<std::vector<int32_t>>(),
+                           j.at("axis").get<int>());
+  } catch (const json::exception& e) {
+    return InvalidArgument("malformed qparams {}: {}", j.dump(), e.what());
+  }
+}
+
+namespace {
+// Floats as JSON numbers (shortest round-trip form); non-finite ones as the strings "inf", "-inf", "nan".
+json FloatToJson(float f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  return f;
+}
+Result<float> FloatFromJson(const json& j) {
+  if (j.is_number()) return j.get<float>();
+  if (j == "inf") return std::numeric_limits<float>::infinity();
+  if (j == "-inf") return -std::numeric_limits<float>::infinity();
+  if (j == "nan") return std::numeric_limits<float>::quiet_NaN();
+  return InvalidArgument("expected a float, got {}", j.dump());
+}
+bool IsNonFiniteText(const json& j) { return j == "inf" || j == "-inf" || j == "nan"; }
+}  // namespace
+
+json AttributesToJson(const AttributeMap& attributes) {
+  json out = json::object();
+  for (const auto& [name, a] : attributes.items()) {
+    switch (a.type()) {
+      case AttrType::kInt: out[name] = a.i(); break;
+      case AttrType::kFloat: out[name] = FloatToJson(a.f()); break;
+      case AttrType::kString: out[name] = a.s(); break;
+      case AttrType::kTensor:
+        out[name] = {{"tensor", {{"dtype", DTypeName(a.t().dtype())}, {"shape", a.t().shape().dims()}}}};
+        break;
+      case AttrType::kInts: out[name] = a.ints(); break;
+      case AttrType::kFloats: {
+        json list = json::array();
+        for (float f : a.floats()) list.push_back(FloatToJson(f));
+        out[name] = std::move(list);
+        break;
+      }
+      case AttrType::kStrings: out[name] = a.strings(); break;
+    }
+  }
+  return out;
+}
+
+Result<AttributeMap> AttributesFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("attributes must be an object, got {}", j.dump());
+  AttributeMap map;
+  for (const auto& [name, value] : j.items()) {
+    if (value.is_number_integer()) {
+      map.Set(name, value.get<int64_t>());
+    } else if (value.is_number_float() || IsNonFiniteText(value)) {
+      OCTET_ASSIGN_OR_RETURN(const float f, FloatFromJson(value));
+      map.Set(name, f);
+    } else if (value.is_string()) {
+      map.Set(name, value.get<std::string>());
+    } else if (value.is_array() &&
+               std::all_of(value.begin(), value.end(), [](const json& e) { return e.is_number_integer(); })) {
+      map.Set(name, value.get<std::vector<int64_t>>());
+    } else if (value.is_array() && std::all_of(value.begin(), value.end(),
+                                               [](const json& e) { return e.is_number() || IsNonFiniteText(e); })) {
+      std::vector<float> floats;
+      for (const json& e : value) {
+        OCTET_ASSIGN_OR_RETURN(const float f, FloatFromJson(e));
+        floats.push_back(f);
+      }
+      map.Set(name, std::move(floats));
+    } else if (value.is_array() &&
+               std::all_of(value.begin(), value.end(), [](const json& e) { return e.is_string(); })) {
+      map.Set(name, value.get<std::vector<std::string>>());
+    } else if (!(value.is_object() && value.contains("tensor"))) {  // tensor attributes are described, not stored
+      return InvalidArgument("attribute '{}' has an unsupported form {}", name, value.dump());
+    }
+  }
+  return map;
+}
+
+}  // namespace octet::vectors
