@@ -56,6 +56,10 @@ Result<std::map<std::string, QParams>> PreparedGraph::CalculateQParams() const {
   std::map<std::string, QParams> out;
   for (const ObserverSlot& slot : slots_) {
     const std::string& first = graph_.value(slot.values.front()).name;
+    if (slot.fixed_qparams.has_value()) {
+      for (ValueId v : slot.values) out.emplace(graph_.value(v).name, *slot.fixed_qparams);
+      continue;
+    }
     if (!slot.observer->has_observations()) {
       return FailedPrecondition("cannot calculate qparams of value '{}' (observed for node '{}'): its {} saw no data; "
                                 "run Calibrate with data that reaches it",
