@@ -171,8 +171,8 @@ Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Contex
       config.observer_options.ch_axis = slot.observer->options().ch_axis;
       if (IsPerChannelKind(config.observer)) {
         const Shape& ws = fused.value(slot.values.front()).data.shape();
-        config.channels = ws.dim(config.observer_options.ch_axis < 0 ? config.observer_options.ch_axis + ws.rank()
-                                                                      : config.observer_options.ch_axis);
+        const int axis = config.observer_options.ch_axis.value_or(0);
+        config.channels = ws.dim(axis < 0 ? axis + ws.rank() : axis);
       }
       site.node = slot.owner + ".weight_fake_quant";
       auto it = unit_of_conv.find(slot.owner);
@@ -207,7 +207,7 @@ Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Contex
     }
     Result<std::unique_ptr<FakeQuantizeModule>> module = FakeQuantizeModule::Create(config, context);
     if (!module.ok()) return NodeError(slot.owner, module.status().WithContext(fmt::format("fake-quant '{}'", site.node)));
-    site.module = *std::move(module);
+    site.module = std::move(*module);
     m.adapters_.push_back(std::make_unique<FakeQuantizeNode>(site.module.get()));
     to.modules[site.node] = m.adapters_.back().get();
     m.sites_.push_back(std::move(site));
