@@ -168,8 +168,8 @@ Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Contex
       const ValueId w = g.node(node).inputs.at(w_slot);
       const std::string weight_name = fused.value(slot.values.front()).name;
       site.values = {weight_name};
-      config.observer_options.ch_axis = slot.observer->options().ch_axis;
       if (IsPerChannelKind(config.observer)) {
+        config.observer_options.ch_axis = slot.observer->options().ch_axis;
         const Shape& ws = fused.value(slot.values.front()).data.shape();
         const int axis = config.observer_options.ch_axis.value_or(0);
         config.channels = ws.dim(axis < 0 ? axis + ws.rank() : axis);

@@ -13,6 +13,7 @@
 #include "tools/octet/model_bench_command.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
+#include "tools/octet/qat_command.h"
 #include "tools/octet/quantize_command.h"
 #include "tools/octet/tensor_command.h"
 #include "tools/octet/train_command.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   AddQuantizeCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
   AddTrainCommand(app, registry);
+  AddQatCommand(app, registry);
 
   try {
     app.parse(argc, argv);
