@@ -35,7 +35,7 @@ struct QatCommand {
   int epochs = 3;
   double lr = 0.001, momentum = 0.9, weight_decay = 0.0;
   int64_t batch = 32;
-  int freeze_bn_after = -1, freeze_observers_after = -1, weight_bits = 8;
+  int freeze_bn_after = -1, freeze_observers_after = -1, weight_bits = 8, qconfig_version = 1;
   bool learnable = false;
   uint64_t seed = 0;
   std::vector<std::string> skip;
@@ -44,7 +44,7 @@ struct QatCommand {
 
 // The QAT qconfig the flags describe; usage errors for bad values.
 Result<qat::QatQConfig> QConfigFromFlags(const QatCommand& c) {
-  OCTET_ASSIGN_OR_RETURN(qat::QatQConfig q, qat::GetDefaultQatQConfig(c.backend, 1));
+  OCTET_ASSIGN_OR_RETURN(qat::QatQConfig q, qat::GetDefaultQatQConfig(c.backend, c.qconfig_version));
   if (c.learnable) {
     for (qat::FakeQuantizeConfig* f : {&q.activation, &q.weight}) {
       f->kind = qat::FakeQuantizeKind::kLearnable;
@@ -204,6 +204,9 @@ void AddQatCommand(CLI::App& app, CommandRegistry& registry) {
   t->add_option("--momentum", c->momentum, "SGD momentum")->capture_default_str();
   t->add_option("--weight-decay", c->weight_decay, "SGD weight decay")->capture_default_str();
   t->add_option("--backend", c->backend, "get_default_qat_qconfig preset: x86, fbgemm, qnnpack or onednn")
+      ->capture_default_str();
+  t->add_option("--qconfig-version", c->qconfig_version,
+                 "get_default_qat_qconfig version: 1 FusedMovingAvgObsFakeQuantize, 0 FakeQuantize")
       ->capture_default_str();
   t->add_flag("--learnable", c->learnable, "Learn scales and zero points (LSQ, _LearnableFakeQuantize)");
   t->add_option("--freeze-bn-after", c->freeze_bn_after, "Freeze BatchNorm statistics after N epochs (-1: never)")
