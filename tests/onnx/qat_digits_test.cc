@@ -1,14 +1,17 @@
 // QAT end to end on the exported digits CNN (tests/data/models/digits_cnn.onnx, trained in PyTorch): starting from the
 // trained float model, a few epochs of QAT on the first 1437 digits images (PrepareQat, TrainQat, ConvertQat) give an
 // int8 model at least as accurate on the last 360 as static PTQ of the same model (calibrated on digits_calib_x);
-// and with 4-bit weights (quant_min/quant_max -8..7), where PTQ loses accuracy, QAT recovers at least half of it.
+// with 4-bit per-tensor weights (quant_min/quant_max -8..7) too; and with 3-bit per-tensor weights (-4..3), where
+// PTQ loses 8.6 points, QAT recovers at least half of them (4-bit weights cost this small CNN nothing in PTQ, so the
+// hard setting is one bit narrower).
 // The figures are printed for the record. The converted model also agrees with the QAT model's own fake-quant
 // forward (what QAT simulates is what the int8 kernels compute).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "core/cpu_features.h"
 #include "core/executor.h"
@@ -64,24 +67,28 @@ double Accuracy(const Tensor& logits, const std::vector<int64_t>& labels) {
   return 100.0 * static_cast<double>(right) / static_cast<double>(n);
 }
 
-// The hard setting: weights over [kHardMin, kHardMax], one scale per tensor, in both flows.
-int64_t HardMin() { return std::getenv("HMIN") ? std::atoi(std::getenv("HMIN")) : -8; }
-int64_t HardMax() { return std::getenv("HMAX") ? std::atoi(std::getenv("HMAX")) : 7; }
-bool HardPerTensor() { return std::getenv("HPT") ? std::atoi(std::getenv("HPT")) != 0 : true; }
-void FourBitWeights(ObserverOptions& o) {
-  o.quant_min = HardMin();
-  o.quant_max = HardMax();
+// The weights: the presets' (8-bit per channel) or a narrower range with one scale per tensor, in both flows.
+struct Weights {
+  bool per_tensor = false;
+  int64_t quant_min = -128, quant_max = 127;
+  std::string ToString() const {
+    return per_tensor ? fmt::format("per-tensor weights [{}, {}]", quant_min, quant_max) : "x86 presets";
+  }
+};
+
+void SetRange(const Weights& w, ObserverOptions& o) {
+  if (!w.per_tensor) return;
+  o.quant_min = w.quant_min;
+  o.quant_max = w.quant_max;
 }
 
-double PtqAccuracy(const Graph& model, bool four_bit, const Context& context) {
+double PtqAccuracy(const Graph& model, const Weights& weights, const Context& context) {
   QConfig q = GetDefaultQConfig("x86").value();
-  if (four_bit) {
-    if (HardPerTensor()) {
-      q.weight = ObserverSpec{ObserverKind::kMinMax, {}};
-      q.weight.options.dtype = DType::kS8;
-      q.weight.options.qscheme = QScheme::kPerTensorSymmetric;
-    }
-    FourBitWeights(q.weight.options);
+  if (weights.per_tensor) {
+    q.weight = ObserverSpec{ObserverKind::kMinMax, {}};
+    q.weight.options.dtype = DType::kS8;
+    q.weight.options.qscheme = QScheme::kPerTensorSymmetric;
+    SetRange(weights, q.weight.options);
   }
   QConfigMapping mapping;
   mapping.SetGlobal(q);
@@ -105,15 +112,14 @@ struct QatRun {
   double max_logit_diff_lsb = 0.0;   // |int8 - simulated| logits, in output LSBs
 };
 
-QatRun Qat(const Graph& model, bool four_bit, int epochs, double lr, uint64_t seed, const Context& context) {
+QatRun Qat(const Graph& model, const Weights& weights, int epochs, double lr, uint64_t seed,
+          const Context& context) {
   qat::QatQConfig q = qat::GetDefaultQatQConfig("x86", kQatVersion).value();
-  if (four_bit) {
-    if (HardPerTensor()) {
-      q.weight.observer = ObserverKind::kMovingAverageMinMax;
-      q.weight.observer_options.qscheme = QScheme::kPerTensorSymmetric;
-      q.weight.observer_options.ch_axis.reset();
-    }
-    FourBitWeights(q.weight.observer_options);
+  if (weights.per_tensor) {
+    q.weight.observer = ObserverKind::kMovingAverageMinMax;
+    q.weight.observer_options.qscheme = QScheme::kPerTensorSymmetric;
+    q.weight.observer_options.ch_axis.reset();
+    SetRange(weights, q.weight.observer_options);
   }
   auto m = qat::PrepareQat(model, q, context);
   INFO(m.status().message());
@@ -156,33 +162,47 @@ QatRun Qat(const Graph& model, bool four_bit, int epochs, double lr, uint64_t se
   return run;
 }
 
-TEST_CASE("QAT of the digits CNN: int8 at least as accurate as PTQ, and recovers 4-bit weights", "[qat]") {
+void Print(const char* what, double float_accuracy, double ptq, const QatRun& qat, uint64_t seed) {
+  std::printf("qat: digits CNN, %s: float %.2f%%, PTQ int8 %.2f%%, QAT fake-quant %.2f%%, QAT int8 %.2f%% (seed %d, "
+              "max |int8 - simulated| logit %.0f LSB)\n",
+              what, float_accuracy, ptq, qat.fake_quant_accuracy, qat.int8_accuracy, static_cast<int>(seed),
+              qat.max_logit_diff_lsb);
+}
+
+TEST_CASE("QAT of the digits CNN: int8 at least as accurate as PTQ, and recovers narrow weights", "[qat]") {
   const Context context = Context::ForIsas(DetectedIsas(), 1);
   const Graph model = ReadOnnxModel(kModels + "digits_cnn.onnx").value();
   const double float_accuracy = Accuracy(Run(model, FloatOpRegistry(), Digits().split.test_x, context),
                                          Digits().split.test_y);
+  CHECK(float_accuracy > 90.0);  // the committed model: 94.17%
+  // One seeded run per setting (seeds 1-6 give 94.72-95.28% for 8-bit QAT, 94.44% PTQ; 3-bit QAT 90.00-92.78% over
+  // seeds 1-5, 85.56% PTQ).
   constexpr uint64_t kSeed = 1;
-  SECTION("8-bit (x86 presets)") {
-    const double ptq = PtqAccuracy(model, false, context);
-    const QatRun qat = Qat(model, false, 2, 0.002, kSeed, context);
-    std::printf("qat: digits CNN x86 8-bit: float %.2f%%, PTQ int8 %.2f%%, QAT fake-quant %.2f%%, QAT int8 %.2f%% "
-                "(seed %d, max |int8 - simulated| logit %.2f LSB)\n",
-                float_accuracy, ptq, qat.fake_quant_accuracy, qat.int8_accuracy, static_cast<int>(kSeed),
-                qat.max_logit_diff_lsb);
+  SECTION("8-bit, x86 presets") {
+    const Weights w;
+    const double ptq = PtqAccuracy(model, w, context);
+    const QatRun qat = Qat(model, w, 2, 0.002, kSeed, context);
+    Print(w.ToString().c_str(), float_accuracy, ptq, qat, kSeed);
     CHECK(qat.int8_accuracy >= ptq);
     CHECK(std::abs(qat.int8_accuracy - qat.fake_quant_accuracy) <= 0.6);  // at most 2 of 360 images
-    CHECK(qat.max_logit_diff_lsb <= 3.0);
+    CHECK(qat.max_logit_diff_lsb <= 1.01);  // requantization rounding, not propagated far at 8 bits
   }
-  SECTION("4-bit weights") {
-    const double ptq = PtqAccuracy(model, true, context);
-    const QatRun qat = Qat(model, true, std::getenv("HEP") ? std::atoi(std::getenv("HEP")) : 3,
-                           std::getenv("HLR") ? std::atof(std::getenv("HLR")) : 0.005, kSeed, context);
-    std::printf("qat: digits CNN x86 4-bit weights [-8, 7]: float %.2f%%, PTQ int8 %.2f%%, QAT fake-quant %.2f%%, "
-                "QAT int8 %.2f%% (seed %d, max |int8 - simulated| logit %.2f LSB)\n",
-                float_accuracy, ptq, qat.fake_quant_accuracy, qat.int8_accuracy, static_cast<int>(kSeed),
-                qat.max_logit_diff_lsb);
-    CHECK(float_accuracy - ptq >= 1.0);  // the setting is hard: PTQ loses accuracy
+  SECTION("4-bit per-tensor weights") {
+    // Not hard for this model: PTQ keeps float accuracy; QAT must not lose it.
+    const Weights w{.per_tensor = true, .quant_min = -8, .quant_max = 7};
+    const double ptq = PtqAccuracy(model, w, context);
+    const QatRun qat = Qat(model, w, 2, 0.002, kSeed, context);
+    Print(w.ToString().c_str(), float_accuracy, ptq, qat, kSeed);
+    CHECK(qat.int8_accuracy >= ptq);
+  }
+  SECTION("3-bit per-tensor weights: the hard setting") {
+    const Weights w{.per_tensor = true, .quant_min = -4, .quant_max = 3};
+    const double ptq = PtqAccuracy(model, w, context);
+    const QatRun qat = Qat(model, w, 3, 0.002, kSeed, context);
+    Print(w.ToString().c_str(), float_accuracy, ptq, qat, kSeed);
+    CHECK(float_accuracy - ptq >= 3.0);  // PTQ loses accuracy (8.6 points)
     CHECK(qat.int8_accuracy >= ptq + 0.5 * (float_accuracy - ptq));
+    CHECK(std::abs(qat.int8_accuracy - qat.fake_quant_accuracy) <= 1.2);
   }
 }
 
