@@ -4,8 +4,21 @@
 #include <map>
 
 namespace octet::qat {
+namespace {
 
-Result<PreparedGraph> PrepareForConvert(QatModel& model) {
+// `q` with the symmetric form of its scheme when the module was configured symmetric and the zero points allow it.
+QParams SymmetricIfConfigured(const QParams& q, const FakeQuantizeConfig& config) {
+  const std::optional<QScheme>& wanted = config.observer_options.qscheme;
+  if (!wanted.has_value() || !IsSymmetric(*wanted) || IsSymmetric(q.scheme())) return q;
+  const QScheme scheme = q.per_channel() ? QScheme::kPerChannelSymmetric : QScheme::kPerTensorSymmetric;
+  Result<QParams> sym = QParams::Create(scheme, q.dtype(), q.quant_min(), q.quant_max(), q.scales(),
+                                        q.zero_points(), q.axis());
+  return sym.ok() ? *sym : q;
+}
+
+}  // namespace
+
+Result<PreparedGraph> PrepareForConvert(QatModel& model, QatQParamsSource source) {
   OCTET_ASSIGN_OR_RETURN(Graph trained, model.TrainedFloatGraph());
   OCTET_ASSIGN_OR_RETURN(PreparedGraph prepared, Prepare(std::move(trained), model.mapping()));
   std::map<std::string, FakeQuantSite*> activation_site, weight_site;
@@ -37,16 +50,17 @@ Result<PreparedGraph> PrepareForConvert(QatModel& model) {
       Result<Tensor> seen = site->module->Forward(w);
       if (!seen.ok()) return seen.status().WithContext(fmt::format("failed to convert weight '{}'", first));
     }
-    Result<QParams> q = site->module->CalculateQParams();
+    Result<QParams> q = source == QatQParamsSource::kForward ? site->module->ForwardQParams()
+                                                             : site->module->CalculateQParams();
     if (!q.ok()) return q.status().WithContext(fmt::format("failed to convert the qparams of '{}' ({})", first, site->node));
-    slot.fixed_qparams = *q;
+    slot.fixed_qparams = SymmetricIfConfigured(*q, site->module->config());
   }
   return prepared;
 }
 
-Result<Graph> ConvertQat(QatModel& model, const ConvertOptions& options, ConvertReport* report) {
-  OCTET_ASSIGN_OR_RETURN(PreparedGraph prepared, PrepareForConvert(model));
-  return Convert(prepared, options, report);
+Result<Graph> ConvertQat(QatModel& model, const QatConvertOptions& options, ConvertReport* report) {
+  OCTET_ASSIGN_OR_RETURN(PreparedGraph prepared, PrepareForConvert(model, options.qparams));
+  return Convert(prepared, options.convert, report);
 }
 
 }  // namespace octet::qat

@@ -31,7 +31,7 @@ namespace {
 
 struct QatCommand {
   std::string model, data, labels, output, onnx_output, test_data, test_labels;
-  std::string backend = "x86", profile = "reference", weight_quant_range;
+  std::string backend = "x86", profile = "reference", weight_quant_range, convert_qparams = "forward";
   int epochs = 3;
   double lr = 0.001, momentum = 0.9, weight_decay = 0.0;
   int64_t batch = 32;
@@ -96,6 +96,9 @@ int Qat(const QatCommand& c) {
   if (c.epochs < 1 || c.batch < 1) return ReportUsage("--epochs and --batch must be >= 1");
   Result<qat::QatQConfig> qconfig = QConfigFromFlags(c);
   if (!qconfig.ok()) return ReportUsage(qconfig.status().message());
+  if (c.convert_qparams != "forward" && c.convert_qparams != "calculate") {
+    return ReportUsage(fmt::format("--convert-qparams must be forward or calculate, got '{}'", c.convert_qparams));
+  }
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
 #if !OCTET_WITH_ONNX
@@ -150,8 +153,10 @@ int Qat(const QatCommand& c) {
   auto summaries = qat::TrainQat(*model, *x, *y, o);
   if (!summaries.ok()) return ReportFailure(summaries.status().WithContext(where));
 
-  ConvertOptions convert_options;
-  convert_options.profile = *profile;
+  qat::QatConvertOptions convert_options;
+  convert_options.convert.profile = *profile;
+  convert_options.qparams =
+      c.convert_qparams == "forward" ? qat::QatQParamsSource::kForward : qat::QatQParamsSource::kCalculateQParams;
   ConvertReport report;
   Result<Graph> quantized = qat::ConvertQat(*model, convert_options, &report);
   if (!quantized.ok()) return ReportFailure(quantized.status().WithContext(where));
@@ -221,6 +226,10 @@ void AddQatCommand(CLI::App& app, CommandRegistry& registry) {
       ->excludes(bits);
   t->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   t->add_option("--profile", c->profile, "Numerics profile of the int8 model")->capture_default_str();
+  t->add_option("--convert-qparams", c->convert_qparams,
+                "Qparams of the int8 model: forward (what training simulated) or calculate (PyTorch's convert: "
+                "calculate_qparams)")
+      ->capture_default_str();
   t->add_option("--seed", c->seed, "Seed of the shuffling")->capture_default_str();
   t->add_option("--test-data", c->test_data, "Held-out inputs, for test accuracies")->type_name("X.npy");
   t->add_option("--test-labels", c->test_labels, "Held-out labels")->type_name("Y.npy");

@@ -175,7 +175,7 @@ TEST_CASE("QAT Conv-BN-Relu: ConvertQat's int8 Conv computes what the fake-quant
   std::mt19937_64 rng = testing::MakeRng("qat conv_bn convert");
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
   const Graph original = ConvBnGraph(rng, true);
-  qat::QatQConfig q = qat::GetDefaultQatQConfig("x86", 0).value();
+  qat::QatQConfig q = qat::GetDefaultQatQConfig("x86", 1).value();
   auto m = qat::PrepareQat(original, q, context);
   INFO(m.status().message());
   REQUIRE(m.ok());
