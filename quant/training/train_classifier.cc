@@ -82,7 +82,8 @@ Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Te
       OCTET_RETURN_IF_ERROR(model.Backward(output_grads));
       const std::vector<Tensor> grads = model.AllGradients();
       OCTET_RETURN_IF_ERROR(sgd.Step(params, grads));
-      if (options.progress) options.progress(++done, total);
+      ++done;
+      if (options.progress) options.progress(done, total);
     }
     EpochSummary s;
     s.epoch = epoch;

@@ -217,7 +217,7 @@ TEST_CASE("QAT Conv-BN-Relu: ConvertQat's int8 Conv computes what the fake-quant
   CHECK(off_by_one <= simulated.NumElements() / 50);
   int64_t nonzero = 0;
   for (int64_t i = 0; i < simulated.NumElements(); ++i) nonzero += simulated.data<float>()[i] != 0.0f;
-  CHECK(nonzero > simulated.NumElements() / 4);  // not a vacuous all-zero Relu
+  CHECK(nonzero > simulated.NumElements() / 8);  // not a vacuous all-zero Relu
 }
 
 }  // namespace
