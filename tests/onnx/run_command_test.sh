@@ -123,12 +123,15 @@ expect 1 "" -- "$octet" train "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels
 # runtime errors leave no output. (The accuracy figures are the [qat] test in tests/onnx/qat_digits_test.cc.)
 expect 0 "int8 test accuracy" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
   --epochs 2 --lr 0.002 --freeze-bn-after 1 --freeze-observers-after 1 --test-data "$tmp/tx.npy" \
-  --test-labels "$tmp/ty.npy" --qconfig-version 0 -o "$tmp/qat.octet" --onnx "$tmp/qat.onnx"
+  --test-labels "$tmp/ty.npy" -o "$tmp/qat.octet" --onnx "$tmp/qat.onnx"
 [ -f "$tmp/qat.octet" ] && [ -f "$tmp/qat.onnx" ] || fail "octet qat wrote no $tmp/qat.octet or $tmp/qat.onnx"
 expect 0 "logits: f32 [32, 10]" -- "$octet" run "$tmp/qat.octet" --input image="$m/digits_cnn.input0.npy" \
   --output-dir "$tmp/qat_run"
 expect 0 "epoch 1/1" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 1 \
   --weight-bits 4 --backend qnnpack --qconfig-version 0 -o "$tmp/qat4.octet"
+expect 0 "learnable" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 2 \
+  --learnable --convert-qparams calculate -o "$tmp/qat_lsq.octet"
+[ -f "$tmp/qat_lsq.octet" ] || fail "octet qat --learnable wrote no $tmp/qat_lsq.octet"
 expect 2 "--weight-quant-range" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
   --weight-quant-range 7,-8 -o "$tmp/qat_bad.octet"
 expect 2 "unknown backend" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
