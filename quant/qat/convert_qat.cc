@@ -52,7 +52,9 @@ Result<PreparedGraph> PrepareForConvert(QatModel& model, QatQParamsSource source
     }
     Result<QParams> q = source == QatQParamsSource::kForward ? site->module->ForwardQParams()
                                                              : site->module->CalculateQParams();
-    if (!q.ok()) return q.status().WithContext(fmt::format("failed to convert the qparams of '{}' ({})", first, site->node));
+    if (!q.ok()) {
+      return q.status().WithContext(fmt::format("failed to convert the qparams of '{}' ({})", first, site->node));
+    }
     slot.fixed_qparams = SymmetricIfConfigured(*q, site->module->config());
   }
   return prepared;

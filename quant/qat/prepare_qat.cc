@@ -191,14 +191,17 @@ Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Contex
         const int p = fused_producers[static_cast<size_t>(v)];
         bool from_group = false;
         if (p >= 0) {
-          for (ValueId in : fused.node(p).inputs) from_group = from_group || (in != kNoValue && placed.slot_of(in) == placed.slot_of(v));
+          for (ValueId in : fused.node(p).inputs) {
+            from_group = from_group || (in != kNoValue && placed.slot_of(in) == placed.slot_of(v));
+          }
         }
         if (!from_group) entries.push_back(fused.value(v).name);
       }
       if (entries.size() != 1) {
-        return NodeError(slot.owner, Unimplemented("the values sharing qparams with '{}' are entered by {} values ({}); "
-                                                   "QAT supports one fake-quant per share-qparams group",
-                                                   site.values.front(), entries.size(), fmt::join(entries, ", ")));
+        return NodeError(slot.owner,
+                         Unimplemented("the values sharing qparams with '{}' are entered by {} values ({}); QAT "
+                                       "supports one fake-quant per share-qparams group",
+                                       site.values.front(), entries.size(), fmt::join(entries, ", ")));
       }
       const ValueId v = g.FindValue(entries.front());
       if (v == kNoValue) return Internal("activation '{}' not found after rewriting", entries.front());
@@ -206,7 +209,9 @@ Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Contex
       OCTET_RETURN_IF_ERROR(InsertFakeQuantize(g, v, site.node, ConsumersOf(g, v), true).status());
     }
     Result<std::unique_ptr<FakeQuantizeModule>> module = FakeQuantizeModule::Create(config, context);
-    if (!module.ok()) return NodeError(slot.owner, module.status().WithContext(fmt::format("fake-quant '{}'", site.node)));
+    if (!module.ok()) {
+      return NodeError(slot.owner, module.status().WithContext(fmt::format("fake-quant '{}'", site.node)));
+    }
     site.module = std::move(*module);
     m.adapters_.push_back(std::make_unique<FakeQuantizeNode>(site.module.get()));
     to.modules[site.node] = m.adapters_.back().get();

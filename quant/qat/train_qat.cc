@@ -8,7 +8,8 @@ Result<std::vector<training::EpochSummary>> TrainQat(QatModel& model, const Tens
   training::TrainClassifierOptions o = options.train;
   bool observers_frozen = false, bn_frozen = false;
   o.on_batch_begin = [&](int64_t step) -> Status {
-    if (!observers_frozen && options.freeze_observers_after_steps >= 0 && step >= options.freeze_observers_after_steps) {
+    const int64_t observers_at = options.freeze_observers_after_steps;
+    if (!observers_frozen && observers_at >= 0 && step >= observers_at) {
       OCTET_RETURN_IF_ERROR(model.DisableObservers());
       observers_frozen = true;
     }

@@ -39,8 +39,8 @@ struct TrainClassifierOptions {
 };
 
 // Trains `model` (one graph input fed with rows of `x`, dimension 0 = sample) on `labels` (one per row, in
-// [0, C)); SGD updates model.AllParameters() (the graph's and its modules'). Returns one summary per epoch. Fails on a label outside the logits' classes, a non-finite loss
-// (naming the epoch and batch), or bad options.
+// [0, C)); SGD updates model.AllParameters() (the graph's and its modules'). Returns one summary per epoch. Fails on
+// a label outside the logits' classes, a non-finite loss (naming the epoch and batch), or bad options.
 Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Tensor& x,
                                                   std::span<const int64_t> labels,
                                                   const TrainClassifierOptions& options);

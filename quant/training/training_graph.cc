@@ -38,7 +38,9 @@ Status TrainingGraph::Prepare() {
   modules_.assign(static_cast<size_t>(graph_.num_nodes()), nullptr);
   for (const auto& [name, module] : options_.modules) {
     const int node = graph_.FindNode(name);
-    if (node < 0) return InvalidArgument("training module for node '{}': no such node in graph '{}'", name, graph_.name());
+    if (node < 0) {
+      return InvalidArgument("training module for node '{}': no such node in graph '{}'", name, graph_.name());
+    }
     const Node& n = graph_.node(node);
     if (module == nullptr || n.inputs.size() != 1 || n.outputs.size() != 1) {
       return NodeError(n, InvalidArgument("a module node needs a module, one input and one output"));

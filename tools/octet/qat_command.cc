@@ -62,7 +62,9 @@ Result<qat::QatQConfig> QConfigFromFlags(const QatCommand& c) {
     q.weight.observer_options.quant_min = lo;
     q.weight.observer_options.quant_max = hi;
   } else if (c.weight_bits != 8) {
-    if (c.weight_bits < 2 || c.weight_bits > 8) return InvalidArgument("--weight-bits must be 2..8, got {}", c.weight_bits);
+    if (c.weight_bits < 2 || c.weight_bits > 8) {
+      return InvalidArgument("--weight-bits must be 2..8, got {}", c.weight_bits);
+    }
     q.weight.observer_options.quant_min = -(int64_t{1} << (c.weight_bits - 1));
     q.weight.observer_options.quant_max = (int64_t{1} << (c.weight_bits - 1)) - 1;
   }

@@ -32,7 +32,8 @@ Result<Tensor> ReadData(const std::string& path, const Graph& graph, const std::
                            x.shape());
   }
   if (graph.inputs().size() != 1) {
-    return InvalidArgument("{} needs a model with one input, '{}' has {}", command, graph.name(), graph.inputs().size());
+    return InvalidArgument("{} needs a model with one input, '{}' has {}", command, graph.name(),
+                           graph.inputs().size());
   }
   const std::optional<Shape>& declared = graph.value(graph.inputs()[0]).shape;
   if (!declared.has_value() || declared->rank() < 1) return x;

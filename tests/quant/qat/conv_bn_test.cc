@@ -29,7 +29,8 @@ constexpr int64_t kChannels = 4;
 Graph ConvBnGraph(std::mt19937_64& rng, bool relu) {
   GraphBuilder b("conv_bn", 0);
   ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 3, 6, 6});
-  ValueId h = b.Conv2d("conv", x, {.in_channels = 3, .out_channels = kChannels, .kernel_size = {3, 3}, .padding = {1, 1}});
+  ValueId h =
+      b.Conv2d("conv", x, {.in_channels = 3, .out_channels = kChannels, .kernel_size = {3, 3}, .padding = {1, 1}});
   h = b.BatchNorm2d("bn", h, kChannels);
   if (relu) h = b.ReLU("relu", h);
   b.Output(h);
@@ -167,7 +168,8 @@ TEST_CASE("ConvBn simulated folding trains like Conv + BatchNormalization (outpu
   float w_grad = 0.0f;
   for (size_t q = 0; q < unit->parameters().size(); ++q) {
     if (unit->parameter_name(q) != "conv.weight") continue;
-    for (int64_t i = 0; i < unit->gradient(q).NumElements(); ++i) w_grad = std::max(w_grad, std::abs(unit->gradient(q).data<float>()[i]));
+    const Tensor& g = unit->gradient(q);
+    for (int64_t i = 0; i < g.NumElements(); ++i) w_grad = std::max(w_grad, std::abs(g.data<float>()[i]));
   }
   CHECK(w_grad > 1e-2f);
 }
