@@ -66,8 +66,10 @@ class FakeQuantizeModule {
   // Eval-mode forward: fake-quantize with the current qparams (identity when fake-quant is disabled), no
   // observing, nothing kept.
   virtual Result<Tensor> ForwardEval(const Tensor& x) const = 0;
-  // dL/dx for dL/dy of the last Forward (straight-through with the clipping mask). kLearnable also ADDS
-  // dL/dscale and dL/dzero_point into the gradients of learnable_parameters(). dy must have x's shape.
+  // dL/dx for dL/dy of the last Forward (straight-through with the clipping mask). kLearnable in param-learning
+  // mode also ADDS dL/dscale and dL/dzero_point into the gradients of learnable_parameters() (in the other modes
+  // the observer sets the parameters, and they get no gradient). dy must have x's shape. The input of Forward is
+  // kept by reference (not copied) until the next Forward: do not write into it before Backward.
   virtual Result<Tensor> Backward(const Tensor& dy) = 0;
   // The qparams Convert uses (PyTorch's calculate_qparams; zero point rounded and clamped for kLearnable).
   virtual Result<QParams> CalculateQParams() const = 0;

@@ -45,6 +45,8 @@ TrainableState FindTrainableParameters(const Graph& graph) {
           state.buffers.push_back(n.inputs[s]);
         }
       }
+    } else if (n.op_type == "Gather") {
+      add(i, 0, ParameterRole::kWeight);  // an Embedding's table
     } else if (n.op_type == "LSTM") {
       add(i, 1, ParameterRole::kWeight);
       add(i, 2, ParameterRole::kRecurrentWeight);

@@ -1,5 +1,6 @@
 // Which constants of a float graph training updates, named as PyTorch names them: the weights and biases of Conv,
-// Gemm and MatMul (a constant operand), BatchNormalization's scale and bias, LSTM's W, R and B, and the constant
+// Gemm and MatMul (a constant operand), BatchNormalization's scale and bias, LSTM's W, R and B, the f32 table of a
+// Gather (nn.Embedding's weight), and the constant
 // operand of an Add that follows a MatMul (a Linear's bias exported as MatMul + Add). BatchNormalization's running
 // mean and variance are buffers: training-mode forwards update them, the optimizer does not.
 #pragma once

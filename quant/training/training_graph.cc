@@ -5,6 +5,7 @@
 
 #include "core/verifier.h"
 #include "ops/float/grad/batch_norm_backward.h"
+#include "ops/float/grad/dropout_training.h"
 #include "ops/float/grad/run_node.h"
 #include "ops/float/registry.h"
 
@@ -17,6 +18,13 @@ Status NodeError(const Node& node, const Status& status) {
 
 bool IsTrainingBatchNorm(const Node& node, Mode mode, bool frozen) {
   return mode == Mode::kTraining && !frozen && node.op_type == "BatchNormalization";
+}
+
+bool IsTrainingDropout(const Node& node, Mode mode) { return mode == Mode::kTraining && node.op_type == "Dropout"; }
+
+// The seed of one node's Dropout mask in one training Forward.
+uint64_t DropoutSeed(uint64_t seed, uint64_t forward, int node) {
+  return seed ^ (forward * 0x9e3779b97f4a7c15ull) ^ (static_cast<uint64_t>(node) * 0xc2b2ae3d27d4eb4full);
 }
 
 }  // namespace
@@ -94,7 +102,10 @@ Status TrainingGraph::Prepare() {
     if (module == nullptr && forward_.Find(node.domain, node.op_type) == nullptr) {
       return NodeError(node, Unimplemented("no float operator '{}'", node.op_type));
     }
-    bool all_static = node.op_type != "BatchNormalization" && module == nullptr, any_grad = false;
+    // Training-mode BatchNormalization and Dropout are not functions of their inputs alone, nor are modules: never
+    // folded.
+    bool all_static = node.op_type != "BatchNormalization" && node.op_type != "Dropout" && module == nullptr,
+         any_grad = false;
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;
       all_static = all_static && is_static_[static_cast<size_t>(in)];
@@ -164,6 +175,8 @@ Result<std::vector<Tensor>> TrainingGraph::Forward(std::span<const Tensor> input
     values_[static_cast<size_t>(graph_inputs[i])] = inputs[i];
     present_[static_cast<size_t>(graph_inputs[i])] = true;
   }
+  dropout_masks_.assign(static_cast<size_t>(graph_.num_nodes()), Tensor());
+  dropout_ratios_.assign(static_cast<size_t>(graph_.num_nodes()), 0.0f);
   for (int i = 0; i < graph_.num_nodes(); ++i) {
     const Node& node = graph_.node(i);
     bool folded = true;
@@ -193,6 +206,17 @@ Result<std::vector<Tensor>> TrainingGraph::Forward(std::span<const Tensor> input
       Result<Tensor> y = float_ops::BatchNormTrainingForward(in[0], in[1], in[2], mean, var, *args);
       if (!y.ok()) return NodeError(node, y.status());
       outs.push_back(*std::move(y));
+    } else if (IsTrainingDropout(node, mode)) {
+      // Training mode follows the graph's Mode (PyTorch's train()), whatever the node's training_mode input says.
+      Result<float> ratio = float_ops::DropoutRatio(node, in, {present.get(), node.inputs.size()});
+      if (!ratio.ok()) return NodeError(node, ratio.status());
+      Result<float_ops::DropoutTrainingResult> r =
+          float_ops::DropoutTrainingForward(in[0], *ratio, DropoutSeed(dropout_seed_, training_forwards_, i));
+      if (!r.ok()) return NodeError(node, r.status());
+      dropout_masks_[static_cast<size_t>(i)] = r->mask;
+      dropout_ratios_[static_cast<size_t>(i)] = *ratio;
+      outs.push_back(std::move(r->output));
+      outs.push_back(std::move(r->mask));  // the optional mask output
     } else {
       OCTET_ASSIGN_OR_RETURN(outs, float_ops::RunNode(forward_, node, in, {present.get(), node.inputs.size()},
                                                       {known.get(), node.inputs.size()}, *context_));
@@ -212,7 +236,18 @@ Result<std::vector<Tensor>> TrainingGraph::Forward(std::span<const Tensor> input
   last_mode_ = mode;
   last_batch_norm_training_ = mode == Mode::kTraining && !batch_norm_frozen_;
   has_tape_ = true;
+  if (mode == Mode::kTraining) ++training_forwards_;
   return results;
+}
+
+// dX = dY * mask / (1 - ratio) with the mask node `index` drew in the last (training) Forward.
+Result<std::vector<Tensor>> TrainingGraph::DropoutBackward(const float_ops::BackwardArgs& args, int index) const {
+  std::vector<Tensor> grads = float_ops::EmptyGrads(args);
+  if (!float_ops::NeedsGrad(args, 0)) return grads;
+  OCTET_ASSIGN_OR_RETURN(Tensor dy, float_ops::OutputGrad(args, 0));
+  OCTET_ASSIGN_OR_RETURN(grads[0], float_ops::DropoutTrainingBackward(dy, dropout_masks_[static_cast<size_t>(index)],
+                                                                      dropout_ratios_[static_cast<size_t>(index)]));
+  return grads;
 }
 
 Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
@@ -287,7 +322,8 @@ Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
     const float_ops::BackwardFn* fn = backward_.Find(node.op_type);
     float_ops::BackwardArgs args{node, in, out, out_grads, {needs.get(), node.inputs.size()},
                                  last_batch_norm_training_, *context_};
-    Result<std::vector<Tensor>> input_grads = (*fn)(args);
+    Result<std::vector<Tensor>> input_grads =
+        IsTrainingDropout(node, last_mode_) ? DropoutBackward(args, i) : (*fn)(args);
     if (!input_grads.ok()) return NodeError(node, input_grads.status());
     for (size_t s = 0; s < node.inputs.size() && s < input_grads->size(); ++s) {
       if (!needs[s]) continue;

@@ -2,7 +2,8 @@
 //
 // Forward runs every node with the float operators' own kernels (ops/float, through RunNode), except
 // BatchNormalization in training mode, which uses batch statistics and updates its running mean and variance in
-// place (ops/float/grad/batch_norm_backward.h). The tape is simply every value's tensor of the last Forward.
+// place (ops/float/grad/batch_norm_backward.h), and Dropout in training mode, which drops elements with a seeded
+// mask (ops/float/grad/dropout_training.h) that its backward reuses; in eval mode Dropout is the identity. The tape is simply every value's tensor of the last Forward.
 // Backward walks the nodes in reverse from dL/d(outputs), calls each node's backward (ops/float/grad) for the
 // inputs that lead back to a parameter, sums gradients of values read by several nodes, and leaves dL/dp in
 // gradient(i) for every trainable parameter (quant/training/trainable_parameters.h).
@@ -16,6 +17,7 @@
 // parameters of its own (learned scale and zero point); those join AllParameters() after the graph's.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>
@@ -71,6 +73,13 @@ class TrainingGraph {
   // output that does not enter the loss). Replaces the previous gradients.
   Status Backward(std::span<const Tensor> output_grads);
 
+  // The seed of Dropout's masks in training mode; restarts the count of training Forward calls. Training Forward k
+  // after it draws node i's mask from (seed, k, i), so a run is reproducible from the seed, and setting the same
+  // seed before a Forward repeats its masks (finite-difference checks).
+  void set_dropout_seed(uint64_t seed) {
+    dropout_seed_ = seed;
+    training_forwards_ = 0;
+  }
   const Graph& graph() const { return graph_; }
   const std::vector<TrainableParameter>& parameters() const { return state_.parameters; }
   const std::vector<ValueId>& buffers() const { return state_.buffers; }
@@ -95,6 +104,7 @@ class TrainingGraph {
   TrainingGraph(Graph graph, const Context& context, TrainingGraphOptions options);
   Status Prepare();
   TrainingModule* ModuleOf(int node) const { return modules_[static_cast<size_t>(node)]; }
+  Result<std::vector<Tensor>> DropoutBackward(const float_ops::BackwardArgs& args, int index) const;
 
   Graph graph_;
   const Context* context_;
@@ -112,6 +122,10 @@ class TrainingGraph {
   std::vector<TrainingModule*> modules_;  // per node, or nullptr
   bool batch_norm_frozen_ = false;
   bool last_batch_norm_training_ = false;  // BatchNormalization of the last Forward used batch statistics
+  uint64_t dropout_seed_ = 0;
+  uint64_t training_forwards_ = 0;    // training-mode Forward calls so far (Dropout's mask stream)
+  std::vector<Tensor> dropout_masks_;  // per node: the mask of a training-mode Dropout in the last Forward
+  std::vector<float> dropout_ratios_;  // per node: its ratio
 };
 
 }  // namespace octet::training

@@ -7,6 +7,7 @@
 #include "ops/float/grad/batch_norm_backward.h"
 #include "ops/float/grad/binary_backward.h"
 #include "ops/float/grad/conv_backward.h"
+#include "ops/float/grad/gather_backward.h"
 #include "ops/float/grad/gemm_backward.h"
 #include "ops/float/grad/lstm_backward.h"
 #include "ops/float/grad/pool_backward.h"
@@ -35,7 +36,7 @@ std::vector<std::string> BackwardRegistry::OpTypes() const {
 BackwardRegistry FloatBackwardRegistry() {
   BackwardRegistry registry;
   for (auto add : {RegisterActivationBackward, RegisterBatchNormBackward, RegisterBinaryBackward,
-                   RegisterConvBackward, RegisterGemmBackward, RegisterLstmBackward, RegisterPoolBackward,
+                   RegisterConvBackward, RegisterGatherBackward, RegisterGemmBackward, RegisterLstmBackward, RegisterPoolBackward,
                    RegisterShapeBackward}) {
     const Status status = add(registry);
     OCTET_CHECK(status.ok());  // the list above registers each op type once

@@ -3,6 +3,8 @@
 // accumulation.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 

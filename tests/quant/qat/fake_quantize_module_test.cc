@@ -9,8 +9,10 @@
 // step starts again from PyTorch's parameters (scale_in / zero_point_in), so a last-bit difference does not carry.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 

@@ -2,10 +2,12 @@
 // loss going down, determinism with a seed, seeded mini-batches, default initialisation, and checkpoints.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/builder.h"
 #include "io/weights_checkpoint.h"
+#include "ops/float/grad/dropout_training.h"
 #include "ops/float/grad/loss.h"
 #include "quant/training/mini_batches.h"
 #include "quant/training/parameter_init.h"
@@ -231,6 +233,123 @@ TEST_CASE("Weights checkpoints round-trip and replace a previous one whole", "[t
   CHECK_THAT(wrong.status().ToString(), Catch::Contains("is not a constant"));
   CHECK_FALSE(LoadWeightsCheckpoint((root / "missing").string(), c).ok());
   fs::remove_all(root);
+}
+
+// Linear -> Dropout -> Tanh -> Linear: the masks of training mode must be those the backward uses.
+Graph DropoutModel(uint64_t seed) {
+  GraphBuilder b("dropout", seed);
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 6});
+  ValueId h = b.Dropout("drop", b.Linear("fc1", x, 6, 8));
+  b.Output(b.Linear("fc2", b.Tanh("act", h), 8, 3));
+  return std::move(b).Build().value();
+}
+
+TEST_CASE("Dropout in training mode: seeded mask, 1/(1-p) scale, the same mask backward", "[train]") {
+  auto rng = testing::MakeRng("train_dropout");
+  const Tensor x[] = {testing::RandomTensor(rng, Shape{64, 6})};
+  const std::vector<int64_t> labels = [] {
+    std::vector<int64_t> l;
+    for (int i = 0; i < 64; ++i) l.push_back(i % 3);
+    return l;
+  }();
+  TrainingGraph tg = TrainingGraph::Create(DropoutModel(3), TestContext()).value();
+  const std::vector<Tensor> eval_a = tg.Forward(x, Mode::kEval).value();
+  const std::vector<Tensor> eval_b = tg.Forward(x, Mode::kEval).value();
+  tg.set_dropout_seed(11);
+  const std::vector<Tensor> train_a = tg.Forward(x, Mode::kTraining).value();
+  const std::vector<Tensor> train_b = tg.Forward(x, Mode::kTraining).value();  // the next mask
+  tg.set_dropout_seed(11);
+  const std::vector<Tensor> train_a_again = tg.Forward(x, Mode::kTraining).value();
+  tg.set_dropout_seed(12);
+  const std::vector<Tensor> train_other_seed = tg.Forward(x, Mode::kTraining).value();
+  auto same = [](const Tensor& a, const Tensor& b) {
+    return std::equal(a.values<float>().begin(), a.values<float>().end(), b.values<float>().begin());
+  };
+  CHECK(same(eval_a[0], eval_b[0]));          // eval: the identity, deterministic
+  CHECK_FALSE(same(eval_a[0], train_a[0]));   // training drops
+  CHECK_FALSE(same(train_a[0], train_b[0]));  // a new mask per Forward
+  CHECK(same(train_a[0], train_a_again[0]));  // reproducible from the seed
+  CHECK_FALSE(same(train_a[0], train_other_seed[0]));
+
+  // The dropout node's own values: kept ones scaled by 1 / (1 - 0.5) = 2, about half dropped.
+  auto direct = float_ops::DropoutTrainingForward(testing::RandomTensor(rng, Shape{100, 40}, 1.0f, 2.0f), 0.5f, 99);
+  REQUIRE(direct.ok());
+  int64_t kept = 0;
+  for (int64_t i = 0; i < direct->output.NumElements(); ++i) {
+    const float y = direct->output.data<float>()[i];
+    if (direct->mask.data<uint8_t>()[i] != 0) {
+      ++kept;
+      CHECK(y >= 2.0f);
+    } else {
+      CHECK(y == 0.0f);
+    }
+  }
+  CHECK(kept > 1800);  // 4000 draws at p = 0.5: 2000 +- 5 sigma
+  CHECK(kept < 2200);
+  auto none = float_ops::DropoutTrainingForward(testing::RandomTensor(rng, Shape{10}), 1.0f, 1);
+  REQUIRE(none.ok());
+  for (float y : none->output.values<float>()) CHECK(y == 0.0f);
+  CHECK_FALSE(float_ops::DropoutTrainingForward(testing::RandomTensor(rng, Shape{10}), 1.5f, 1).ok());
+
+  // Gradients through the training-mode mask equal finite differences taken with the same mask.
+  tg.set_dropout_seed(5);
+  std::vector<Tensor> out = tg.Forward(x, Mode::kTraining).value();
+  auto loss = float_ops::SoftmaxCrossEntropy(out[0], labels).value();
+  std::vector<Tensor> grads = {loss.grad};
+  REQUIRE(tg.Backward(grads).ok());
+  auto loss_with_mask = [&] {
+    tg.set_dropout_seed(5);
+    return Loss(tg, x[0], labels, Mode::kTraining);
+  };
+  int64_t compared = 0;
+  for (size_t p = 0; p < tg.parameters().size(); ++p) {
+    Tensor param = tg.parameter(p);
+    for (int64_t i = 0; i < param.NumElements(); i += 3) {
+      const float saved = param.data<float>()[i];
+      param.data<float>()[i] = saved + 1e-2f;
+      const double plus = loss_with_mask();
+      param.data<float>()[i] = saved - 1e-2f;
+      const double minus = loss_with_mask();
+      param.data<float>()[i] = saved;
+      const double numeric = (plus - minus) / 2e-2;
+      INFO(tg.parameter_name(p) << "[" << i << "]");
+      CHECK(tg.gradient(p).data<float>()[i] == Approx(numeric).margin(1e-4).epsilon(2e-3));
+      ++compared;
+    }
+  }
+  CHECK(compared > 20);
+}
+
+// Rows read several times (1, 5, 6, 3) sum their gradients; every row is checked against finite differences.
+TEST_CASE("Embedding weights train through Gather's backward", "[train]") {
+  GraphBuilder b("embedding", 4);
+  ValueId ids = b.Input("ids", DType::kS32, Shape{kUnknownDim, 3});
+  ValueId e = b.Embedding("embed", ids, 7, 4);
+  b.Output(b.Linear("fc", b.Tanh("act", b.Flatten("flatten", e)), 12, 2));
+  TrainingGraph tg = TrainingGraph::Create(std::move(b).Build().value(), TestContext()).value();
+  const Tensor x[] = {Tensor::FromValues<int32_t>(Shape{4, 3}, std::vector<int32_t>{1, 5, 1, 0, 6, 6, 2, 1, 5, 3, 3, 4})
+                          .value()};
+  const std::vector<int64_t> labels = {0, 1, 1, 0};
+  std::vector<Tensor> out = tg.Forward(x, Mode::kEval).value();
+  auto loss = float_ops::SoftmaxCrossEntropy(out[0], labels).value();
+  std::vector<Tensor> grads = {loss.grad};
+  REQUIRE(tg.Backward(grads).ok());
+  size_t embed = tg.parameters().size();
+  for (size_t p = 0; p < tg.parameters().size(); ++p) {
+    if (tg.parameter(p).shape() == Shape{7, 4}) embed = p;
+  }
+  REQUIRE(embed < tg.parameters().size());
+  Tensor weight = tg.parameter(embed);
+  for (int64_t i = 0; i < weight.NumElements(); ++i) {
+    const float saved = weight.data<float>()[i];
+    weight.data<float>()[i] = saved + 1e-2f;
+    const double plus = Loss(tg, x[0], labels, Mode::kEval);
+    weight.data<float>()[i] = saved - 1e-2f;
+    const double minus = Loss(tg, x[0], labels, Mode::kEval);
+    weight.data<float>()[i] = saved;
+    INFO("embedding weight [" << i << "]");
+    CHECK(tg.gradient(embed).data<float>()[i] == Approx((plus - minus) / 2e-2).margin(1e-4).epsilon(2e-3));
+  }
 }
 
 TEST_CASE("TrainingGraph reports nodes it cannot differentiate", "[train]") {

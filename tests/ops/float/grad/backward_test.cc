@@ -246,6 +246,24 @@ TEST_CASE("Concat, Flatten and Reshape backward", "[grad]") {
   CHECK(CheckGradients(reshape, rng) > 0);
 }
 
+TEST_CASE("Gather backward: scatter-add, repeated and negative indices, every axis", "[grad]") {
+  auto rng = testing::MakeRng("grad_gather");
+  // Index 1 is read three times (once as -2 of 3), index 0 never: its gradient must stay zero.
+  GradCase rows{"Gather", {{"axis", 0}}, {RandomTensor(rng, Shape{3, 4}), Ints({1, 2, -2, 1})}, {}, {}, {true, false}};
+  CHECK(CheckGradients(rows, rng) > 0);
+  GradCase middle{"Gather", {{"axis", 1}}, {RandomTensor(rng, Shape{2, 5, 3}), Ints({4, 0, 4, -1, 2, 2})}, {}, {},
+                  {true, false}};
+  CHECK(CheckGradients(middle, rng) > 0);
+  GradCase last{"Gather", {{"axis", -1}}, {RandomTensor(rng, Shape{2, 3, 4}), Ints({3, 3})}, {}, {}, {true, false}};
+  CHECK(CheckGradients(last, rng) > 0);
+  // Indices of rank 2 (an embedding lookup of a [batch, tokens] id matrix).
+  GradCase embedding{"Gather", {{"axis", 0}},
+                     {RandomTensor(rng, Shape{6, 3}),
+                      Tensor::FromValues<int32_t>(Shape{2, 3}, std::vector<int32_t>{5, 0, 5, 1, 1, 3}).value()},
+                     {}, {}, {true, false}};
+  CHECK(CheckGradients(embedding, rng) > 0);
+}
+
 TEST_CASE("LSTM backward through time: forward, reverse, bidirectional", "[grad]") {
   auto rng = testing::MakeRng("grad_lstm");
   const int64_t t = 4, b = 3, in = 5, h = 3;
