@@ -146,7 +146,19 @@ Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Contex
   FoldConstantNodes(g);
   OCTET_ASSIGN_OR_RETURN(m.conv_bn_units_, RewriteConvBnForQat(g));
   std::map<std::string, const ConvBnUnit*> unit_of_conv;
-  for (const ConvBnUnit& u : m.conv_bn_units_) unit_of_conv[u.conv] = &u;
+  std::set<std::string> unit_batch_norms;
+  for (const ConvBnUnit& u : m.conv_bn_units_) {
+    unit_of_conv[u.conv] = &u;
+    unit_batch_norms.insert(u.batch_norm);
+  }
+  // Convert folds every BatchNormalization Fuse folds; one that training keeps apart from its Gemm would leave the
+  // weight fake-quant watching the unfolded weight.
+  for (const std::string& bn : placed.fuse_report().folded_batch_norms) {
+    if (unit_batch_norms.count(bn) == 0) {
+      return NodeError(bn, Unimplemented("QAT of a BatchNormalization folded into a Gemm (LinearBn) is not "
+                                         "supported yet; only Conv + BatchNormalization train as one unit"));
+    }
+  }
 
   training::TrainingGraphOptions to;
   std::set<std::string> extra;

@@ -96,8 +96,9 @@ class QatModel {
 QConfig ObserverQConfig(const QatQConfig& qconfig);
 
 // Fails naming the node or value: a graph the TrainingGraph cannot train, a weight that is not an f32 constant, a
-// module the config cannot build, or a share-qparams group entered by two values (Concat of two fake-quantized
-// inputs; not supported yet). `context` must outlive the model.
+// module the config cannot build, or what is not supported yet: a share-qparams group entered by two values (Concat
+// of two fake-quantized inputs), a BatchNormalization after a Gemm (PyTorch 1.13 has no LinearBn either).
+// `context` must outlive the model.
 Result<QatModel> PrepareQat(Graph graph, const QatQConfig& qconfig, const Context& context,
                             const PrepareQatOptions& options = {});
 // With GetDefaultQatQConfig(backend, version 1).

@@ -78,6 +78,14 @@ TEST_CASE("PrepareQat places fake-quant nodes where Prepare places observers", "
   REQUIRE(kept.ok());
   CHECK(SiteNodes(*kept) == std::vector<std::string>{"conv1.weight_fake_quant", "image.fake_quant",
                                                      "relu1.fake_quant"});
+
+  // Linear + BatchNormalization: Convert would fold it, training would not; refused, naming the node.
+  GraphBuilder b("linear_bn", 0);
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 8});
+  b.Output(b.BatchNorm2d("bn", b.Linear("fc", x, 8, 4), 4));
+  auto linear_bn = qat::PrepareQat(std::move(b).Build().value(), "x86", context);
+  REQUIRE_FALSE(linear_bn.ok());
+  CHECK_THAT(linear_bn.status().message(), Catch::Contains("'bn'") && Catch::Contains("LinearBn"));
 }
 
 TEST_CASE("QAT trains learned scales and zero points, and frozen observers keep their qparams", "[qat]") {
