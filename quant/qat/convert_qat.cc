@@ -50,7 +50,7 @@ Result<PreparedGraph> PrepareForConvert(QatModel& model, QatQParamsSource source
       Result<Tensor> seen = site->module->Forward(w);
       if (!seen.ok()) return seen.status().WithContext(fmt::format("failed to convert weight '{}'", first));
     }
-    Result<QParams> q = source == QatQParamsSource::kForward ? site->module->ForwardQParams()
+    Result<QParams> q = source == QatQParamsSource::kForward ? site->module->FakeQuantQParams()
                                                              : site->module->CalculateQParams();
     if (!q.ok()) {
       return q.status().WithContext(fmt::format("failed to convert the qparams of '{}' ({})", first, site->node));

@@ -4,8 +4,8 @@
 // observer slot per fake-quant site; each slot takes its fake-quant module's qparams as fixed qparams
 // (ObserverSlot::fixed_qparams) instead of calibration; Convert (quant/convert.h) builds the int8 graph.
 //
-// Which qparams: by default those the fake-quant forward used (FakeQuantizeModule::ForwardQParams), so the int8
-// model computes what training simulated. PyTorch's convert takes calculate_qparams() instead, which for
+// Which qparams: by default those the fake-quant forward used (FakeQuantizeModule::FakeQuantQParams), so the
+// int8 model computes what training simulated. PyTorch's convert takes calculate_qparams() instead, which for
 // FusedMovingAvgObsFakeQuantize (the v1 default) is the observer's formula, not the fused op's
 // ChooseQuantizationParams (numerics.md §2.9: symmetric int8 max(|min|/128, max/127) in training vs
 // max(|min|, max)/127.5 at convert); at 8 bits this moves a logit by an LSB or two, at 3-4 bits it costs accuracy
@@ -26,7 +26,7 @@
 namespace octet::qat {
 
 enum class QatQParamsSource {
-  kForward,           // FakeQuantizeModule::ForwardQParams(): what training simulated (default)
+  kForward,           // FakeQuantizeModule::FakeQuantQParams(): what training simulated (default)
   kCalculateQParams,  // FakeQuantizeModule::CalculateQParams(): PyTorch's convert
 };
 

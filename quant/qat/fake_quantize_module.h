@@ -76,7 +76,7 @@ class FakeQuantizeModule {
   // The qparams the fake-quant forward uses now (ForwardEval's). The same as CalculateQParams() except for
   // kFusedMovingAvgObs, whose forward chooses them with ChooseQuantizationParams (§2.9) while calculate_qparams is
   // the observer's formula; ConvertQat takes these so the int8 model computes what training simulated.
-  virtual Result<QParams> ForwardQParams() const { return CalculateQParams(); }
+  virtual Result<QParams> FakeQuantQParams() const { return CalculateQParams(); }
 
   void set_observer_enabled(bool on) { observer_enabled_ = on; }
   bool observer_enabled() const { return observer_enabled_; }

@@ -81,7 +81,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
     return CalculateQParamsFromRange(running_min_, running_max_, options_.Spec(0));
   }
 
-  Result<QParams> ForwardQParams() const override {
+  Result<QParams> FakeQuantQParams() const override {
     if (running_min_.empty() || std::isinf(running_min_[0])) {
       return FailedPrecondition("{}: no qparams before the first observed Forward", kKindName);
     }

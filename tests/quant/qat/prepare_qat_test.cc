@@ -138,11 +138,13 @@ TEST_CASE("QAT trains learned scales and zero points, and frozen observers keep 
   REQUIRE(fused->training_graph().Forward(inputs, training::Mode::kTraining).ok());
   REQUIRE(fused->DisableObservers().ok());
   std::vector<float> before;
-  for (const qat::FakeQuantSite& s : fused->sites()) before.push_back(s.module->ForwardQParams().value().scales()[0]);
+  for (const qat::FakeQuantSite& s : fused->sites()) {
+    before.push_back(s.module->FakeQuantQParams().value().scales()[0]);
+  }
   const Tensor other[] = {Images(rng, 8)};
   REQUIRE(fused->training_graph().Forward(other, training::Mode::kTraining).ok());
   for (size_t i = 0; i < fused->sites().size(); ++i) {
-    CHECK(fused->sites()[i].module->ForwardQParams().value().scales()[0] == before[i]);
+    CHECK(fused->sites()[i].module->FakeQuantQParams().value().scales()[0] == before[i]);
   }
 }
 
