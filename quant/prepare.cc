@@ -56,6 +56,10 @@ Result<std::map<std::string, QParams>> PreparedGraph::CalculateQParams() const {
   std::map<std::string, QParams> out;
   for (const ObserverSlot& slot : slots_) {
     const std::string& first = graph_.value(slot.values.front()).name;
+    if (slot.fixed_qparams.has_value()) {
+      for (ValueId v : slot.values) out.emplace(graph_.value(v).name, *slot.fixed_qparams);
+      continue;
+    }
     if (!slot.observer->has_observations()) {
       return FailedPrecondition("cannot calculate qparams of value '{}' (observed for node '{}'): its {} saw no data; "
                                 "run Calibrate with data that reaches it",
@@ -138,7 +142,7 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
       }
       if (options.context != nullptr) (*obs)->set_context(options.context);
       s = static_cast<int>(p.slots_.size());
-      p.slots_.push_back(ObserverSlot{ObservedRole::kActivation, std::move(*obs), {}, g.node(owner).name});
+      p.slots_.push_back(ObserverSlot{ObservedRole::kActivation, std::move(*obs), {}, g.node(owner).name, std::nullopt});
     }
     p.slots_[static_cast<size_t>(s)].values.push_back(v);
     p.slot_of_[static_cast<size_t>(v)] = s;
@@ -171,7 +175,7 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
       return Status(s.code(), fmt::format("failed to prepare node '{}': {}", n.name, s.message()));
     }
     p.slot_of_[static_cast<size_t>(w.value)] = static_cast<int>(p.slots_.size());
-    p.slots_.push_back(ObserverSlot{ObservedRole::kWeight, std::move(*obs), {w.value}, n.name});
+    p.slots_.push_back(ObserverSlot{ObservedRole::kWeight, std::move(*obs), {w.value}, n.name, std::nullopt});
   }
   return p;
 }

@@ -35,6 +35,8 @@ struct ObserverSlot {
   std::unique_ptr<Observer> observer;
   std::vector<ValueId> values;
   std::string owner;  // the node whose QConfig built the observer
+  // Qparams given from outside (QAT's ConvertQat: the fake-quant module's), used instead of the observer's.
+  std::optional<QParams> fixed_qparams;
 };
 
 struct PrepareOptions {
@@ -55,8 +57,8 @@ class PreparedGraph {
   int slot_of(ValueId value) const;
   // The observer of the value called `name`, or nullptr.
   const Observer* FindObserver(const std::string& name) const;
-  // Qparams of every observed value, by value name; fails naming a value whose observer saw nothing (an activation
-  // never reached by calibration) or whose observer fails.
+  // Qparams of every observed value, by value name (a slot's fixed_qparams when set); fails naming a value whose
+  // observer saw nothing (an activation never reached by calibration) or whose observer fails.
   Result<std::map<std::string, QParams>> CalculateQParams() const;
 
  private:

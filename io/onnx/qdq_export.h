@@ -9,7 +9,8 @@
 // biases int32 initializers of scale a_scale * w_scale[c] (DequantizeLinear of int32, opset 13). Shape-only
 // operators (Reshape, Flatten, ...) run on the integer tensors directly, as in octet. Dynamic operators are written
 // as their float operator on dequantized weights (ONNX Runtime then runs them in float, not per-call int8).
-// HardSwish, which opset 13 lacks, is written as x * HardSigmoid(x, 1/6, 1/2).
+// HardSwish, which opset 13 lacks, is written as x * HardSigmoid(x, 1/6, 1/2). A float graph (no integer values) is
+// written as the plain ONNX model it is (`octet train -o TRAINED.onnx`).
 //
 // Numerics: ONNX Runtime's QLinear kernels round like octet's fp32 profile but not bit for bit (its multipliers and
 // QuantizeLinear's x / s differ in the last bit now and then), so its outputs agree with octet's to within one LSB

@@ -73,6 +73,10 @@ class FakeQuantizeModule {
   virtual Result<Tensor> Backward(const Tensor& dy) = 0;
   // The qparams Convert uses (PyTorch's calculate_qparams; zero point rounded and clamped for kLearnable).
   virtual Result<QParams> CalculateQParams() const = 0;
+  // The qparams the fake-quant forward uses now (ForwardEval's). The same as CalculateQParams() except for
+  // kFusedMovingAvgObs, whose forward chooses them with ChooseQuantizationParams (§2.9) while calculate_qparams is
+  // the observer's formula; ConvertQat takes these so the int8 model computes what training simulated.
+  virtual Result<QParams> FakeQuantQParams() const { return CalculateQParams(); }
 
   void set_observer_enabled(bool on) { observer_enabled_ = on; }
   bool observer_enabled() const { return observer_enabled_; }

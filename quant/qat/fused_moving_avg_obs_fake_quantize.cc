@@ -81,6 +81,13 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
     return CalculateQParamsFromRange(running_min_, running_max_, options_.Spec(0));
   }
 
+  Result<QParams> FakeQuantQParams() const override {
+    if (running_min_.empty() || std::isinf(running_min_[0])) {
+      return FailedPrecondition("{}: no qparams before the first observed Forward", kKindName);
+    }
+    return ChooseQParams();
+  }
+
  private:
   // Per channel, the running range gets one (+inf, -inf) entry per channel of the first input; later inputs must
   // have as many channels (PyTorch would read past its buffers).

@@ -54,8 +54,7 @@ Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Te
   const int64_t per_epoch = (count + options.batch_size - 1) / std::max<int64_t>(options.batch_size, 1);
   const int64_t total = per_epoch * options.epochs;
   int64_t done = 0;
-  std::vector<Tensor> params;
-  for (size_t i = 0; i < model.parameters().size(); ++i) params.push_back(model.parameter(i));
+  std::vector<Tensor> params = model.AllParameters();
   std::vector<EpochSummary> summaries;
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     sgd.set_lr(schedule.lr());
@@ -64,6 +63,7 @@ Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Te
     int64_t correct = 0;
     for (size_t b = 0; b < batches.size(); ++b) {
       const std::vector<int64_t>& rows = batches[b];
+      if (options.on_batch_begin) OCTET_RETURN_IF_ERROR(options.on_batch_begin(done));
       OCTET_ASSIGN_OR_RETURN(Tensor batch_x, GatherRows(x, rows));
       std::vector<int64_t> batch_y;
       for (int64_t r : rows) batch_y.push_back(labels[static_cast<size_t>(r)]);
@@ -80,10 +80,10 @@ Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Te
       std::vector<Tensor> output_grads(outputs.size());
       output_grads[0] = std::move(loss.grad);
       OCTET_RETURN_IF_ERROR(model.Backward(output_grads));
-      std::vector<Tensor> grads;
-      for (size_t i = 0; i < params.size(); ++i) grads.push_back(model.gradient(i));
+      const std::vector<Tensor> grads = model.AllGradients();
       OCTET_RETURN_IF_ERROR(sgd.Step(params, grads));
-      if (options.progress) options.progress(++done, total);
+      ++done;
+      if (options.progress) options.progress(done, total);
     }
     EpochSummary s;
     s.epoch = epoch;

@@ -32,13 +32,15 @@ struct TrainClassifierOptions {
   uint64_t seed = 0;  // shuffling
   // (batches done, batches in all epochs) after every batch; empty = silent.
   ProgressFn progress;
+  // Before every batch, with the number of batches done (QAT freezes observers and BatchNorm statistics here).
+  std::function<Status(int64_t step)> on_batch_begin;
   // After every epoch, with the graph's weights updated; an error stops training (and is returned).
   std::function<Status(const EpochSummary&)> on_epoch_end;
 };
 
 // Trains `model` (one graph input fed with rows of `x`, dimension 0 = sample) on `labels` (one per row, in
-// [0, C)). Returns one summary per epoch. Fails on a label outside the logits' classes, a non-finite loss
-// (naming the epoch and batch), or bad options.
+// [0, C)); SGD updates model.AllParameters() (the graph's and its modules'). Returns one summary per epoch. Fails on
+// a label outside the logits' classes, a non-finite loss (naming the epoch and batch), or bad options.
 Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Tensor& x,
                                                   std::span<const int64_t> labels,
                                                   const TrainClassifierOptions& options);

@@ -16,8 +16,8 @@ Status NodeError(const Node& node, const Status& status) {
   return status.WithContext(fmt::format("failed to train node '{}' ({})", node.name, node.op_type));
 }
 
-bool IsTrainingBatchNorm(const Node& node, Mode mode) {
-  return mode == Mode::kTraining && node.op_type == "BatchNormalization";
+bool IsTrainingBatchNorm(const Node& node, Mode mode, bool frozen) {
+  return mode == Mode::kTraining && !frozen && node.op_type == "BatchNormalization";
 }
 
 bool IsTrainingDropout(const Node& node, Mode mode) { return mode == Mode::kTraining && node.op_type == "Dropout"; }
@@ -29,20 +29,51 @@ uint64_t DropoutSeed(uint64_t seed, uint64_t forward, int node) {
 
 }  // namespace
 
-TrainingGraph::TrainingGraph(Graph graph, const Context& context)
+TrainingGraph::TrainingGraph(Graph graph, const Context& context, TrainingGraphOptions options)
     : graph_(std::move(graph)), context_(&context), forward_(FloatOpRegistry()),
-      backward_(float_ops::FloatBackwardRegistry()) {}
+      backward_(float_ops::FloatBackwardRegistry()), options_(std::move(options)) {}
 
-Result<TrainingGraph> TrainingGraph::Create(Graph graph, const Context& context) {
+Result<TrainingGraph> TrainingGraph::Create(Graph graph, const Context& context, TrainingGraphOptions options) {
   OCTET_RETURN_IF_ERROR(graph.SortTopologically());
   OCTET_RETURN_IF_ERROR(VerifyGraph(graph));
-  TrainingGraph tg(std::move(graph), context);
+  TrainingGraph tg(std::move(graph), context, std::move(options));
   OCTET_RETURN_IF_ERROR(tg.Prepare());
   return tg;
 }
 
 Status TrainingGraph::Prepare() {
   state_ = FindTrainableParameters(graph_);
+  modules_.assign(static_cast<size_t>(graph_.num_nodes()), nullptr);
+  for (const auto& [name, module] : options_.modules) {
+    const int node = graph_.FindNode(name);
+    if (node < 0) {
+      return InvalidArgument("training module for node '{}': no such node in graph '{}'", name, graph_.name());
+    }
+    const Node& n = graph_.node(node);
+    if (module == nullptr || n.inputs.size() != 1 || n.outputs.size() != 1) {
+      return NodeError(n, InvalidArgument("a module node needs a module, one input and one output"));
+    }
+    modules_[static_cast<size_t>(node)] = module;
+  }
+  auto add_extra = [&](const std::string& name, ParameterRole role) -> Status {
+    const ValueId id = graph_.FindValue(name);
+    if (id == kNoValue || graph_.value(id).kind != ValueKind::kConstant || graph_.value(id).dtype != DType::kF32) {
+      return InvalidArgument("parameter '{}' is no f32 constant of graph '{}'", name, graph_.name());
+    }
+    for (const TrainableParameter& p : state_.parameters) {
+      if (p.value == id) return OkStatus();
+    }
+    int reader = -1;
+    for (int i = 0; i < graph_.num_nodes() && reader < 0; ++i) {
+      for (ValueId in : graph_.node(i).inputs) reader = in == id ? i : reader;
+    }
+    state_.parameters.push_back({id, reader, role});
+    return OkStatus();
+  };
+  for (const std::string& name : options_.extra_parameters) {
+    OCTET_RETURN_IF_ERROR(add_extra(name, ParameterRole::kWeight));
+  }
+  for (const std::string& name : options_.extra_biases) OCTET_RETURN_IF_ERROR(add_extra(name, ParameterRole::kBias));
   const size_t n = static_cast<size_t>(graph_.num_values());
   is_static_.assign(n, false);
   requires_grad_.assign(n, false);
@@ -67,17 +98,22 @@ Status TrainingGraph::Prepare() {
   }
   for (int i = 0; i < graph_.num_nodes(); ++i) {
     const Node& node = graph_.node(i);
-    if (forward_.Find(node.domain, node.op_type) == nullptr) {
+    TrainingModule* module = ModuleOf(i);
+    if (module == nullptr && forward_.Find(node.domain, node.op_type) == nullptr) {
       return NodeError(node, Unimplemented("no float operator '{}'", node.op_type));
     }
-    // Training-mode BatchNormalization and Dropout are not functions of their inputs alone: never folded.
-    bool all_static = node.op_type != "BatchNormalization" && node.op_type != "Dropout", any_grad = false;
+    // Training-mode BatchNormalization and Dropout are not functions of their inputs alone, nor are modules: never
+    // folded.
+    bool all_static = node.op_type != "BatchNormalization" && node.op_type != "Dropout" && module == nullptr,
+         any_grad = false;
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;
       all_static = all_static && is_static_[static_cast<size_t>(in)];
       any_grad = any_grad || requires_grad_[static_cast<size_t>(in)];
     }
-    if (any_grad && backward_.Find(node.op_type) == nullptr) {
+    // A module with parameters of its own needs dL/d(output) even when its input needs no gradient.
+    if (module != nullptr) any_grad = any_grad || !module->Parameters().empty();
+    if (any_grad && module == nullptr && backward_.Find(node.op_type) == nullptr) {
       return NodeError(node, Unimplemented("no backward for '{}', which a parameter's gradient must pass", node.op_type));
     }
     for (ValueId out : node.outputs) {
@@ -155,7 +191,11 @@ Result<std::vector<Tensor>> TrainingGraph::Forward(std::span<const Tensor> input
       in.push_back(id == kNoValue ? Tensor() : values_[static_cast<size_t>(id)]);
     }
     std::vector<Tensor> outs;
-    if (IsTrainingBatchNorm(node, mode)) {
+    if (TrainingModule* module = ModuleOf(i); module != nullptr) {
+      Result<Tensor> y = module->Forward(in[0], mode);
+      if (!y.ok()) return NodeError(node, y.status());
+      outs.push_back(*std::move(y));
+    } else if (IsTrainingBatchNorm(node, mode, batch_norm_frozen_)) {
       if (node.inputs.size() != 5 || node.inputs[3] == kNoValue || node.inputs[4] == kNoValue) {
         return NodeError(node, InvalidArgument("BatchNormalization needs X, scale, B, mean and var"));
       }
@@ -194,6 +234,7 @@ Result<std::vector<Tensor>> TrainingGraph::Forward(std::span<const Tensor> input
     results.push_back(values_[static_cast<size_t>(out)]);
   }
   last_mode_ = mode;
+  last_batch_norm_training_ = mode == Mode::kTraining && !batch_norm_frozen_;
   has_tape_ = true;
   if (mode == Mode::kTraining) ++training_forwards_;
   return results;
@@ -214,6 +255,9 @@ Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
   const std::vector<ValueId>& outs = graph_.outputs();
   if (output_grads.size() != outs.size()) {
     return InvalidArgument("{} output gradients given for {} graph outputs", output_grads.size(), outs.size());
+  }
+  for (TrainingModule* module : modules_) {
+    if (module != nullptr) module->ZeroGrad();
   }
   std::vector<Tensor> grads(static_cast<size_t>(graph_.num_values()));
   std::vector<bool> has_grad(grads.size(), false);
@@ -257,6 +301,15 @@ Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
       needs[s] = in != kNoValue && requires_grad_[static_cast<size_t>(in)];
       any_needed = any_needed || needs[s];
     }
+    if (TrainingModule* module = ModuleOf(i); module != nullptr) {
+      if (!any_out_grad) continue;
+      Result<Tensor> dx = module->Backward(grads[static_cast<size_t>(node.outputs[0])]);
+      if (!dx.ok()) return NodeError(node, dx.status());
+      if (needs[0]) OCTET_RETURN_IF_ERROR(accumulate(node.inputs[0], *std::move(dx)));
+      grads[static_cast<size_t>(node.outputs[0])] = Tensor();
+      has_grad[static_cast<size_t>(node.outputs[0])] = false;
+      continue;
+    }
     if (!any_out_grad || !any_needed) continue;
     std::vector<Tensor> in, out, out_grads;
     for (ValueId id : node.inputs) {
@@ -268,7 +321,7 @@ Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
     }
     const float_ops::BackwardFn* fn = backward_.Find(node.op_type);
     float_ops::BackwardArgs args{node, in, out, out_grads, {needs.get(), node.inputs.size()},
-                                 last_mode_ == Mode::kTraining, *context_};
+                                 last_batch_norm_training_, *context_};
     Result<std::vector<Tensor>> input_grads =
         IsTrainingDropout(node, last_mode_) ? DropoutBackward(args, i) : (*fn)(args);
     if (!input_grads.ok()) return NodeError(node, input_grads.status());
@@ -296,6 +349,29 @@ Status TrainingGraph::Backward(std::span<const Tensor> output_grads) {
     }
   }
   return OkStatus();
+}
+
+}  // namespace octet::training
+
+namespace octet::training {
+
+std::vector<Tensor> TrainingGraph::AllParameters() const {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < state_.parameters.size(); ++i) out.push_back(parameter(i));
+  for (TrainingModule* module : modules_) {
+    if (module == nullptr) continue;
+    for (TrainingModule::Parameter& p : module->Parameters()) out.push_back(p.value);
+  }
+  return out;
+}
+
+std::vector<Tensor> TrainingGraph::AllGradients() const {
+  std::vector<Tensor> out = gradients_;
+  for (TrainingModule* module : modules_) {
+    if (module == nullptr) continue;
+    for (TrainingModule::Parameter& p : module->Parameters()) out.push_back(p.grad);
+  }
+  return out;
 }
 
 }  // namespace octet::training

@@ -10,9 +10,15 @@
 //
 // Parameters live in the graph's constants: the optimizer updates them in place and graph() always holds the
 // current weights. Values computed from constants alone (shape arithmetic, Constant nodes) are evaluated once.
+//
+// Modules (QAT's fake-quant, quant/qat/prepare_qat.h): a node named in TrainingGraphOptions::modules runs a
+// stateful TrainingModule instead of a float operator (one input, one output, whatever its op type). Its Backward
+// is called whenever dL/d(its output) exists, also when its input needs no gradient, because a module may have
+// parameters of its own (learned scale and zero point); those join AllParameters() after the graph's.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,12 +35,37 @@ namespace octet::training {
 
 enum class Mode { kTraining, kEval };
 
+// A stateful one-input, one-output operator run by a TrainingGraph node (not owned by the graph).
+class TrainingModule {
+ public:
+  virtual ~TrainingModule() = default;
+  virtual Result<Tensor> Forward(const Tensor& x, Mode mode) = 0;
+  // dL/dx for dL/dy of the last Forward; adds the gradients of the module's own parameters.
+  virtual Result<Tensor> Backward(const Tensor& dy) = 0;
+  // The module's parameters and their gradients (tensors shared with the module: updates are seen by it).
+  struct Parameter {
+    std::string name;
+    Tensor value, grad;
+  };
+  virtual std::vector<Parameter> Parameters() { return {}; }
+  virtual void ZeroGrad() {}
+};
+
+struct TrainingGraphOptions {
+  // Node name -> the module it runs (must outlive the TrainingGraph).
+  std::map<std::string, TrainingModule*> modules;
+  // Constants to train besides those FindTrainableParameters finds (by value name; e.g. a weight that reaches its
+  // Conv through a fake-quant node). Role kWeight unless `extra_biases` lists them.
+  std::vector<std::string> extra_parameters;
+  std::vector<std::string> extra_biases;
+};
+
 class TrainingGraph {
  public:
   // Takes the graph (sorted and verified here); its trainable constants and buffers get buffers of their own, so
   // other copies of the original graph are not modified by training. Fails naming the node when an operator has
   // no forward, or has no backward although a parameter's gradient flows through it.
-  static Result<TrainingGraph> Create(Graph graph, const Context& context);
+  static Result<TrainingGraph> Create(Graph graph, const Context& context, TrainingGraphOptions options = {});
 
   // Runs the graph on one tensor per graph input and returns the graph outputs; records the tape.
   Result<std::vector<Tensor>> Forward(std::span<const Tensor> inputs, Mode mode);
@@ -59,9 +90,20 @@ class TrainingGraph {
   const Tensor& gradient(size_t i) const { return gradients_[i]; }
   int64_t NumParameterElements() const;
 
+  // What the optimizer updates: the graph's parameters, then every module's (stable order and shapes). The
+  // gradients are those of the last Backward.
+  std::vector<Tensor> AllParameters() const;
+  std::vector<Tensor> AllGradients() const;
+
+  // Frozen BatchNormalization statistics (PyTorch's freeze_bn_stats: bn.eval() inside a training model): training
+  // forwards normalize with the running statistics and leave them unchanged.
+  void set_batch_norm_frozen(bool frozen) { batch_norm_frozen_ = frozen; }
+  bool batch_norm_frozen() const { return batch_norm_frozen_; }
+
  private:
-  TrainingGraph(Graph graph, const Context& context);
+  TrainingGraph(Graph graph, const Context& context, TrainingGraphOptions options);
   Status Prepare();
+  TrainingModule* ModuleOf(int node) const { return modules_[static_cast<size_t>(node)]; }
   Result<std::vector<Tensor>> DropoutBackward(const float_ops::BackwardArgs& args, int index) const;
 
   Graph graph_;
@@ -76,6 +118,10 @@ class TrainingGraph {
   Mode last_mode_ = Mode::kEval;
   bool has_tape_ = false;
   std::vector<Tensor> gradients_;     // per parameter
+  TrainingGraphOptions options_;
+  std::vector<TrainingModule*> modules_;  // per node, or nullptr
+  bool batch_norm_frozen_ = false;
+  bool last_batch_norm_training_ = false;  // BatchNormalization of the last Forward used batch statistics
   uint64_t dropout_seed_ = 0;
   uint64_t training_forwards_ = 0;    // training-mode Forward calls so far (Dropout's mask stream)
   std::vector<Tensor> dropout_masks_;  // per node: the mask of a training-mode Dropout in the last Forward

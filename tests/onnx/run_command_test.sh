@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `octet run`, `octet inspect`, `octet bench model`, `octet train` and `octet compare` end to end: outputs against PyTorch's (tests/data/models), file names, exit
+# `octet run`, `octet inspect`, `octet bench model`, `octet train`, `octet qat` and `octet compare` end to end: outputs against PyTorch's (tests/data/models), file names, exit
 # statuses (0 ok, 1 failure naming file/node, 2 usage), and no partial output on failure.
 # Usage: run_command_test.sh OCTET MODELS_DIR
 set -uo pipefail
@@ -130,6 +130,43 @@ expect 1 "no quantized node has a float node of the same name" -- "$octet" compa
   "$tmp/cnn.octet" --input x="$m/digits_mlp.input0.npy" --json "$tmp/bad.json" --html "$tmp/bad.html"
 expect 2 "" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet"
 [ -e "$tmp/bad.json" ] || [ -e "$tmp/bad.html" ] && fail "a failed octet compare left a report behind"
+
+# train -o MODEL.onnx: the trained float model as ONNX, which octet runs; --checkpoint adds the folder.
+expect 0 "epoch 1/1" -- "$octet" train "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 1 \
+  --lr 0.01 -o "$tmp/trained.onnx" --checkpoint "$tmp/ckpt3"
+[ -f "$tmp/ckpt3/manifest.json" ] || fail "octet train --checkpoint wrote no manifest"
+expect 0 "logits: f32 [32, 10]" -- "$octet" run "$tmp/trained.onnx" --input image="$m/digits_cnn.input0.npy" \
+  --output-dir "$tmp/trained_run"
+/usr/bin/python3 - "$m" "$tmp" <<'PY' || fail "octet train -o X.onnx did not write the trained weights"
+import sys, numpy as np
+m, tmp = sys.argv[1], sys.argv[2]
+before = np.load("%s/digits_cnn.output0.npy" % m); after = np.load("%s/trained_run/logits.npy" % tmp)
+assert after.shape == before.shape and np.isfinite(after).all() and np.abs(after - before).max() > 1e-3
+PY
+expect 1 "" -- "$octet" train "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
+  -o "$tmp/bad.onnx"
+[ -e "$tmp/bad.onnx" ] && fail "a failed octet train left $tmp/bad.onnx"
+
+# qat: the digits CNN on 200 images for 2 epochs, then int8 (.octet and ONNX QDQ) that octet runs; usage and
+# runtime errors leave no output. (The accuracy figures are the [qat] test in tests/onnx/qat_digits_test.cc.)
+expect 0 "int8 test accuracy" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
+  --epochs 2 --lr 0.002 --freeze-bn-after 1 --freeze-observers-after 1 --test-data "$tmp/tx.npy" \
+  --test-labels "$tmp/ty.npy" -o "$tmp/qat.octet" --onnx "$tmp/qat.onnx"
+[ -f "$tmp/qat.octet" ] && [ -f "$tmp/qat.onnx" ] || fail "octet qat wrote no $tmp/qat.octet or $tmp/qat.onnx"
+expect 0 "logits: f32 [32, 10]" -- "$octet" run "$tmp/qat.octet" --input image="$m/digits_cnn.input0.npy" \
+  --output-dir "$tmp/qat_run"
+expect 0 "epoch 1/1" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 1 \
+  --weight-bits 4 --backend qnnpack --qconfig-version 0 -o "$tmp/qat4.octet"
+expect 0 "learnable" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 2 \
+  --learnable --convert-qparams calculate -o "$tmp/qat_lsq.octet"
+[ -f "$tmp/qat_lsq.octet" ] || fail "octet qat --learnable wrote no $tmp/qat_lsq.octet"
+expect 2 "--weight-quant-range" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
+  --weight-quant-range 7,-8 -o "$tmp/qat_bad.octet"
+expect 2 "unknown backend" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
+  --backend nope -o "$tmp/qat_bad.octet"
+expect 1 "do not match" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
+  --qconfig-version 0 -o "$tmp/qat_bad.octet"
+[ -e "$tmp/qat_bad.octet" ] && fail "a failed octet qat left $tmp/qat_bad.octet"
 
 if [ "$failures" -ne 0 ]; then
   echo "FAILED: $failures check(s)"

@@ -15,6 +15,7 @@
 #include "tools/octet/model_bench_command.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
+#include "tools/octet/qat_command.h"
 #include "tools/octet/quantize_command.h"
 #include "tools/octet/sensitivity_command.h"
 #include "tools/octet/tensor_command.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   AddDemoCommand(app, registry);
   AddCompareCommand(app, registry);
   AddVectorsCommand(app, registry);
+  AddQatCommand(app, registry);
 
   try {
     app.parse(argc, argv);

@@ -10,17 +10,25 @@
 #include <fmt/format.h>
 
 #include "io/weights_checkpoint.h"
+#if OCTET_WITH_ONNX
+#include "io/onnx/qdq_export.h"
+#endif
 #include "quant/progress.h"
 #include "quant/training/parameter_init.h"
 #include "quant/training/train_classifier.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
+#include "tools/octet/training_data.h"
 
 namespace octet::cli {
 namespace {
 
+bool IsOnnxPath(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
 struct TrainCommand {
-  std::string model, data, labels, out, test_data, test_labels, schedule = "constant";
+  std::string model, data, labels, out, checkpoint, test_data, test_labels, schedule = "constant";
   int epochs = 10;
   double lr = 0.01, momentum = 0.9, weight_decay = 0.0, gamma = 0.1;
   int64_t batch = 32;
@@ -30,59 +38,16 @@ struct TrainCommand {
   ContextFlags context;
 };
 
-// Labels as int64 from an integer .npy [N].
-Result<std::vector<int64_t>> ReadLabels(const std::string& path) {
-  OCTET_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(path));
-  if (t.shape().rank() != 1) return InvalidArgument("failed to read labels '{}': must be [N], got {}", path, t.shape());
-  std::vector<int64_t> out;
-  switch (t.dtype()) {
-    case DType::kS32:
-      for (int32_t v : t.values<int32_t>()) out.push_back(v);
-      break;
-    case DType::kU8:
-      for (uint8_t v : t.values<uint8_t>()) out.push_back(v);
-      break;
-    case DType::kS8:
-      for (int8_t v : t.values<int8_t>()) out.push_back(v);
-      break;
-    default:
-      return InvalidArgument("failed to read labels '{}': must be integers, got {}", path, DTypeName(t.dtype()));
-  }
-  return out;
-}
-
-// X as f32, reshaped to the model input [N, dims...] when the input's per-sample dims are all known.
-Result<Tensor> ReadData(const std::string& path, const Graph& graph) {
-  OCTET_ASSIGN_OR_RETURN(Tensor x, ReadTensorFile(path));
-  if (x.dtype() != DType::kF32 || x.shape().rank() < 1) {
-    return InvalidArgument("failed to read data '{}': must be f32 [N, ...], got {} {}", path, DTypeName(x.dtype()),
-                           x.shape());
-  }
-  if (graph.inputs().size() != 1) {
-    return InvalidArgument("octet train needs a model with one input, '{}' has {}", graph.name(), graph.inputs().size());
-  }
-  const std::optional<Shape>& declared = graph.value(graph.inputs()[0]).shape;
-  if (!declared.has_value() || declared->rank() < 1) return x;
-  std::vector<int64_t> dims = declared->dims();
-  dims[0] = x.shape().dim(0);
-  for (size_t d = 1; d < dims.size(); ++d) {
-    if (dims[d] == kUnknownDim) return x;
-  }
-  if (Shape(dims) == x.shape()) return x;
-  const Shape target(dims);
-  if (target.NumElements() != x.NumElements()) {
-    return InvalidArgument("failed to read data '{}': {} does not fit the model input {} ({} per sample)", path,
-                           x.shape(), *declared, target.Product(1, target.rank()));
-  }
-  return x.Reshaped(target);
-}
-
 int Train(const TrainCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   if (c.test_data.empty() != c.test_labels.empty()) return ReportUsage("--test-data and --test-labels go together");
   Result<training::LrScheduleKind> kind = training::ParseLrScheduleKind(c.schedule);
   if (!kind.ok()) return ReportUsage(kind.status().message());
   if (c.epochs < 1 || c.batch < 1) return ReportUsage("--epochs and --batch must be >= 1");
+  const bool onnx_output = IsOnnxPath(c.out);
+#if !OCTET_WITH_ONNX
+  if (onnx_output) return ReportUsage("-o MODEL.onnx needs a build of octet with ONNX (protobuf)");
+#endif
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
   Result<Graph> graph = LoadModel(c.model);
@@ -90,14 +55,14 @@ int Train(const TrainCommand& c) {
   if (c.reset_parameters) {
     if (Status s = training::ResetParameters(*graph, c.seed); !s.ok()) return ReportFailure(s);
   }
-  Result<Tensor> x = ReadData(c.data, *graph);
+  Result<Tensor> x = ReadData(c.data, *graph, "octet train");
   if (!x.ok()) return ReportFailure(x.status());
   Result<std::vector<int64_t>> y = ReadLabels(c.labels);
   if (!y.ok()) return ReportFailure(y.status());
   Tensor test_x;
   std::vector<int64_t> test_y;
   if (!c.test_data.empty()) {
-    Result<Tensor> tx = ReadData(c.test_data, *graph);
+    Result<Tensor> tx = ReadData(c.test_data, *graph, "octet train");
     if (!tx.ok()) return ReportFailure(tx.status());
     Result<std::vector<int64_t>> ty = ReadLabels(c.test_labels);
     if (!ty.ok()) return ReportFailure(ty.status());
@@ -126,7 +91,13 @@ int Train(const TrainCommand& c) {
     }
     fmt::print("{}\n", line);
     std::fflush(stdout);
-    return WriteWeightsCheckpoint(model->graph(), c.out, metadata);
+    if (!c.checkpoint.empty()) OCTET_RETURN_IF_ERROR(WriteWeightsCheckpoint(model->graph(), c.checkpoint, metadata));
+    if (!onnx_output) return WriteWeightsCheckpoint(model->graph(), c.out, metadata);
+#if OCTET_WITH_ONNX
+    return WriteQdqModel(c.out, model->graph());
+#else
+    return Unimplemented("writing '{}' needs a build of octet with ONNX (protobuf)", c.out);
+#endif
   };
   Result<std::vector<training::EpochSummary>> summaries = training::TrainClassifier(*model, *x, *y, o);
   if (!summaries.ok()) return ReportFailure(summaries.status());
@@ -141,9 +112,12 @@ void AddTrainCommand(CLI::App& app, CommandRegistry& registry) {
   t->add_option("model", cmd->model, "The model (.onnx)")->required()->type_name("MODEL");
   t->add_option("--data", cmd->data, "Training inputs, f32 [N, ...]")->required()->type_name("X.npy");
   t->add_option("--labels", cmd->labels, "Training labels, integers [N]")->required()->type_name("Y.npy");
-  t->add_option("-o,--output", cmd->out, "Checkpoint folder (.npy weights + manifest.json), rewritten each epoch")
+  t->add_option("-o,--output", cmd->out,
+                 "The trained float model (.onnx), or a checkpoint folder (.npy weights + manifest.json); rewritten "
+                 "after each epoch")
       ->required()
-      ->type_name("DIR");
+      ->type_name("TRAINED.onnx|DIR");
+  t->add_option("--checkpoint", cmd->checkpoint, "Also write a checkpoint folder after each epoch")->type_name("DIR");
   t->add_option("--epochs", cmd->epochs, "Epochs")->capture_default_str();
   t->add_option("--lr", cmd->lr, "Learning rate")->capture_default_str();
   t->add_option("--batch", cmd->batch, "Mini-batch size")->capture_default_str();
