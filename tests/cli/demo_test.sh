@@ -28,7 +28,7 @@ if [[ $rc -ne 0 ]]; then
   fail "octet demo exited $rc"
 else
   for row in "CNN   float" "static int8, MinMax" "static int8, Histogram" "static int8, Entropy" "MLP   float" \
-             "MLP   dynamic int8" "numeric suite:" "sensitivity (logits SQNR"; do
+             "MLP   dynamic int8" "QAT int8" "numeric suite:" "sensitivity (logits SQNR"; do
     grep -q "$row" "$TMP/stdout" || fail "the table has no row '$row'"
   done
   python3 - "$TMP/demo" <<'PY' || fail "results.json does not hold the expected figures"
