@@ -95,7 +95,7 @@ TEST_CASE("Sensitivity: the node with an outlier weight under per-tensor int8 ra
   const auto calib = RandomBatches(rng, 4, Shape{32, 16});
   const auto eval = RandomBatches(rng, 2, Shape{50, 16});
   SensitivityOptions o = Quiet();
-  o.target = 25.0;
+  o.target = 20.0;
   const SensitivityReport r = MustAnalyze(g, PerTensorMapping(), calib, eval, o);
   for (const NodeSensitivity& n : r.nodes) {
     std::printf("sensitivity mlp: %d %s %s->%s only %.2f all-but %.2f dB, int8 %.1f us, float %.1f us\n", n.rank,
@@ -114,17 +114,19 @@ TEST_CASE("Sensitivity: the node with an outlier weight under per-tensor int8 ra
   // Every node float is the float graph itself: exact.
   CHECK(std::isinf(r.float_value));
   CHECK(r.float_value > 0);
-  CHECK(r.all_quantized < 10.0);
-  CHECK(NodeNamed(r, "fc2").all_but_this_quantized > 25.0);
-  CHECK(NodeNamed(r, "fc2").only_this_quantized < 10.0);
-  CHECK(NodeNamed(r, "fc1").only_this_quantized > 25.0);
-  CHECK(NodeNamed(r, "fc3").only_this_quantized > 25.0);
-  // The proposal: fc2 alone reaches 25 dB.
+  // Over 150 random seeds: all int8 and fc2 alone int8 at most 10.2 dB; fc1 or fc3 alone, and all but fc2, at
+  // least 23.9 dB.
+  CHECK(r.all_quantized < 16.0);
+  CHECK(NodeNamed(r, "fc2").all_but_this_quantized > 20.0);
+  CHECK(NodeNamed(r, "fc2").only_this_quantized < 16.0);
+  CHECK(NodeNamed(r, "fc1").only_this_quantized > 20.0);
+  CHECK(NodeNamed(r, "fc3").only_this_quantized > 20.0);
+  // The proposal: fc2 alone reaches 20 dB.
   REQUIRE(r.target_reached);
   CHECK(r.keep_float == std::vector<std::string>{"fc2"});
   REQUIRE(r.achieved.has_value());
   CHECK(*r.achieved == NodeNamed(r, "fc2").all_but_this_quantized);
-  CHECK(*r.achieved >= 25.0);
+  CHECK(*r.achieved >= 20.0);
   // Latency from the kernels, one thread.
   for (const NodeSensitivity& n : r.nodes) {
     CHECK(n.int8_latency_us >= 0.0);
@@ -135,7 +137,7 @@ TEST_CASE("Sensitivity: the node with an outlier weight under per-tensor int8 ra
     const nlohmann::json j = SensitivityJson(r);
     CHECK(j.at("metric") == "output_sqnr_db");
     CHECK(j.at("float").is_null());  // +inf: exact
-    CHECK(j.at("target") == 25.0);
+    CHECK(j.at("target") == 20.0);
     CHECK(j.at("all_quantized") == r.all_quantized);
     REQUIRE(j.at("nodes").size() == 3);
     CHECK(j.at("nodes")[0].at("name") == "fc2");
