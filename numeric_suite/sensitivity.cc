@@ -344,7 +344,7 @@ Result<SensitivityReport> AnalyzeSensitivity(const Graph& float_graph, const QCo
   const size_t n = candidates->size();
   const int64_t planned = 2 + 2 * static_cast<int64_t>(n) + (options.target ? static_cast<int64_t>(n) : 0);
   Evaluator evaluate(*prepared, options, context, evaluation_batches, std::move(*float_outputs), n,
-                     options.progress ? options.progress : TerminalProgress("sensitivity"), planned);
+                     options.progress, planned);
 
   SensitivityReport report;
   report.metric = options.metric.name;

@@ -65,7 +65,7 @@ struct SensitivityOptions {
   const Context* context = nullptr;
   // Latency: median over this many timed runs of the first evaluation batch (after one warm-up run); 0 skips it.
   int latency_runs = 5;
-  // Called after each evaluated configuration with (done, total so far); unset: TerminalProgress("sensitivity").
+  // Called after each evaluated configuration with (done, total so far); unset: nothing is reported.
   ProgressFn progress;
 };
 

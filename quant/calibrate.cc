@@ -41,7 +41,7 @@ Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<co
                  const CalibrateOptions& options) {
   const Graph& g = prepared.graph();
   OCTET_RETURN_IF_ERROR(CheckSameGraph(executor.graph(), g));
-  const ProgressFn progress = options.progress ? options.progress : TerminalProgress("calibrating");
+  const ProgressFn& progress = options.progress;
   RunOptions run;
   run.after_node.push_back([&prepared](const NodeCall& call) -> Status {
     for (size_t k = 0; k < call.node.outputs.size(); ++k) {
@@ -73,7 +73,7 @@ Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<co
 Status Calibrate(PreparedGraph& prepared, const Context& context, std::span<const std::vector<Tensor>> batches,
                  const CalibrateOptions& options) {
   const OpRegistry registry = QuantFloatRegistry();
-  const ProgressFn progress = options.progress ? options.progress : TerminalProgress("calibrating");
+  const ProgressFn& progress = options.progress;
   const Graph& g = prepared.graph();
   const int64_t total = static_cast<int64_t>(batches.size());
   size_t begin = 0;

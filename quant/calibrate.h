@@ -17,8 +17,7 @@
 namespace octet {
 
 struct CalibrateOptions {
-  // Called after each batch; unset: TerminalProgress("calibrating") (a line on stderr only when it is a terminal).
-  // Set it to a no-op function to silence even that.
+  // Called after each batch; unset: nothing is reported (TerminalProgress draws a line on stderr).
   ProgressFn progress;
 };
 

@@ -1,5 +1,6 @@
-// Progress for long work (calibration): one self-overwriting line on stderr, shown only when stderr is a terminal,
-// so piped and logged runs stay quiet (DESIGN.md §8).
+// Progress for long work (calibration, sensitivity, training). The library draws nothing unless asked: an option
+// struct's ProgressFn is empty by default, so an application that embeds octet gets no terminal output. The `octet`
+// command asks for TerminalProgress when stderr is a terminal and --quiet is not given (DESIGN.md §8).
 #pragma once
 
 #include <cstdint>

@@ -70,7 +70,8 @@ stage_deps() {
 stage_release() {
   configure_and_build release
   step "test: ctest --preset release"
-  ctest --preset release -j "$jobs"
+  rm -f build/release/isa_cases.txt
+  OCTET_ISA_SUMMARY=$PWD/build/release/isa_cases.txt ctest --preset release -j "$jobs"
 }
 
 stage_install() {
@@ -150,10 +151,11 @@ stage_clang() {
 
 stage_aarch64() {
   configure_and_build aarch64
+  rm -f build/aarch64/isa_cases.txt
   step "test under qemu-aarch64 -cpu max: ctest --preset aarch64"
-  ctest --preset aarch64 -j "$jobs"
+  OCTET_ISA_SUMMARY=$PWD/build/aarch64/isa_cases.txt ctest --preset aarch64 -j "$jobs"
   step "test under qemu-aarch64 -cpu cortex-a53: ctest --preset aarch64-cortex-a53"
-  ctest --preset aarch64-cortex-a53 -j "$jobs"
+  OCTET_ISA_SUMMARY=$PWD/build/aarch64/isa_cases.txt ctest --preset aarch64-cortex-a53 -j "$jobs"
 }
 
 stage_asan() {
@@ -205,6 +207,33 @@ stage_fuzz() {
   done <"$manifest"
 }
 
+# One line per ISA tier: tested, with the kernel cases the suite ran on it (tests/main.cc counts them), or skipped and
+# why. x86 tiers come from the release stage's ctest, aarch64 tiers from the two qemu runs.
+print_isa_summary() {
+  local isa file where cases compiled runnable
+  for isa in scalar avx2 avxvnni avx512vnni amx neon neondot i8mm; do
+    case $isa in
+      neon | neondot | i8mm) file=build/aarch64/isa_cases.txt where="aarch64 under qemu" ;;
+      *) file=build/release/isa_cases.txt where="x86 release" ;;
+    esac
+    if [ ! -s "$file" ]; then
+      printf '  %-11s skipped: the %s stage did not run\n' "$isa" "$where"
+      continue
+    fi
+    read -r cases compiled runnable < <(awk -v isa="$isa" '$1 == isa { c += $2; if ($3) k = 1; if ($4) r = 1 }
+                                                           END { print c + 0, k + 0, r + 0 }' "$file")
+    if [ "$compiled" = 0 ]; then
+      printf '  %-11s skipped: not compiled into the %s build\n' "$isa" "$where"
+    elif [ "$runnable" = 0 ]; then
+      printf '  %-11s skipped: this CPU (%s) cannot run it; run the kernel tests on one that can\n' "$isa" "$where"
+    elif [ "$cases" = 0 ]; then
+      printf '  %-11s skipped: runnable, but no kernel test ran on it (%s)\n' "$isa" "$where"
+    else
+      printf '  %-11s tested: %s kernel cases (%s)\n' "$isa" "$cases" "$where"
+    fi
+  done
+}
+
 main() {
   local stages=("$@") s stage_start stage_cpu
   [ $# -gt 0 ] || stages=("${all_stages[@]}")
@@ -229,6 +258,8 @@ main() {
 
   banner "summary: every stage passed (${stages[*]})"
   print_timings
+  printf '\nISA tiers the kernel tests ran on:\n'
+  print_isa_summary
   # The run ends with ctest's own summary of the x86 release suite (quick: the suite is already built). It is a
   # fresh run with a fresh random seed, so a seed-dependent failure has a second chance to show.
   if [[ " ${stages[*]} " == *" release "* ]]; then

@@ -1,14 +1,42 @@
 // octet's Catch2 runner: prints the random seed of every run (so a failure can be replayed with --rng-seed N) and
-// how many ISA variants were skipped because this machine cannot run them.
+// how many ISA variants were skipped because this machine cannot run them. With OCTET_ISA_SUMMARY=FILE it also
+// appends one line per ISA to FILE, "<isa> <kernel cases run> <compiled 0|1> <runnable 0|1>", which
+// scripts/run_all_tests.sh sums over the ctest entries into its per-tier summary.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
+#include "core/isa.h"
 #include "tests/test_util.h"
+
+namespace {
+
+// Appends the per-ISA lines in one write (O_APPEND): ctest runs several of these processes at once on one file.
+void AppendIsaSummary(const char* path) {
+  const std::vector<int64_t> counts = octet::testing::IsaCaseCounts();
+  std::string text;
+  for (octet::Isa isa : octet::kAllIsas) {
+    text += std::string(octet::IsaName(isa)) + " " + std::to_string(counts[static_cast<size_t>(isa)]) + " " +
+            (octet::CompiledIsas().Contains(isa) ? "1" : "0") + " " +
+            (octet::DetectedIsas().Contains(isa) ? "1" : "0") + "\n";
+  }
+  const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return;
+  const ssize_t written = write(fd, text.data(), text.size());
+  (void)written;
+  close(fd);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   Catch::Session session;
@@ -27,6 +55,7 @@ int main(int argc, char** argv) {
               session.configData().rngSeed);
   std::fflush(stdout);
   const int rc = session.run();
+  if (const char* path = std::getenv("OCTET_ISA_SUMMARY"); path != nullptr && *path != '\0') AppendIsaSummary(path);
   const auto skipped = octet::testing::SkippedVariants();
   if (!skipped.empty()) {
     std::printf("octet tests: %zu variant(s) SKIPPED, not counted as passed:\n", skipped.size());

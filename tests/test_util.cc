@@ -14,6 +14,10 @@ std::vector<std::string>& Skipped() {
   static std::vector<std::string> s;
   return s;
 }
+std::vector<int64_t>& CaseCounts() {
+  static std::vector<int64_t> c(std::size(kAllIsas), 0);
+  return c;
+}
 }  // namespace
 
 std::mt19937_64 MakeRng(std::string_view salt) {
@@ -40,7 +44,11 @@ std::vector<std::string> SkippedVariants() {
 Context ContextFor(Isa isa, int threads) { return Context::ForIsas(IsaSet::Of({isa, Isa::kScalar}), threads); }
 
 bool CanRun(Isa isa, std::string_view what) {
-  if (DetectedIsas().Contains(isa)) return true;
+  if (DetectedIsas().Contains(isa)) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++CaseCounts()[static_cast<size_t>(isa)];
+    return true;
+  }
   Skip(std::string(what) + " (ISA " + IsaName(isa) + " not available on this CPU)");
   return false;
 }
@@ -56,5 +64,10 @@ size_t RandomSize(std::mt19937_64& rng, size_t max) {
 }
 
 std::vector<Isa> CompiledIsaList() { return CompiledIsas().ToVector(); }
+
+std::vector<int64_t> IsaCaseCounts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return CaseCounts();
+}
 
 }  // namespace octet::testing

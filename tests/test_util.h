@@ -23,8 +23,11 @@ std::vector<std::string> SkippedVariants();
 // A context enabling exactly `isa` (and scalar), with `threads` threads, ignoring OCTET_ISA.
 Context ContextFor(Isa isa, int threads = 1);
 
-// True if `isa` can run here; otherwise records a skip for `what` and returns false.
+// True if `isa` can run here (and counts one kernel case for it); otherwise records a skip for `what` and returns
+// false.
 bool CanRun(Isa isa, std::string_view what);
+// Kernel cases counted by CanRun, per ISA (index: the Isa's value).
+std::vector<int64_t> IsaCaseCounts();
 
 // Sizes leaning small and to tile edges: TFLite's ExponentialRandomPositiveInt idea.
 size_t RandomSize(std::mt19937_64& rng, size_t max);

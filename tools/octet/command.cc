@@ -18,6 +18,17 @@ int CommandRegistry::RunParsed() const {
   return -1;
 }
 
+namespace {
+bool g_quiet = false;  // set once by main() after parsing, before any command runs
+}  // namespace
+
+void SetQuiet(bool quiet) { g_quiet = quiet; }
+
+ProgressFn CommandProgress(std::string label) {
+  if (g_quiet) return {};
+  return TerminalProgress(std::move(label));
+}
+
 int ReportFailure(const std::string& message) {
   fmt::print(stderr, "octet: {}\n", message);
   return kExitFailure;

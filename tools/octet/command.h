@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "quant/progress.h"
 
 namespace octet::cli {
 
@@ -33,6 +34,11 @@ class CommandRegistry {
   };
   std::vector<Entry> entries_;
 };
+
+// Progress lines for the command's long steps: TerminalProgress(label) (drawn only when stderr is a terminal), or
+// nothing after `octet --quiet`. The library itself never draws progress unless given a ProgressFn.
+void SetQuiet(bool quiet);
+ProgressFn CommandProgress(std::string label);
 
 // Prints "octet: <message>" to stderr and returns kExitFailure.
 int ReportFailure(const std::string& message);

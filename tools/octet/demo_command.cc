@@ -156,7 +156,7 @@ Result<Split> LoadSplit(const std::string& path) {
 Result<Graph> Train(Graph graph, const Context& context, const Tensor& x, const std::vector<int64_t>& y,
                     training::TrainClassifierOptions recipe, const std::string& label) {
   OCTET_ASSIGN_OR_RETURN(training::TrainingGraph model, training::TrainingGraph::Create(std::move(graph), context));
-  recipe.progress = TerminalProgress(label);
+  recipe.progress = CommandProgress(label);
   OCTET_ASSIGN_OR_RETURN(auto summaries, training::TrainClassifier(model, x, y, recipe));
   (void)summaries;
   return model.graph();
@@ -242,7 +242,7 @@ class Demo {
       prepare_options.context = &context_;
       OCTET_ASSIGN_OR_RETURN(PreparedGraph prepared, Prepare(trained, mapping, prepare_options));
       CalibrateOptions calibrate_options;
-      calibrate_options.progress = TerminalProgress(fmt::format("calibrating ({})", ObserverClassName(kind)));
+      calibrate_options.progress = CommandProgress(fmt::format("calibrating ({})", ObserverClassName(kind)));
       OCTET_RETURN_IF_ERROR(Calibrate(prepared, context_, batches, calibrate_options));
       OCTET_ASSIGN_OR_RETURN(Graph int8, Convert(prepared));
       std::string name = ObserverClassName(kind);
@@ -271,7 +271,7 @@ class Demo {
     o.train.seed = c_.seed;
     o.train.sgd = {.lr = 0.002, .momentum = 0.9, .weight_decay = 1e-4};
     o.train.schedule = {.kind = training::LrScheduleKind::kCosine, .t_max = kEpochs};
-    o.train.progress = TerminalProgress("QAT of the CNN");
+    o.train.progress = CommandProgress("QAT of the CNN");
     o.freeze_observers_after_steps = per_epoch * kEpochs / 2;
     o.freeze_bn_after_steps = per_epoch * (kEpochs - 1);
     OCTET_RETURN_IF_ERROR(qat::TrainQat(model, split_.train_images, split_.train.labels, o).status());
@@ -335,7 +335,7 @@ class Demo {
     sensitivity_options.context = &context_;
     sensitivity_options.prepare.context = &context_;
     sensitivity_options.target = c_.target_sqnr;
-    sensitivity_options.progress = TerminalProgress("sensitivity analysis");
+    sensitivity_options.progress = CommandProgress("sensitivity analysis");
     OCTET_ASSIGN_OR_RETURN(const SensitivityReport sensitivity,
                            AnalyzeSensitivity(cnn_float_, minmax_mapping_, calibration_batches_, evaluation,
                                               sensitivity_options));

@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("--version", version, "Print the version, build and ISA information and exit");
   app.add_flag("-v,--verbose", verbose, "With --version: also the kernel each quantize/dequantize family selects");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "Draw no progress lines on stderr (they are drawn only when it is a terminal)");
+  // --quiet is accepted after the command name too (`octet quantize ... --quiet`): sub-apps made from here on let
+  // options they do not know fall through to this one.
+  app.fallthrough();
 
   CommandRegistry registry;
   AddTensorCommands(app, registry);
@@ -56,6 +61,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    SetQuiet(quiet);
     if (version) return PrintVersion(verbose);
     const int rc = registry.RunParsed();
     if (rc >= 0) return rc;

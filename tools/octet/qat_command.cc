@@ -138,7 +138,7 @@ int Qat(const QatCommand& c) {
   o.train.batch_size = c.batch;
   o.train.seed = c.seed;
   o.train.sgd = {.lr = c.lr, .momentum = c.momentum, .weight_decay = c.weight_decay};
-  o.train.progress = TerminalProgress("qat");
+  o.train.progress = CommandProgress("qat");
   o.freeze_bn_after_steps = c.freeze_bn_after < 0 ? -1 : per_epoch * c.freeze_bn_after;
   o.freeze_observers_after_steps = freeze_observers < 0 ? -1 : per_epoch * freeze_observers;
   o.train.on_epoch_end = [&](const training::EpochSummary& s) -> Status {

@@ -125,7 +125,11 @@ int Quantize(const QuantizeCommand& c) {
     prepare_options.context = &*context;
     auto prepared = Prepare(*graph, *mapping, prepare_options);
     if (!prepared.ok()) return ReportFailure(prepared.status().WithContext(where));
-    if (Status s = Calibrate(*prepared, *context, *batches); !s.ok()) return ReportFailure(s.WithContext(where));
+    CalibrateOptions calibrate_options;
+    calibrate_options.progress = CommandProgress("calibrating");
+    if (Status s = Calibrate(*prepared, *context, *batches, calibrate_options); !s.ok()) {
+      return ReportFailure(s.WithContext(where));
+    }
     ConvertOptions convert_options;
     convert_options.profile = *profile;
     quantized = Convert(*prepared, convert_options);

@@ -146,6 +146,7 @@ int RunSensitivity(const SensitivityCommand& c) {
   options.context = &*context;
   options.nodes = c.nodes;
   options.latency_runs = c.latency_runs;
+  options.progress = CommandProgress("sensitivity");
   auto report = AnalyzeSensitivity(*graph, *mapping, *calibration, *evaluation, options);
   if (!report.ok()) return ReportFailure(report.status());
 

@@ -77,7 +77,7 @@ int Train(const TrainCommand& c) {
   o.seed = c.seed;
   o.sgd = {.lr = c.lr, .momentum = c.momentum, .weight_decay = c.weight_decay};
   o.schedule = {.kind = *kind, .step_size = c.step_size, .gamma = c.gamma, .t_max = c.epochs};
-  o.progress = TerminalProgress("train");
+  o.progress = CommandProgress("train");
   o.on_epoch_end = [&](const training::EpochSummary& s) -> Status {
     std::string line = fmt::format("epoch {}/{}: lr {:.6g}, loss {:.4f}, training accuracy {:.2f}%", s.epoch,
                                    c.epochs, s.lr, s.mean_loss, 100.0 * s.train_accuracy);
