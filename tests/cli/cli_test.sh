@@ -442,5 +442,21 @@ expect_rc "inspect a .octet file without the magic" 1 "text.octet': not an .octe
 expect_rc "run a .octet model with a wrong input name" 1 "mlp.octet': it has no input named 'nope'" -- \
   "$OCTET" run "$OCTETS/mlp.octet" --input nope="$TMP/x22.npy" --output-dir "$TMP/fail/out"
 
+# Progress lines: drawn when stderr is a terminal (script(1) gives the command one), never with --quiet, never
+# into a pipe.
+MODELS="$DATA/../models"
+if command -v script >/dev/null 2>&1 && [[ -f "$MODELS/digits_cnn.onnx" ]]; then
+  progress_cmd=("$OCTET" quantize "$MODELS/digits_cnn.onnx" --mode static --calib-batch 8
+                --calib "image=$MODELS/digits_cnn.input0.npy" -o "$TMP/progress.octet")
+  script -qec "${progress_cmd[*]}" /dev/null >"$TMP/tty.txt" 2>&1
+  if grep -q "calibrating: 4/4" "$TMP/tty.txt"; then pass; else fail "quantize on a terminal draws no progress"; fi
+  script -qec "${progress_cmd[*]} --quiet" /dev/null >"$TMP/tty.txt" 2>&1
+  if grep -q "calibrating" "$TMP/tty.txt"; then fail "quantize --quiet draws progress"; else pass; fi
+  run "${progress_cmd[@]}"
+  if [[ $rc -eq 0 && ! -s "$TMP/stderr" ]]; then pass; else fail "quantize into a pipe wrote to stderr (rc $rc)"; fi
+else
+  fail "script(1) or tests/data/models/digits_cnn.onnx is missing: the progress checks cannot run"
+fi
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
