@@ -174,7 +174,8 @@ int Quantize(const QuantizeCommand& c) {
 
 }  // namespace
 
-void WarnIfOnnxRuntimeSaturates([[maybe_unused]] const Graph& quantized, [[maybe_unused]] const std::string& onnx_path) {
+void WarnIfOnnxRuntimeSaturates([[maybe_unused]] const Graph& quantized,
+                                [[maybe_unused]] const std::string& onnx_path) {
 #if OCTET_WITH_ONNX
   const std::vector<std::string> nodes = NodesSaturatingWithoutVnni(quantized);
   if (nodes.empty()) return;

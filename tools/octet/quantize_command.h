@@ -2,12 +2,10 @@
 // or weight-only quantization (DESIGN.md §6, §8).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "core/graph.h"
-
 #include "tools/octet/command.h"
 
 namespace octet::cli {
