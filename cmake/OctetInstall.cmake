@@ -5,7 +5,7 @@
 # Two export sets, which find_package(octet) loads as two components:
 #   runtime  every library without ONNX (octet::core ... octet::quant, octet::runtime): needs fmt, nlohmann_json and
 #            oneTBB (when OCTET_THREADING is tbb) in the consumer's find_package path;
-#   onnx     octet::onnx (needs protobuf and libonnx_proto) and octet::octet, everything in one target.
+#   onnx     octet::onnx (needs protobuf, libonnx and libonnx_proto) and octet::octet, everything in one target.
 # A library joins with one line in the top-level CMakeLists.txt, in dependency order (a library after what it links):
 #     octet_install_library(<target> [RUNTIME] [ONNX] HEADERS <dir>...)
 # RUNTIME: it is part of the minimal .octet runtime (octet-runtime.pc); ONNX: it goes to the onnx set. Its export
@@ -147,7 +147,7 @@ function(octet_install_finish)
   set(OCTET_PC_EXTRA_LIBS "")
   if(TARGET octet_onnx)
     list(APPEND requires protobuf)
-    set(OCTET_PC_EXTRA_LIBS " -lonnx_proto")
+    set(OCTET_PC_EXTRA_LIBS " -lonnx -lonnx_proto")
   endif()
   list(JOIN requires ", " OCTET_PC_REQUIRES)
   _octet_pc_libs(OCTET_PC_LIBS ${all})

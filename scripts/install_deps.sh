@@ -13,9 +13,11 @@ packages=(
   libeigen3-dev libxsimd-dev libtbb-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
   python3 python3-numpy           # test scripts and data generators (standard library and numpy only)
-  libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
+  libonnx-dev libprotobuf-dev     # ONNX import and export (io/onnx): onnx-ml.pb.h, libonnx_proto, protobuf, and
+                                  # libonnx (its shape inference gives the QDQ export's outputs their shapes)
   zlib1g-dev                      # octet demo reads the bundled data/digits.csv.gz
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
+  python3-onnx                    # onnx.checker on every QDQ export the tests write (tests/onnx/check_onnx_models.sh)
   chromium                        # the HTML report's screenshot test (tests/numeric_suite/render_report_test.sh)
 )
 # npm comes with some nodejs builds (NodeSource's) and conflicts with Debian's npm package there; Debian's own nodejs

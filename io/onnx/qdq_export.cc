@@ -4,13 +4,16 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include "io/file_util.h"
 
@@ -122,7 +125,7 @@ class QdqWriter {
 
   Status Write() {
     proto_.set_name(graph_.name());
-    for (ValueId id : graph_.inputs()) OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_input(), true));
+    for (ValueId id : graph_.inputs()) OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_input()));
     const std::vector<int> producers = graph_.Producers();
     for (int n = 0; n < graph_.num_nodes(); ++n) {
       const Node& node = graph_.node(n);
@@ -132,13 +135,13 @@ class QdqWriter {
     }
     for (ValueId id : graph_.outputs()) {
       OCTET_RETURN_IF_ERROR(Ref(id).status());
-      OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_output(), false));
+      OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_output()));
     }
     if (options_.expose_quantized_outputs) {
       for (ValueId id : graph_.outputs()) {
         const int p = producers[static_cast<size_t>(id)];
         if (p < 0 || graph_.node(p).op_type != "Dequantize" || graph_.node(p).domain != "octet") continue;
-        OCTET_RETURN_IF_ERROR(AddValueInfo(graph_.node(p).inputs[0], proto_.add_output(), false));
+        OCTET_RETURN_IF_ERROR(AddValueInfo(graph_.node(p).inputs[0], proto_.add_output()));
       }
     }
     return OkStatus();
@@ -154,14 +157,16 @@ class QdqWriter {
 
   static DType TypeOf(const Value& v) { return v.qparams ? v.qparams->dtype() : v.dtype; }
 
-  Status AddValueInfo(ValueId id, onnx::ValueInfoProto* info, bool with_shape) {
+  // The name and element type of a graph input or output, and its shape where octet knows it (inputs, with unknown
+  // dims as dim_param "<name>_dim<d>"); OutputShapes fills in the outputs' shapes.
+  Status AddValueInfo(ValueId id, onnx::ValueInfoProto* info) {
     const Value& v = graph_.value(id);
     info->set_name(v.name);
     OCTET_ASSIGN_OR_RETURN(int32_t elem, OnnxElemType(TypeOf(v)));
     if (elem == TensorProto::INT32 && !v.qparams) elem = TensorProto::INT64;
     auto* tensor_type = info->mutable_type()->mutable_tensor_type();
     tensor_type->set_elem_type(elem);
-    if (with_shape && v.shape) {
+    if (v.shape) {
       auto* shape = tensor_type->mutable_shape();
       for (size_t d = 0; d < v.shape->dims().size(); ++d) {
         const int64_t dim = v.shape->dims()[d];
@@ -425,6 +430,35 @@ class QdqWriter {
   std::map<ValueId, std::string> dequantized_;
 };
 
+// Gives every graph output its shape (ONNX's checker requires one) by ONNX's own shape inference, which carries the
+// inputs' dim_param names through to the outputs. The intermediate value infos it adds are dropped again: the
+// export lists only what the graph's interface needs.
+Status OutputShapes(onnx::ModelProto& model, const std::string& graph_name) {
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    return Internal("failed to export graph '{}' as ONNX QDQ: ONNX shape inference failed: {}", graph_name, e.what());
+  }
+  model.mutable_graph()->clear_value_info();
+  for (onnx::ValueInfoProto& out : *model.mutable_graph()->mutable_output()) {
+    if (!out.type().tensor_type().has_shape()) {
+      return Internal("failed to export graph '{}' as ONNX QDQ: ONNX shape inference gives output '{}' no shape",
+                      graph_name, out.name());
+    }
+    // A dim that inference could not tie to an input's gets a name of the output's ("logits_dim0") rather than
+    // ONNX's generated "unk__0", or none at all.
+    auto* dims = out.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
+    for (int d = 0; d < dims->size(); ++d) {
+      onnx::TensorShapeProto::Dimension& dim = (*dims)[d];
+      if (dim.has_dim_value()) continue;
+      if (!dim.has_dim_param() || dim.dim_param().rfind("unk__", 0) == 0) {
+        dim.set_dim_param(fmt::format("{}_dim{}", out.name(), d));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& options) {
@@ -438,6 +472,7 @@ Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& o
   if (Status st = writer.Write(); !st.ok()) {
     return st.WithContext(fmt::format("failed to export graph '{}' as ONNX QDQ", graph.name()));
   }
+  OCTET_RETURN_IF_ERROR(OutputShapes(model, graph.name()));
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
     return Internal("failed to export graph '{}' as ONNX QDQ: the model does not serialize (over 2 GiB?)",
@@ -449,6 +484,22 @@ Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& o
 Status WriteQdqModel(const std::string& path, const Graph& graph, const QdqExportOptions& options) {
   OCTET_ASSIGN_OR_RETURN(std::string bytes, ExportQdqModel(graph, options));
   return WriteFileAtomically(path, bytes);
+}
+
+std::vector<std::string> NodesSaturatingWithoutVnni(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Node& node : graph.nodes()) {
+    if (node.domain != "octet" || (node.op_type != "QConv" && node.op_type != "QGemm" && node.op_type != "QMatMul")) {
+      continue;
+    }
+    if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue) continue;
+    const std::optional<QParams>& x = graph.value(node.inputs[0]).qparams;
+    const std::optional<QParams>& w = graph.value(node.inputs[1]).qparams;
+    if (!x || !w || w->dtype() != DType::kS8) continue;
+    const bool seven_bit = x->dtype() == DType::kU8 && x->quant_max() <= 127;
+    if (!seven_bit) names.push_back(node.name);
+  }
+  return names;
 }
 
 }  // namespace octet

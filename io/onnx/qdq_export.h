@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/status.h"
@@ -37,5 +38,12 @@ Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& o
 
 // ExportQdqModel written to `path` atomically (io/file_util.h).
 Status WriteQdqModel(const std::string& path, const Graph& graph, const QdqExportOptions& options = {});
+
+// The int8 Conv / Gemm / MatMul nodes (QConv, QGemm, QMatMul) whose QDQ form ONNX Runtime may compute wrongly on x86
+// CPUs without VNNI: their activation input is 8-bit (u8 above 127, or s8) and their weight s8. There ONNX Runtime's
+// fused u8 x s8 kernels add pairs of products in int16 (AVX2's vpmaddubsw), which saturates unless the activations
+// are 7-bit u8 ([0, 127], the x86/fbgemm presets' reduce_range); the results can then be off by tens of LSB. With
+// AVX-512 VNNI or AVX-VNNI, or with graph optimizations off, ONNX Runtime computes them exactly.
+std::vector<std::string> NodesSaturatingWithoutVnni(const Graph& graph);
 
 }  // namespace octet

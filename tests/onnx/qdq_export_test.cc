@@ -1,13 +1,17 @@
-// ONNX QDQ export of a hand-built int8 graph: the nodes, initializers and types it writes, and its errors. Whether
-// ONNX Runtime runs the result to within one LSB of octet is checked by tests/onnx/ort_qdq/ (outside this binary).
+// ONNX QDQ export of a hand-built int8 graph: the nodes, initializers, types and shapes it writes, and its errors.
+// Whether ONNX Runtime runs the result to within one LSB of octet is checked by tests/onnx/ort_qdq/ (outside this
+// binary); with OCTET_QDQ_EXPORT_DIR set, the exports are also written there for ONNX's checker (the onnx_checker
+// ctest, tests/onnx/onnx_checker_test.sh).
 #include <catch2/catch.hpp>
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "core/graph.h"
+#include "io/file_util.h"
 #include "io/onnx/qdq_export.h"
 
 namespace octet {
@@ -73,6 +77,20 @@ Graph SmallInt8Graph() {
   return g;
 }
 
+// ExportQdqModel, which must succeed; the file also goes to $OCTET_QDQ_EXPORT_DIR/NAME.onnx when that is set.
+std::string Export(const Graph& g, const std::string& name, const QdqExportOptions& options = {}) {
+  auto bytes = ExportQdqModel(g, options);
+  REQUIRE(bytes.ok());
+  if (const char* dir = std::getenv("OCTET_QDQ_EXPORT_DIR"); dir != nullptr && *dir != '\0') {
+    REQUIRE(WriteFileAtomically(std::string(dir) + "/" + name + ".onnx", *bytes).ok());
+  }
+  return *bytes;
+}
+
+std::string DimString(const onnx::TensorShapeProto::Dimension& d) {
+  return d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param();
+}
+
 onnx::ModelProto Parse(const std::string& bytes) {
   onnx::ModelProto model;
   REQUIRE(model.ParseFromString(bytes));
@@ -104,9 +122,7 @@ const onnx::NodeProto* NodeProducing(const onnx::GraphProto& g, const std::strin
 TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float operator and QuantizeLinear",
           "[onnx][qdq]") {
   const Graph g = SmallInt8Graph();
-  auto bytes = ExportQdqModel(g);
-  REQUIRE(bytes.ok());
-  const onnx::ModelProto model = Parse(*bytes);
+  const onnx::ModelProto model = Parse(Export(g, "small_int8"));
   REQUIRE(model.opset_import_size() == 1);
   CHECK(model.opset_import(0).version() == 13);
   const onnx::GraphProto& graph = model.graph();
@@ -155,6 +171,15 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
   REQUIRE(graph.output_size() == 1);
   CHECK(graph.output(0).name() == "logits");
   CHECK(graph.output(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
+  // The output's shape (ONNX's checker requires one): [batch, 4], the batch symbolic as in the input.
+  const onnx::TensorShapeProto& logits_shape = graph.output(0).type().tensor_type().shape();
+  REQUIRE(logits_shape.dim_size() == 2);
+  CHECK(logits_shape.dim(0).has_dim_param());
+  CHECK_FALSE(logits_shape.dim(0).dim_param().empty());
+  CHECK(logits_shape.dim(1).has_dim_value());
+  CHECK(logits_shape.dim(1).dim_value() == 4);
+  // Only the interface is declared: no value infos of intermediate tensors.
+  CHECK(graph.value_info_size() == 0);
   const onnx::TensorProto* zp = Initializer(graph, "image.q.zero_point");
   REQUIRE(zp != nullptr);
   CHECK(zp->data_type() == onnx::TensorProto::UINT8);
@@ -164,10 +189,36 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
 TEST_CASE("QDQ export can list the integer tensors behind the outputs", "[onnx][qdq]") {
   QdqExportOptions options;
   options.expose_quantized_outputs = true;
-  const onnx::ModelProto model = Parse(ExportQdqModel(SmallInt8Graph(), options).value());
+  const onnx::ModelProto model = Parse(Export(SmallInt8Graph(), "small_int8_quantized_outputs", options));
   REQUIRE(model.graph().output_size() == 2);
   CHECK(model.graph().output(1).name() == "fc.out");
   CHECK(model.graph().output(1).type().tensor_type().elem_type() == onnx::TensorProto::INT8);
+  const onnx::TensorShapeProto& shape = model.graph().output(1).type().tensor_type().shape();
+  REQUIRE(shape.dim_size() == 2);
+  CHECK(DimString(shape.dim(1)) == "4");
+}
+
+TEST_CASE("QDQ export gives outputs fixed shapes when the inputs have them", "[onnx][qdq]") {
+  Graph g = SmallInt8Graph();
+  g.mutable_value(g.FindValue("image")).shape = Shape{5, 2, 6, 6};
+  const onnx::ModelProto model = Parse(Export(g, "small_int8_fixed_batch"));
+  CHECK(DimString(model.graph().input(0).type().tensor_type().shape().dim(0)) == "5");
+  const onnx::TensorShapeProto& shape = model.graph().output(0).type().tensor_type().shape();
+  REQUIRE(shape.dim_size() == 2);
+  CHECK(DimString(shape.dim(0)) == "5");
+  CHECK(DimString(shape.dim(1)) == "4");
+}
+
+TEST_CASE("QDQ export: which nodes ONNX Runtime's int8 kernels saturate on without VNNI", "[onnx][qdq]") {
+  // SmallInt8Graph's conv reads 7-bit u8 activations ([0, 127]), its fc full-range u8 ones.
+  Graph g = SmallInt8Graph();
+  CHECK(NodesSaturatingWithoutVnni(g) == std::vector<std::string>{"fc"});
+  // 7-bit everywhere: none.
+  g.mutable_value(g.FindValue("flat")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 0, 0, 127).value();
+  CHECK(NodesSaturatingWithoutVnni(g).empty());
+  // s8 activations: the conv too, whatever their range.
+  g.mutable_value(g.FindValue("image.q")).qparams = QParams::PerTensor(DType::kS8, 0.05f, 0, -64, 63).value();
+  CHECK(NodesSaturatingWithoutVnni(g) == std::vector<std::string>{"conv"});
 }
 
 TEST_CASE("QDQ export names the node it cannot write", "[onnx][qdq]") {

@@ -168,6 +168,10 @@ expect 1 "do not match" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy
   --qconfig-version 0 -o "$tmp/qat_bad.octet"
 [ -e "$tmp/qat_bad.octet" ] && fail "a failed octet qat left $tmp/qat_bad.octet"
 
+# ONNX's checker (Debian's python3-onnx) on the ONNX files train and qat wrote.
+/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/check_onnx_models.py" "$tmp/trained.onnx" "$tmp/qat.onnx" ||
+  fail "onnx.checker rejects the ONNX files of octet train / octet qat"
+
 if [ "$failures" -ne 0 ]; then
   echo "FAILED: $failures check(s)"
   exit 1

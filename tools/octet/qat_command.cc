@@ -21,6 +21,7 @@
 #include "quant/quantized_registry.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
+#include "tools/octet/quantize_command.h"
 #include "tools/octet/training_data.h"
 #if OCTET_WITH_ONNX
 #include "io/onnx/qdq_export.h"
@@ -191,7 +192,11 @@ int Qat(const QatCommand& c) {
   fmt::print("{} (qat, {} backend{}, {} profile): {} nodes, {} quantized, {} kept float{}\n", c.output, c.backend,
              c.learnable ? ", learnable" : "", c.profile, quantized->num_nodes(), report.quantized.size(),
              report.kept_float.size(), test_line);
-  if (!c.onnx_output.empty()) fmt::print("ONNX QDQ: {}\n", c.onnx_output);
+  if (!c.onnx_output.empty()) {
+    fmt::print("ONNX QDQ: {}\n", c.onnx_output);
+    std::fflush(stdout);
+    WarnIfOnnxRuntimeSaturates(*quantized, c.onnx_output);
+  }
   return kExitOk;
 }
 

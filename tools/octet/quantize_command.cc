@@ -1,6 +1,8 @@
 // `octet quantize`: load, configure (backend preset, observer overrides, skipped nodes), quantize, write.
 #include "tools/octet/quantize_command.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -166,11 +168,30 @@ int Quantize(const QuantizeCommand& c) {
   for (const auto& [op, n] : kinds) counts.push_back(fmt::format("{} {}", op, n));
   fmt::print("{} ({}, {} backend, {} profile): {} nodes: {}\n", c.output, c.mode, c.backend, c.profile,
              quantized->num_nodes(), fmt::join(counts, ", "));
-  if (!c.onnx_output.empty()) fmt::print("ONNX QDQ: {}\n", c.onnx_output);
+  if (!c.onnx_output.empty()) {
+    fmt::print("ONNX QDQ: {}\n", c.onnx_output);
+    std::fflush(stdout);
+    WarnIfOnnxRuntimeSaturates(*quantized, c.onnx_output);
+  }
   return kExitOk;
 }
 
 }  // namespace
+
+void WarnIfOnnxRuntimeSaturates([[maybe_unused]] const Graph& quantized,
+                                [[maybe_unused]] const std::string& onnx_path) {
+#if OCTET_WITH_ONNX
+  const std::vector<std::string> nodes = NodesSaturatingWithoutVnni(quantized);
+  if (nodes.empty()) return;
+  constexpr size_t kListed = 3;
+  const std::vector<std::string> listed(nodes.begin(), nodes.begin() + std::min(nodes.size(), kListed));
+  fmt::print(stderr,
+             "octet: warning: {}: ONNX Runtime on x86 CPUs without VNNI (AVX2 only) may be off by many LSB at {} "
+             "node(s) ({}{}): full-range 8-bit activations meet s8 weights there, and its u8 x s8 kernels saturate "
+             "in int16; --backend x86 (7-bit activations) avoids it\n",
+             onnx_path, nodes.size(), fmt::join(listed, ", "), nodes.size() > kListed ? ", ..." : "");
+#endif
+}
 
 void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   auto c = std::make_shared<QuantizeCommand>();

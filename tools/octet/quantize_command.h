@@ -3,7 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
+#include "core/graph.h"
 #include "tools/octet/command.h"
 
 namespace octet::cli {
@@ -17,5 +19,10 @@ namespace octet::cli {
 // --calib-batch, default 32); the others need none. --skip keeps the named nodes (or every node under a name
 // prefix, as QConfigMapping's module names) float. Prints a summary of what was quantized; writes nothing on failure.
 void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry);
+
+// For `--onnx OUT.onnx` (quantize, qat): one warning line on stderr when ONNX Runtime's fused int8 kernels on x86 CPUs
+// without VNNI may compute the export wrongly (full-range 8-bit activations into Conv / Gemm / MatMul with s8
+// weights, io/onnx/qdq_export.h NodesSaturatingWithoutVnni), naming --backend x86, whose activations are 7-bit.
+void WarnIfOnnxRuntimeSaturates(const Graph& quantized, const std::string& onnx_path);
 
 }  // namespace octet::cli
