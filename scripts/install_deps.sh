@@ -14,6 +14,7 @@ packages=(
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
   python3 python3-numpy           # test scripts and data generators (standard library and numpy only)
   libonnx-dev libprotobuf-dev     # ONNX import (io/onnx): generated onnx-ml.pb.h, libonnx_proto, protobuf
+  libonnx-testdata python3-onnx   # ONNX's backend node tests through octet run (tests/onnx/backend_node_test.py)
   zlib1g-dev                      # octet demo reads the bundled data/digits.csv.gz
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
   chromium                        # the HTML report's screenshot test (tests/numeric_suite/render_report_test.sh)
