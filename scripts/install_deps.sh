@@ -15,9 +15,11 @@ packages=(
   python3 python3-numpy           # test scripts and data generators (standard library and numpy only)
   libonnx-dev libprotobuf-dev     # ONNX import and export (io/onnx): onnx-ml.pb.h, libonnx_proto, protobuf, and
                                   # libonnx (its shape inference gives the QDQ export's outputs their shapes)
+  libonnx-testdata                # ONNX's backend node tests through octet run (tests/onnx/backend_node_test.py)
   zlib1g-dev                      # octet demo reads the bundled data/digits.csv.gz
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
-  python3-onnx                    # onnx.checker on every QDQ export the tests write (tests/onnx/check_onnx_models.sh)
+  python3-onnx                    # onnx.checker on every QDQ export the tests write (tests/onnx/check_onnx_models.py),
+                                  # and the backend node tests' reference data
   chromium                        # the HTML report's screenshot test (tests/numeric_suite/render_report_test.sh)
 )
 # npm comes with some nodejs builds (NodeSource's) and conflicts with Debian's npm package there; Debian's own nodejs

@@ -106,6 +106,26 @@ Result<Shape> InputShape(const onnx::ValueInfoProto& vi) {
 
 namespace {
 
+Result<std::vector<std::string>> NodeNames(const onnx::GraphProto& gp);
+
+// A model without the default domain (a training-domain model, say) is refused naming the nodes of other domains:
+// octet runs only default-domain operators.
+Status NoDefaultOpset(const onnx::ModelProto& model) {
+  std::vector<std::string> domains, nodes;
+  for (const auto& os : model.opset_import()) domains.push_back(fmt::format("{} {}", os.domain(), os.version()));
+  const std::string imports = domains.empty() ? "none" : fmt::format("only {}", fmt::join(domains, ", "));
+  Result<std::vector<std::string>> names = model.has_graph() ? NodeNames(model.graph()) : std::vector<std::string>{};
+  for (int i = 0; names.ok() && i < model.graph().node_size(); ++i) {
+    const onnx::NodeProto& n = model.graph().node(i);
+    if (n.domain().empty() || n.domain() == "ai.onnx") continue;
+    nodes.push_back(fmt::format("'{}' ({}.{})", (*names)[static_cast<size_t>(i)], n.domain(), n.op_type()));
+  }
+  if (nodes.empty()) return InvalidArgument("the model imports no opset of the default ONNX domain ({})", imports);
+  return Unimplemented("{} unsupported node(s): {} (the model imports no opset of the default ONNX domain, {}; "
+                       "octet runs only default-domain operators)",
+                       nodes.size(), fmt::join(nodes, ", "), imports);
+}
+
 // Parses and checks the envelope: size, protobuf, IR version, opsets, a graph.
 Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
@@ -125,7 +145,7 @@ Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model) {
       opset = os.version();
     }
   }
-  if (opset < 0) return InvalidArgument("the model imports no opset of the default ONNX domain");
+  if (opset < 0) return NoDefaultOpset(model);
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
     return Unimplemented("opset {} is not supported (octet reads opsets {} to {}; convert the model with "
                          "onnx.version_converter)",

@@ -42,6 +42,12 @@ Result<PreparedOp> PrepareBinary(const OpPrepareArgs& args, BinaryKind kind, con
   OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 2));
   const ValueInfo& a = args.inputs[0];
   const ValueInfo& b = args.inputs[1];
+  if (a.dtype != b.dtype && kind == BinaryKind::kPow) {
+    // ONNX lets Pow's exponent have its own type; octet's kernel takes one.
+    return Unimplemented("octet's Pow needs X and Y of one dtype (ONNX allows them to differ), got {} and {}: convert "
+                         "Y with a Cast node",
+                         a.dtype, b.dtype);
+  }
   if (a.dtype != b.dtype) return InvalidArgument("inputs must have one dtype, got {} and {}", a.dtype, b.dtype);
   const bool integer = a.dtype == DType::kS32;
   if (a.dtype != DType::kF32 && !(integer && kind != BinaryKind::kPow)) {

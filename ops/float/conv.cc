@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include <fmt/ranges.h>
+
 #include "core/threading.h"
 #include "ops/float/op_util.h"
 #include "ops/float/sgemm.h"
@@ -37,19 +39,17 @@ Result<Spatial> ReadSpatial(const AttributeMap& at, std::span<const int64_t> wei
   Spatial s;
   s.kernel.assign(weight_kernel.begin(), weight_kernel.end());
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> kernel_attr, at.GetInts("kernel_shape", s.kernel));
-  if (kernel_attr != s.kernel) return InvalidArgument("kernel_shape does not match the weight's spatial dims");
+  if (kernel_attr != s.kernel) {
+    return InvalidArgument("kernel_shape [{}] does not match the weight's spatial dims [{}]",
+                           fmt::join(kernel_attr, ", "), fmt::join(s.kernel, ", "));
+  }
   OCTET_ASSIGN_OR_RETURN(s.strides, at.GetInts("strides", std::vector<int64_t>(nd, 1)));
   OCTET_ASSIGN_OR_RETURN(s.dilations, at.GetInts("dilations", std::vector<int64_t>(nd, 1)));
   OCTET_ASSIGN_OR_RETURN(s.pads, at.GetInts("pads", {}));
   OCTET_ASSIGN_OR_RETURN(s.auto_pad, at.GetString("auto_pad", "NOTSET"));
-  if (s.strides.size() != nd || s.dilations.size() != nd) {
-    return InvalidArgument("strides and dilations must have {} values", nd);
-  }
-  for (size_t i = 0; i < nd; ++i) {
-    if (s.strides[i] <= 0 || s.dilations[i] <= 0 || s.kernel[i] <= 0) {
-      return InvalidArgument("kernel, strides and dilations must be positive");
-    }
-  }
+  OCTET_RETURN_IF_ERROR(CheckPositiveInts("kernel_shape", s.kernel, nd));
+  OCTET_RETURN_IF_ERROR(CheckPositiveInts("strides", s.strides, nd));
+  OCTET_RETURN_IF_ERROR(CheckPositiveInts("dilations", s.dilations, nd));
   return s;
 }
 
@@ -342,6 +342,10 @@ Status RunConvDepthwise(const Geometry& g, const OpRunArgs& r) {
 // Shared validation of X [N, C, (H,) W] and W for both ops. For Conv, W is [OC, C/group, k...]; for ConvTranspose,
 // [C, OC/group, k...].
 Status CheckConvInputs(const OpPrepareArgs& args, bool transpose) {
+  if (args.inputs.size() < 2 || !args.inputs[1].present) {
+    return InvalidArgument("input W (the weight) is missing: {} takes X, W and an optional B",
+                           transpose ? "ConvTranspose" : "Conv");
+  }
   OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 3));
   OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
   OCTET_RETURN_IF_ERROR(CheckInput(args, 1, DType::kF32));
@@ -522,20 +526,25 @@ Result<PreparedOp> PrepareConvTranspose(const OpPrepareArgs& args) {
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
   if (!output_shape.empty() || (s.auto_pad != "NOTSET" && s.auto_pad != "VALID")) {
     if (!output_shape.empty() && output_shape.size() != nd) {
-      return InvalidArgument("output_shape must have {} values", nd);
+      return InvalidArgument("output_shape must have {} values, got {}", nd, output_shape.size());
     }
     pads.assign(2 * nd, 0);
     for (size_t i = 0; i < nd; ++i) {
       const int64_t target = output_shape.empty() ? in[i] * s.strides[i] : output_shape[i];
+      if (!output_shape.empty() && (target < 1 || target > (int64_t{1} << 30))) {
+        return InvalidArgument("output_shape [{}] must be in [1, 2^30] on axis {}", fmt::join(output_shape, ", "), i);
+      }
+      // A negative total (output_shape beyond what the op produces) gives negative pads: the output grows and the
+      // extra rows and columns hold only the bias, as in ONNX's reference. Floor division splits it the same way.
       const int64_t total =
           s.strides[i] * (in[i] - 1) + output_padding[i] + ((s.kernel[i] - 1) * s.dilations[i] + 1) - target;
-      if (total < 0) return InvalidArgument("output_shape {} is larger than the op can produce", target);
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
       if (s.auto_pad == "SAME_UPPER") {
-        pads[i] = total / 2;
-        pads[i + nd] = total - total / 2;
+        pads[i] = half;
+        pads[i + nd] = total - half;
       } else {
-        pads[i] = total - total / 2;
-        pads[i + nd] = total / 2;
+        pads[i] = total - half;
+        pads[i + nd] = half;
       }
     }
   } else if (s.auto_pad == "VALID") {
@@ -559,7 +568,9 @@ Result<PreparedOp> PrepareConvTranspose(const OpPrepareArgs& args) {
   // Every factor below 2^20 keeps each product and sum far inside int64.
   constexpr int64_t kLimit = int64_t{1} << 20;
   for (int64_t v : {g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right}) {
-    if (v > kLimit) return OutOfRange("ConvTranspose sizes, strides, dilations and pads above 2^20 are not supported");
+    if (v > kLimit || v < -kLimit) {
+      return OutOfRange("ConvTranspose sizes, strides, dilations and pads beyond 2^20 are not supported");
+    }
   }
   g.oh = g.sh * (g.h - 1) + op_h + (g.kh - 1) * g.dh + 1 - g.pad_top - g.pad_bottom;
   g.ow = g.sw * (g.w - 1) + op_w + (g.kw - 1) * g.dw + 1 - g.pad_left - g.pad_right;

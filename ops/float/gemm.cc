@@ -37,8 +37,10 @@ Result<PreparedOp> PrepareGemm(const OpPrepareArgs& args) {
   if (has_c) {
     OCTET_RETURN_IF_ERROR(CheckInput(args, 2, DType::kF32));
     const Shape& c = args.inputs[2].shape;
-    OCTET_ASSIGN_OR_RETURN(Shape bc, BroadcastShapes(c, out));
-    if (bc != out) return InvalidArgument("C {} does not broadcast to the output {}", c, out);
+    auto bc = BroadcastShapes(c, out);
+    if (!bc.ok() || *bc != out) {
+      return InvalidArgument("input C (bias) {} does not broadcast to the output {} (A {}, B {})", c, out, a, b);
+    }
     c_strides = BroadcastStrides(c, out);
   }
   const auto& sgemm = SelectSgemm(args.context);

@@ -29,6 +29,14 @@ Status CheckArity(const OpPrepareArgs& args, size_t min_inputs, size_t max_input
   return OkStatus();
 }
 
+Status CheckPositiveInts(const char* name, std::span<const int64_t> values, size_t count) {
+  if (values.size() != count) return InvalidArgument("{} must have {} values, got {}", name, count, values.size());
+  for (int64_t v : values) {
+    if (v <= 0) return InvalidArgument("{} must be positive, got [{}]", name, fmt::join(values, ", "));
+  }
+  return OkStatus();
+}
+
 Status CheckInput(const OpPrepareArgs& args, size_t slot, DType dtype) {
   if (!Present(args, slot)) return InvalidArgument("input {} is required but omitted", slot);
   if (args.inputs[slot].dtype != dtype) {
@@ -171,7 +179,8 @@ Result<float> ConstantScalar(const OpPrepareArgs& args, size_t slot, float defau
   if (!Present(args, slot)) return default_value;
   const ValueInfo& info = args.inputs[slot];
   if (info.constant == nullptr) {
-    return Unimplemented("input {} ({}) must be known at compile time", slot, what);
+    return Unimplemented("input {} ({}) must be known at compile time (a constant or computed from constants)", slot,
+                         what);
   }
   if (info.dtype != DType::kF32 || info.shape.NumElements() != 1) {
     return InvalidArgument("input {} ({}) must be one f32 value, got {} {}", slot, what, info.dtype, info.shape);

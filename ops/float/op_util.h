@@ -23,6 +23,8 @@ Status CheckInput(const OpPrepareArgs& args, size_t slot, DType dtype);
 // Fails unless input `slot` (present) has rank in [min_rank, max_rank].
 Status CheckRank(const OpPrepareArgs& args, size_t slot, int min_rank, int max_rank);
 bool Present(const OpPrepareArgs& args, size_t slot);
+// Fails unless the ints attribute `name` has `count` values, each >= 1 (kernel_shape, strides, dilations).
+Status CheckPositiveInts(const char* name, std::span<const int64_t> values, size_t count);
 
 // axis in [-rank, rank) -> [0, rank); fails naming `what` otherwise.
 Result<int> NormalizeAxis(int64_t axis, int rank, const char* what = "axis");

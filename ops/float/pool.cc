@@ -48,7 +48,6 @@ Result<PoolGeometry> PreparePoolGeometry(const OpPrepareArgs& args, bool is_max)
   const size_t nd = static_cast<size_t>(x.rank() - 2);
   const AttributeMap& at = args.node.attributes;
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, at.GetInts("kernel_shape"));
-  if (kernel.size() != nd) return InvalidArgument("kernel_shape must have {} values, got {}", nd, kernel.size());
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> strides, at.GetInts("strides", std::vector<int64_t>(nd, 1)));
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, at.GetInts("dilations", std::vector<int64_t>(nd, 1)));
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads_attr, at.GetInts("pads", {}));
@@ -57,15 +56,13 @@ Result<PoolGeometry> PreparePoolGeometry(const OpPrepareArgs& args, bool is_max)
   OCTET_ASSIGN_OR_RETURN(int64_t count_include_pad, at.GetInt("count_include_pad", 0));
   OCTET_ASSIGN_OR_RETURN(int64_t storage_order, at.GetInt("storage_order", 0));
   if (storage_order != 0) return Unimplemented("storage_order {} is not supported", storage_order);
-  if (strides.size() != nd || dilations.size() != nd) return InvalidArgument("strides and dilations must have {} values", nd);
+
   if (!is_max && dilations != std::vector<int64_t>(nd, 1)) {
     return Unimplemented("AveragePool with dilations is not supported");
   }
-  for (size_t i = 0; i < nd; ++i) {
-    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0) {
-      return InvalidArgument("kernel_shape, strides and dilations must be positive");
-    }
-  }
+  OCTET_RETURN_IF_ERROR(CheckPositiveInts("kernel_shape", kernel, nd));
+  OCTET_RETURN_IF_ERROR(CheckPositiveInts("strides", strides, nd));
+  OCTET_RETURN_IF_ERROR(CheckPositiveInts("dilations", dilations, nd));
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ResolvePads(auto_pad, pads_attr, in, kernel, strides, dilations));
   PoolGeometry g;

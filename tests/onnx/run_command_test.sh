@@ -64,8 +64,17 @@ expect 1 "no_such.onnx" -- "$octet" run "$tmp/no_such.onnx" --input x="$m/digits
 touch "$tmp/file"
 expect 1 "" -- "$octet" run "$m/digits_mlp.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$tmp/file/sub"
 
+# A model without graph inputs runs without --input.
+expect 0 "y: f32 [2, 3]" -- "$octet" run "$m/constant_only.onnx" --output-dir "$tmp/const"
+/usr/bin/python3 -c "import numpy as np, sys; y = np.load(sys.argv[1]); assert (y == np.arange(6, dtype=np.float32).reshape(2, 3) ** 2).all(), y" \
+  "$tmp/const/y.npy" || fail "octet run of a model without inputs: wrong output"
+# A training-domain model names its unsupported op, not a missing opset.
+expect 1 "'Adagrad_0' (ai.onnx.preview.training.Adagrad)" -- "$octet" run "$m/malformed/training_domain.onnx" \
+  --output-dir "$tmp/x"
+
 # Usage errors (exit 2).
-expect 2 "" -- "$octet" run "$m/digits_mlp.onnx" --output-dir "$tmp/x"
+expect 2 "--input is required: '$m/digits_mlp.onnx' has input(s) x (use --input x=FILE.npy)" -- "$octet" run \
+  "$m/digits_mlp.onnx" --output-dir "$tmp/x"
 expect 2 "--input must be NAME=VALUE" -- "$octet" run "$m/digits_mlp.onnx" --input "$m/digits_mlp.input0.npy" \
   --output-dir "$tmp/x"
 expect 2 "names 'x' twice" -- "$octet" run "$m/digits_mlp.onnx" --input x=a.npy --input x=b.npy --output-dir "$tmp/x"
@@ -77,6 +86,36 @@ expect 0 "shapes unknown" -- "$octet" inspect "$m/digits_mlp.onnx"
 expect 0 "output logits: f32 [4, 10]" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,64
 expect 2 "comma-separated" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,-1
 expect 1 "cycle" -- "$octet" inspect "$m/malformed/cycle.onnx"
+# inspect validates as run does: each model that run refuses fails inspect (exit 1) naming its node and attribute
+# or input, after printing what it could read (the ops line).
+while read -r file pattern; do
+  expect 1 "failed to inspect '$m/malformed/$file': failed to compile node $pattern" -- "$octet" inspect \
+    "$m/malformed/$file"
+  grep -q "^ops: " <<<"$("$octet" inspect "$m/malformed/$file" 2>/dev/null)" || fail "inspect $file printed no ops line"
+done <<'LIST'
+conv_negative_pads.onnx 'conv' (Conv): pads must be >= 0, got [-1, 0, 0, 0]
+conv_pads_length.onnx 'conv' (Conv): pads must have 4 values, got 2
+conv_stride_zero.onnx 'conv' (Conv): strides must be positive, got [0, 1]
+conv_dilation_zero.onnx 'conv' (Conv): dilations must be positive, got [1, 0]
+conv_kernel_shape_mismatch.onnx 'conv' (Conv): kernel_shape [2, 2] does not match the weight's spatial dims [3, 3]
+conv_float_strides.onnx 'conv' (Conv): attribute 'strides' must be ints, got floats
+conv_group_not_dividing.onnx 'conv' (Conv): group 3 must be positive and divide the input channels 2
+conv_channel_mismatch.onnx 'conv' (Conv): W [4, 3, 3, 3] expects 3 input channels (group 1), X [1, 2, 5, 5] has 2
+conv_missing_weight.onnx 'conv' (Conv): input W (the weight) is missing
+bad_axis_flatten.onnx 'flatten' (Flatten): axis must be in [-2, 2], got 3
+bad_axis_concat.onnx 'concat' (Concat): axis must be in [-2, 2), got -3
+bad_axis_softmax.onnx 'softmax' (Softmax): axis must be in [-2, 2), got 4
+gemm_shape_mismatch.onnx 'fc' (Gemm): inner dimensions differ: A [1, 4] (transA=0) and B [3, 4] (transB=0)
+gemm_bias_broadcast.onnx 'fc' (Gemm): input C (bias) [2] does not broadcast to the output [1, 3]
+transpose_bad_perm.onnx 'transpose' (Transpose): perm [1, 1] is not a permutation of 0..1
+split_sizes_sum.onnx 'split' (Split): split sizes sum to 2, axis 1 has 3
+maxpool_no_kernel_shape.onnx 'pool' (MaxPool): required attribute 'kernel_shape' is missing
+LIST
+expect 0 "output y: f32 [1, 4, 5, 5]" -- "$octet" inspect "$m/malformed/conv_valid.onnx"
+# A dynamic dim alone is no failure; a broken node behind one still is (checked with the unknown dim taken as 1).
+expect 0 "ops: Conv 1, Relu 1" -- "$octet" inspect "$m/dynamic_batch/conv.onnx"
+expect 1 "node 'conv' (Conv): strides must be positive, got [0, 1]" -- "$octet" inspect \
+  "$m/dynamic_batch/conv_stride_zero.onnx"
 
 # bench model: a timed run (JSON), per op type through the hooks; symbolic dims need --input-shape.
 expect 0 '"op":"model"' -- "$octet" bench model "$m/digits_cnn.onnx" --input-shape image=1,1,8,8 --repetitions 1 --json

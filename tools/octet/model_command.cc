@@ -72,6 +72,11 @@ int RunModel(const RunCommand& c) {
   const Graph* graph = &model->graph;
   std::vector<std::string> input_names;
   for (ValueId id : graph->inputs()) input_names.push_back(graph->value(id).name);
+  // --input is optional only so that a model without inputs (a constant-only graph) runs.
+  if (files.empty() && !input_names.empty()) {
+    return ReportUsage(fmt::format("--input is required: '{}' has input(s) {} (use --input {}=FILE.npy)", c.model,
+                                   fmt::join(input_names, ", "), input_names.front()));
+  }
   for (const auto& [name, file] : files) {
     if (std::find(input_names.begin(), input_names.end(), name) == input_names.end()) {
       return ReportFailure(fmt::format("failed to run '{}': it has no input named '{}' (its inputs: {})", c.model,
@@ -122,6 +127,33 @@ int RunModel(const RunCommand& c) {
   return kExitOk;
 }
 
+// What `run` would say about the model, for inspect. When some input dim is unknown (and no --input-shape gives it),
+// Compile stops at binding the inputs; the attribute checks and shape inference then run with each unknown dim as 1,
+// and an error there is reported as the model's.
+Status ValidateForInspect(const Graph& g, const Context& context, const OpRegistry& registry,
+                          const CompileOptions& options, const Status& compiled) {
+  if (compiled.ok()) return compiled;
+  CompileOptions probe = options;
+  bool unknown = false;
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    const bool given = std::any_of(options.input_shapes.begin(), options.input_shapes.end(),
+                                   [&](const auto& kv) { return kv.first == v.name; });
+    if (given || !v.shape) continue;
+    std::vector<int64_t> dims = v.shape->dims();
+    if (std::none_of(dims.begin(), dims.end(), [](int64_t d) { return d == kUnknownDim; })) continue;
+    for (int64_t& d : dims) d = d == kUnknownDim ? 1 : d;
+    Result<Shape> shape = Shape::Create(dims);
+    if (!shape.ok()) return compiled;
+    probe.input_shapes.emplace_back(v.name, std::move(*shape));
+    unknown = true;
+  }
+  if (!unknown) return compiled;
+  Result<Executor> exec = Executor::Compile(g, context, registry, probe);
+  if (exec.ok()) return OkStatus();
+  return exec.status().WithContext("each unknown input dim taken as 1 (set them with --input-shape NAME=D0,D1,...)");
+}
+
 int Inspect(const InspectCommand& c) {
   CompileOptions options;
   if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
@@ -131,6 +163,7 @@ int Inspect(const InspectCommand& c) {
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   const OpRegistry registry = RegistryFor(*model);
   Result<Executor> exec = Executor::Compile(g, context, registry, options);
+  const Status valid = ValidateForInspect(g, context, registry, options, exec.status());
   auto shape_of = [&](ValueId id) -> std::string {
     if (id == kNoValue) return "_";
     if (exec.ok()) return fmt::format("{} {}", exec->value_dtype(id), exec->value_shape(id));
@@ -146,7 +179,7 @@ int Inspect(const InspectCommand& c) {
   }
   for (ValueId id : g.inputs()) fmt::print("input  {}: {}\n", g.value(id).name, shape_of(id));
   for (ValueId id : g.outputs()) fmt::print("output {}: {}\n", g.value(id).name, shape_of(id));
-  if (!exec.ok()) fmt::print("(shapes unknown: {})\n", exec.status().message());
+  if (!exec.ok() && valid.ok()) fmt::print("(shapes unknown: {})\n", exec.status().message());
   std::map<std::string, int> op_counts;
   for (int n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
@@ -171,6 +204,8 @@ int Inspect(const InspectCommand& c) {
   for (const auto& [op, n] : op_counts) counts.push_back(fmt::format("{} {}", op, n));
   fmt::print("ops: {}\n", fmt::join(counts, ", "));
   if (exec.ok()) fmt::print("activation arena: {} bytes\n", exec->arena_bytes());
+  // Printed what could be read; a model that `run` refuses fails here the same way.
+  if (!valid.ok()) return ReportFailure(valid.WithContext(fmt::format("failed to inspect '{}'", c.model)));
   return kExitOk;
 }
 
@@ -245,8 +280,8 @@ void AddModelCommands(CLI::App& app, CommandRegistry& registry) {
   auto run = std::make_shared<RunCommand>();
   CLI::App* r = app.add_subcommand("run", "Run a model on .npy inputs and write its outputs as .npy files");
   r->add_option("model", run->model, "The model (.onnx or .octet)")->required()->type_name("MODEL");
-  r->add_option("--input", run->inputs, "A graph input and its file, NAME=FILE.npy (repeat for each input)")
-      ->required()
+  r->add_option("--input", run->inputs,
+                "A graph input and its file, NAME=FILE.npy (repeat for each input; none for a model without inputs)")
       ->type_name("NAME=FILE");
   r->add_option("--output-dir", run->output_dir, "Folder for <output name>.npy files (created if missing)")
       ->required()

@@ -2,9 +2,11 @@
 """Writes the malformed-model corpus in tests/data/models/malformed/ (run with /usr/bin/python3, onnx 1.12).
 
 Each file breaks one rule octet's importer or compiler must enforce; tests/onnx/onnx_malformed_test.cc lists the
-error each must produce. It also writes ../odd_output_names.onnx, a valid model whose output names need
-sanitising as file names. The files start from one small valid model (base.onnx: Gemm, Relu, Softmax) and are
-built with onnx.helper, so ONNX's own checker is not a gate (several of them pass it).
+error each must produce. It also writes two valid models: ../odd_output_names.onnx, whose output names need
+sanitising as file names, and ../constant_only.onnx, which has no graph inputs; and ../dynamic_batch/, a Conv model
+with a symbolic batch and its broken twin. The files start from one small valid
+model (base.onnx: Gemm, Relu, Softmax; conv_valid.onnx for the Conv and MaxPool files) and are built with
+onnx.helper, so ONNX's own checker is not a gate (several of them pass it).
 """
 import os
 import shutil
@@ -197,6 +199,86 @@ def main():
         n.append(helper.make_node("Add", ["g", "r"], ["y"], name="add"))
     variant("gather_out_of_range.onnx", gather_oob)
 
+    def gemm_bias(n, i, ins, outs):
+        i[1].CopyFrom(numpy_helper.from_array(np.array([0.1, -0.2], dtype=np.float32), "fc.bias"))  # [2] vs [1, 3]
+    variant("gemm_bias_broadcast.onnx", gemm_bias)
+
+    def flatten_axis(n, i, ins, outs):
+        n[2] = helper.make_node("Flatten", ["r"], ["y"], name="flatten", axis=3)  # rank 2 allows [-2, 2]
+    variant("bad_axis_flatten.onnx", flatten_axis)
+
+    def transpose_perm(n, i, ins, outs):
+        n[2] = helper.make_node("Transpose", ["r"], ["y"], name="transpose", perm=[1, 1])
+    variant("transpose_bad_perm.onnx", transpose_perm)
+
+    def split_sizes(n, i, ins, outs):
+        i.append(numpy_helper.from_array(np.array([1, 1], dtype=np.int64), "sizes"))  # sum 2, axis 1 has 3
+        n[2] = helper.make_node("Split", ["r", "sizes"], ["y", "y2"], name="split", axis=1)
+    variant("split_sizes_sum.onnx", split_sizes)
+
+    # Conv and MaxPool attributes, on a small convolution: x [1, 2, 5, 5], W [4, 2, 3, 3], B [4].
+    def conv_variant(name, edit, out=OUT, batch=1):
+        w = numpy_helper.from_array(np.linspace(-1, 1, 72, dtype=np.float32).reshape(4, 2, 3, 3), "conv.weight")
+        b = numpy_helper.from_array(np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32), "conv.bias")
+        nodes = [helper.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["c"], name="conv",
+                                  kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1], dilations=[1, 1])]
+        inits = [w, b]
+        edit(nodes, inits)
+        nodes.append(helper.make_node("Relu", [nodes[0].output[0]], ["y"], name="relu"))
+        ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 2, 5, 5])]
+        outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(model(nodes, inits, ins, outs).SerializeToString())
+
+    def set_attr(name, value):
+        def edit(n, i):
+            attrs = [a for a in n[0].attribute if a.name != name]
+            del n[0].attribute[:]
+            n[0].attribute.extend(attrs + [helper.make_attribute(name, value)])
+        return edit
+
+    conv_variant("conv_valid.onnx", lambda n, i: None)  # the base the conv files vary; runs
+    conv_variant("conv_negative_pads.onnx", set_attr("pads", [-1, 0, 0, 0]))
+    conv_variant("conv_pads_length.onnx", set_attr("pads", [1, 1]))
+    conv_variant("conv_stride_zero.onnx", set_attr("strides", [0, 1]))
+    conv_variant("conv_dilation_zero.onnx", set_attr("dilations", [1, 0]))
+    conv_variant("conv_kernel_shape_mismatch.onnx", set_attr("kernel_shape", [2, 2]))
+    conv_variant("conv_float_strides.onnx", set_attr("strides", [1.0, 1.0]))
+    conv_variant("conv_group_not_dividing.onnx", set_attr("group", 3))
+
+    def channel_mismatch(n, i):
+        i[0].CopyFrom(numpy_helper.from_array(np.zeros((4, 3, 3, 3), dtype=np.float32), "conv.weight"))
+    conv_variant("conv_channel_mismatch.onnx", channel_mismatch)
+
+    def missing_weight(n, i):
+        del n[0].input[1:]
+        del i[:]
+    conv_variant("conv_missing_weight.onnx", missing_weight)
+
+    # With a symbolic batch, in ../dynamic_batch/: octet inspect accepts the first and refuses the second.
+    dyn = os.path.join(HERE, "dynamic_batch")
+    os.makedirs(dyn, exist_ok=True)
+    conv_variant("conv.onnx", lambda n, i: None, dyn, "batch")
+    conv_variant("conv_stride_zero.onnx", set_attr("strides", [0, 1]), dyn, "batch")
+
+    def maxpool(n, i):
+        n[0] = helper.make_node("MaxPool", ["x"], ["c"], name="pool", strides=[1, 1])
+        del i[:]
+    conv_variant("maxpool_no_kernel_shape.onnx", maxpool)
+
+    # A training-domain model (as in ONNX's backend tests): no default-domain opset, an Adagrad node.
+    def training():
+        t_inputs = ["r", "t", "x", "g", "h"]
+        g = helper.make_graph(
+            [helper.make_node("Adagrad", t_inputs, ["x_new", "h_new"], domain="ai.onnx.preview.training")], "adagrad",
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [] if n == "r" else [2]) for n in t_inputs[:1]] +
+            [helper.make_tensor_value_info("t", TensorProto.INT64, [])] +
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in t_inputs[2:]],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ["x_new", "h_new"]])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)],
+                                 producer_name="octet-tests", ir_version=8)
+    save(training(), "training_domain.onnx")
+
     # Versions.
     variant("opset_too_old.onnx", lambda *a: None, opset=11)
     variant("opset_too_new.onnx", lambda *a: None, opset=18)
@@ -213,6 +295,15 @@ def main():
     onnx.checker.check_model(odd)
     with open(os.path.join(HERE, "odd_output_names.onnx"), "wb") as f:
         f.write(odd.SerializeToString())
+
+    # A valid model without graph inputs (octet run must run it with no --input); kept outside malformed/.
+    c = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "c")
+    nodes = [helper.make_node("Constant", [], ["k"], name="k", value=c),
+             helper.make_node("Mul", ["k", "k"], ["y"], name="square")]
+    const = model(nodes, [], [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    onnx.checker.check_model(const)
+    with open(os.path.join(HERE, "constant_only.onnx"), "wb") as f:
+        f.write(const.SerializeToString())
 
     def no_graph():
         m = onnx.ModelProto()

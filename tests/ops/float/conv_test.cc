@@ -254,5 +254,35 @@ TEST_CASE("ConvTranspose matches the reference", "[float_ops]") {
   CHECK((*y)[0].shape() == Shape{1, 1, 6, 6});
 }
 
+TEST_CASE("ConvTranspose grows to an output_shape larger than it produces, as ONNX's reference does", "[float_ops]") {
+  // X [1, 2, 3, 3], strides [3, 2], kernel 3: 9 x 7 without pads. output_shape [11, 8] gives total pads -2 and -1,
+  // split as in the spec with floor division: begin = total - floor(total / 2) (NOTSET, SAME_LOWER) or
+  // floor(total / 2) (SAME_UPPER). A negative begin pad shifts the result down or right; the new cells hold the bias.
+  auto rng = testing::MakeRng("convtranspose-output-shape");
+  Tensor x = testing::RandomTensor(rng, Shape{1, 2, 3, 3});
+  Tensor wt = testing::RandomTensor(rng, Shape{2, 2, 3, 3});
+  Tensor b = testing::RandomTensor(rng, Shape{2});
+  struct Case {
+    const char* auto_pad;
+    int64_t pt, pl;
+  };
+  for (const Case& c : {Case{"NOTSET", -1, 0}, Case{"SAME_LOWER", -1, 0}, Case{"SAME_UPPER", -1, -1}}) {
+    INFO(c.auto_pad);
+    auto y = testing::RunFloatOp("ConvTranspose", {In(x), Const(wt), Const(b)},
+                                 {{"strides", std::vector<int64_t>{3, 2}},
+                                  {"output_shape", std::vector<int64_t>{11, 8}},
+                                  {"auto_pad", std::string(c.auto_pad)}});
+    REQUIRE(y.ok());
+    REQUIRE((*y)[0].shape() == Shape{1, 2, 11, 8});
+    testing::ExpectClose((*y)[0], ReferenceConvTranspose(x, wt, &b, 1, 3, 2, 1, 1, c.pt, c.pl, 11, 8), 1e-5f, 1e-5f);
+  }
+  // Beyond what int64 geometry allows: an error naming the attribute, not an overflow.
+  auto huge = testing::RunFloatOp("ConvTranspose", {In(x), Const(wt), Absent()},
+                                  {{"output_shape", std::vector<int64_t>{int64_t{1} << 40, 8}}});
+  REQUIRE_FALSE(huge.ok());
+  CHECK_THAT(huge.status().message(),
+             Catch::Contains("output_shape [1099511627776, 8] must be in [1, 2^30] on axis 0"));
+}
+
 }  // namespace
 }  // namespace octet
