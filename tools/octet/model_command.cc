@@ -20,6 +20,7 @@
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
 #include "tools/octet/context_options.h"
+#include "tools/octet/symbolic_shapes.h"
 #if OCTET_WITH_ONNX
 #include "io/onnx/onnx_importer.h"
 #endif
@@ -130,12 +131,20 @@ int Inspect(const InspectCommand& c) {
   const Graph& g = model->graph;
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   const OpRegistry registry = RegistryFor(*model);
-  Result<Executor> exec = Executor::Compile(g, context, registry, options);
+  // Dynamic input dims (a dim_param such as "batch", or unnamed) are bound for the compile and printed symbolically.
+  SymbolicShapes symbolic = InferSymbolicShapes(g, context, registry, options);
+  const Result<Executor>& exec = symbolic.exec;
   auto shape_of = [&](ValueId id) -> std::string {
     if (id == kNoValue) return "_";
-    if (exec.ok()) return fmt::format("{} {}", exec->value_dtype(id), exec->value_shape(id));
+    if (exec.ok()) return fmt::format("{} {}", exec->value_dtype(id), FormatDims(symbolic.dims[static_cast<size_t>(id)]));
     const Value& v = g.value(id);
-    return v.shape ? fmt::format("{} {}", v.dtype, *v.shape) : "?";
+    if (!v.shape) return "?";
+    std::vector<std::string> dims;
+    for (int64_t d : v.shape->dims()) dims.push_back(d == kUnknownDim ? "?" : fmt::format("{}", d));
+    for (const DynamicDim& d : FindDynamicDims(g, options)) {
+      if (d.input == v.name) dims[static_cast<size_t>(d.dim)] = d.symbol;
+    }
+    return fmt::format("{} {}", v.dtype, FormatDims(dims));
   };
 
   fmt::print("model {}: graph '{}', {} nodes, {} parameters\n", c.model, g.name(), g.num_nodes(), g.NumParameters());
@@ -146,7 +155,12 @@ int Inspect(const InspectCommand& c) {
   }
   for (ValueId id : g.inputs()) fmt::print("input  {}: {}\n", g.value(id).name, shape_of(id));
   for (ValueId id : g.outputs()) fmt::print("output {}: {}\n", g.value(id).name, shape_of(id));
-  if (!exec.ok()) fmt::print("(shapes unknown: {})\n", exec.status().message());
+  if (!exec.ok() && symbolic.symbols.empty()) fmt::print("(shapes unknown: {})\n", exec.status().message());
+  if (!exec.ok() && !symbolic.symbols.empty()) {
+    fmt::print("(shapes unknown with {} = 1: {}; give the input shapes with --input-shape NAME=D0,D1,...)\n",
+               fmt::join(symbolic.symbols, " = 1, "), exec.status().message());
+  }
+  if (!symbolic.note.empty()) fmt::print("({})\n", symbolic.note);
   std::map<std::string, int> op_counts;
   for (int n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
@@ -170,7 +184,10 @@ int Inspect(const InspectCommand& c) {
   std::vector<std::string> counts;
   for (const auto& [op, n] : op_counts) counts.push_back(fmt::format("{} {}", op, n));
   fmt::print("ops: {}\n", fmt::join(counts, ", "));
-  if (exec.ok()) fmt::print("activation arena: {} bytes\n", exec->arena_bytes());
+  if (exec.ok()) {
+    fmt::print("activation arena: {} bytes{}\n", exec->arena_bytes(),
+               symbolic.symbols.empty() ? "" : fmt::format(" with {} = 1", fmt::join(symbolic.symbols, " = 1, ")));
+  }
   return kExitOk;
 }
 
