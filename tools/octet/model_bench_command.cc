@@ -167,7 +167,9 @@ int RunModelBench(const ModelBenchCommand& c) {
   const Graph& graph = model->graph;
   auto one = [](const DynamicDim&) { return int64_t{1}; };
   for (const DynamicDim& d : FindDynamicDims(graph, options)) {
-    fmt::print(stderr, "octet: input '{}' dim {} ({}) is dynamic: assuming 1 (set it with --input-shape {} or --input {}=FILE.npy)\n",
+    fmt::print(stderr,
+               "octet: input '{}' dim {} ({}) is dynamic: assuming 1 (set it with --input-shape {} or --input "
+               "{}=FILE.npy)\n",
                d.input, d.dim, d.symbol == "?" ? "unnamed" : "'" + d.symbol + "'",
                InputShapeArgument(graph, d.input, options, one), d.input);
   }

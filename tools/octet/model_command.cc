@@ -136,7 +136,9 @@ int Inspect(const InspectCommand& c) {
   const Result<Executor>& exec = symbolic.exec;
   auto shape_of = [&](ValueId id) -> std::string {
     if (id == kNoValue) return "_";
-    if (exec.ok()) return fmt::format("{} {}", exec->value_dtype(id), FormatDims(symbolic.dims[static_cast<size_t>(id)]));
+    if (exec.ok()) {
+      return fmt::format("{} {}", exec->value_dtype(id), FormatDims(symbolic.dims[static_cast<size_t>(id)]));
+    }
     const Value& v = g.value(id);
     if (!v.shape) return "?";
     std::vector<std::string> dims;

@@ -114,7 +114,9 @@ SymbolicShapes InferSymbolicShapes(const Graph& graph, const Context& context, c
   const size_t num_values = static_cast<size_t>(graph.num_values());
   result.dims.resize(num_values);
   for (size_t id = 0; id < num_values; ++id) {
-    for (int64_t dim : base.value_shape(static_cast<ValueId>(id)).dims()) result.dims[id].push_back(fmt::format("{}", dim));
+    for (int64_t dim : base.value_shape(static_cast<ValueId>(id)).dims()) {
+      result.dims[id].push_back(fmt::format("{}", dim));
+    }
   }
   if (result.symbols.empty()) return result;
   const std::string assumed = fmt::format("{} = 1", fmt::join(result.symbols, " = 1, "));
