@@ -44,6 +44,9 @@ struct Value {
   // Inputs: the declared shape (dims may be kUnknownDim). Constants: data's shape. Node outputs: unset until shape
   // inference (the executor keeps inferred shapes itself and never writes them back).
   std::optional<Shape> shape;
+  // Inputs only: per dim of `shape`, the name of an unknown dim (an ONNX dim_param such as "batch"; "" when unnamed
+  // or known). Empty when no name is known. Tools print symbolic shapes with it; the executor ignores it.
+  std::vector<std::string> dim_names;
   // kConstant only.
   Tensor data;
   // Integer values of a quantized graph (u8, s8, s32): what the integers mean. The dtype must match `dtype`; for a

@@ -80,7 +80,8 @@ Result<Attribute> AttributeFromOnnx(const AttributeProto& a, const std::string& 
   }
 }
 
-Result<Shape> InputShape(const onnx::ValueInfoProto& vi) {
+// The declared shape of a graph input, unknown dims as kUnknownDim; `dim_names` gets each dim's dim_param (or "").
+Result<Shape> InputShape(const onnx::ValueInfoProto& vi, std::vector<std::string>& dim_names) {
   if (!vi.has_type() || !vi.type().has_tensor_type()) {
     return Unimplemented("graph input '{}' is not a tensor (sequences, maps and optionals are not supported)",
                          vi.name());
@@ -90,13 +91,16 @@ Result<Shape> InputShape(const onnx::ValueInfoProto& vi) {
   if (tt.shape().dim_size() > 64) return InvalidArgument("graph input '{}' has rank above 64", vi.name());
   std::vector<int64_t> dims;
   for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value()) {
+    // Some exporters write dim_value -1 for a dynamic dim: read it as an unnamed one (other negatives are errors).
+    if (d.has_dim_value() && d.dim_value() != -1) {
       if (d.dim_value() < 0 || d.dim_value() > Shape::kMaxElements) {
         return InvalidArgument("graph input '{}' has dimension {}", vi.name(), d.dim_value());
       }
       dims.push_back(d.dim_value());
+      dim_names.emplace_back();
     } else {
       dims.push_back(kUnknownDim);
+      dim_names.push_back(d.has_dim_param() ? d.dim_param() : std::string());
     }
   }
   return Shape(std::move(dims));
@@ -175,10 +179,14 @@ Status ImportValues(const onnx::GraphProto& gp, const std::string& model_dir, Gr
     if (vi.name().empty()) return InvalidArgument("a graph input has no name");
     if (initializers.count(vi.name()) != 0) continue;  // IR < 4 lists initializers among the inputs
     if (graph.FindValue(vi.name()) != kNoValue) return DefinedTwice(vi.name(), "a graph input");
-    OCTET_ASSIGN_OR_RETURN(Shape shape, InputShape(vi));
+    std::vector<std::string> dim_names;
+    OCTET_ASSIGN_OR_RETURN(Shape shape, InputShape(vi, dim_names));
     auto dtype = onnx_import::DTypeFromOnnx(vi.type().tensor_type().elem_type());
     if (!dtype.ok()) return dtype.status().WithContext(fmt::format("graph input '{}'", vi.name()));
-    OCTET_RETURN_IF_ERROR(graph.AddInput(vi.name(), *dtype, std::move(shape)).status());
+    OCTET_ASSIGN_OR_RETURN(ValueId id, graph.AddInput(vi.name(), *dtype, std::move(shape)));
+    if (std::any_of(dim_names.begin(), dim_names.end(), [](const std::string& n) { return !n.empty(); })) {
+      graph.mutable_value(id).dim_names = std::move(dim_names);
+    }
   }
   return OkStatus();
 }

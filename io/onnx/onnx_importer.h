@@ -35,6 +35,8 @@ struct OnnxImportOptions {
 //    int64 as s32 with values saturated to the int32 range), dims >= 0 with an overflow-checked element count,
 //    exactly one data source whose length matches the dims (raw_data bytes, typed fields, or external data confined
 //    to `model_dir`);
+//  - graph inputs: tensors with a rank; each dim >= 0 or dynamic (a dim_param, no value, or -1), read as
+//    kUnknownDim with its dim_param kept in Value::dim_names;
 //  - names: every value defined once (graph inputs, initializers, node outputs), every node input and graph output
 //    defined, node names unique (empty ones become "<op_type>_<index>");
 //  - attributes: unique names, a declared type matching the field that holds the value;

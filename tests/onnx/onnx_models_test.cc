@@ -140,6 +140,21 @@ TEST_CASE("Imported graphs keep ONNX names; a symbolic batch dim binds at Compil
   for (int64_t i = 0; i < 50; ++i) CHECK((*y)[0].data<float>()[i] == Approx(expected.data<float>()[i]).margin(1e-5));
 }
 
+TEST_CASE("Dynamic input dims keep their dim_param names; dim_value -1 is an unnamed dynamic dim", "[onnx]") {
+  auto named = ReadOnnxModel(kModels + "dynamic/seq_named.onnx");
+  REQUIRE(named.ok());
+  const Value& x = named->value(named->inputs()[0]);
+  CHECK(x.shape == Shape{kUnknownDim, kUnknownDim, 16});
+  CHECK(x.dim_names == std::vector<std::string>{"batch", "seq", ""});
+  CHECK(named->value(named->inputs()[1]).dim_names == std::vector<std::string>{"", "", "h", ""});
+  for (const char* file : {"dynamic/cnn_unnamed.onnx", "dynamic/cnn_minus1.onnx"}) {
+    auto g = ReadOnnxModel(kModels + file);
+    REQUIRE(g.ok());
+    CHECK(g->value(g->inputs()[0]).shape == Shape{kUnknownDim, 1, 8, 8});
+    CHECK(g->value(g->inputs()[0]).dim_names.empty());
+  }
+}
+
 TEST_CASE("External data inside the model's folder is read", "[onnx]") {
   // A copy of base.onnx with fc.bias moved to an external file, written at test time next to the model.
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /

@@ -19,6 +19,8 @@ expect() {
   rc=$?
   [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
   [ -z "$pattern" ] || grep -qF -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
+  # A command-line user cannot act on a C++ field name: messages name the option instead.
+  ! grep -qF "CompileOptions" <<<"$out" || fail "'$*' names a C++ option: $out"
 }
 
 m=$models
@@ -82,7 +84,7 @@ expect 2 "names 'x' twice" -- "$octet" run "$m/digits_mlp.onnx" --input x=a.npy 
 # inspect: nodes, shapes (a symbolic batch bound with --input-shape), parameter counts.
 expect 0 "/cnn/bn1/BatchNormalization" -- "$octet" inspect "$m/digits_cnn.onnx"
 expect 0 "1994 parameters" -- "$octet" inspect "$m/digits_cnn.onnx"
-expect 0 "shapes unknown" -- "$octet" inspect "$m/digits_mlp.onnx"
+expect 0 "output logits: f32 [batch, 10]" -- "$octet" inspect "$m/digits_mlp.onnx"
 expect 0 "output logits: f32 [4, 10]" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,64
 expect 2 "comma-separated" -- "$octet" inspect "$m/digits_mlp.onnx" --input-shape x=4,-1
 expect 1 "cycle" -- "$octet" inspect "$m/malformed/cycle.onnx"
@@ -122,7 +124,70 @@ expect 0 '"op":"model"' -- "$octet" bench model "$m/digits_cnn.onnx" --input-sha
 expect 0 '"op_type":"BatchNormalization"' -- "$octet" bench model "$m/digits_cnn.onnx" --input-shape image=1,1,8,8 \
   --repetitions 1 --per-op --json
 expect 0 "Gemm" -- "$octet" bench model "$m/digits_mlp.onnx" --input-shape x=1,64 --repetitions 1 --per-op
-expect 1 "unknown dimension" -- "$octet" bench model "$m/digits_mlp.onnx" --repetitions 1
+
+# Dynamic input dims (tests/data/models/make_dynamic.py): inspect prints them symbolically (dim_param names, "?"
+# for unnamed ones and what is no product of symbols), never failing; bench model assumes 1 for each and says so.
+dyn=$m/dynamic
+for f in digits_mlp dynamic/cnn_named dynamic/cnn_unnamed dynamic/cnn_minus1 dynamic/seq_named dynamic/lstm_unnamed; do
+  out=$("$octet" inspect "$m/$f.onnx" 2>&1) || fail "inspect $f exited $?: $out"
+  ! grep -qF "shapes unknown" <<<"$out" || fail "inspect $f: $out"
+done
+expect 0 "input  x: f32 [batch, 1, 8, 8]" -- "$octet" inspect "$dyn/cnn_named.onnx"
+expect 0 "(p) -> f32 [batch, 64]" -- "$octet" inspect "$dyn/cnn_named.onnx"
+expect 0 "activation arena: 11392 bytes with batch = 1" -- "$octet" inspect "$dyn/cnn_named.onnx"
+expect 0 "output y: f32 [?, 10]" -- "$octet" inspect "$dyn/cnn_unnamed.onnx"
+expect 0 "input  x: f32 [?, 1, 8, 8]" -- "$octet" inspect "$dyn/cnn_minus1.onnx"
+expect 0 "(r) -> f32 [?, 4, 4, 4]" -- "$octet" inspect "$dyn/cnn_minus1.onnx"
+expect 0 "input  img: f32 [1, 1, h, 4]" -- "$octet" inspect "$dyn/seq_named.onnx"
+expect 0 "(x, proj.w) -> f32 [batch, seq, 8]" -- "$octet" inspect "$dyn/seq_named.onnx"
+expect 0 "output y: f32 [batch*seq, 8]" -- "$octet" inspect "$dyn/seq_named.onnx"
+expect 0 "output z: f32 [1, 2, ?, 4]" -- "$octet" inspect "$dyn/seq_named.onnx"  # a stride-2 conv over h
+expect 0 "output y: f32 [6, 8]" -- "$octet" inspect "$dyn/seq_named.onnx" --input-shape x=2,3,16
+expect 0 "output z: f32 [1, 2, 3, 4]" -- "$octet" inspect "$dyn/seq_named.onnx" --input-shape img=1,1,5,4
+expect 0 "input  tokens: s32 [35, ?]" -- "$octet" inspect "$dyn/lstm_unnamed.onnx"
+expect 0 "-> f32 [35, 1, ?, 12], f32 [1, ?, 12], f32 [1, ?, 12]" -- "$octet" inspect "$dyn/lstm_unnamed.onnx"
+expect 0 "output logits: f32 [35, ?, 50]" -- "$octet" inspect "$dyn/lstm_unnamed.onnx"
+expect 0 "output logits: f32 [35, 4, 50]" -- "$octet" inspect "$dyn/lstm_unnamed.onnx" --input-shape tokens=35,4 \
+  --input-shape h0=1,4,12 --input-shape c0=1,4,12
+# Shapes that contradict the model: the message shows what is wrong and names --input-shape, not a C++ option.
+expect 0 "which shape [36, 4] does not match" -- "$octet" inspect "$dyn/lstm_unnamed.onnx" --input-shape tokens=36,4
+expect 0 "must be [1, 4, 12], got [1, 1, 12]; give the input shapes with --input-shape" -- "$octet" inspect \
+  "$dyn/lstm_unnamed.onnx" --input-shape tokens=35,4
+
+# bench_dyn NAME ARGS...: runs bench model --json, keeping stdout in $tmp/NAME.out and stderr in $tmp/NAME.err.
+bench_dyn() {
+  local name=$1
+  shift
+  "$octet" bench model "$@" --repetitions 1 --json >"$tmp/$name.out" 2>"$tmp/$name.err" || fail "bench model $*: $(cat "$tmp/$name.err")"
+}
+arena() { /usr/bin/python3 -c "import json, sys; print(json.loads(open(sys.argv[1]).readline())['arena_bytes'])" "$1"; }
+bench_dyn mlp "$m/digits_mlp.onnx"
+bench_dyn mlp1 "$m/digits_mlp.onnx" --input-shape x=1,64
+bench_dyn mlp4 "$m/digits_mlp.onnx" --input-shape x=4,64
+[ "$(cat "$tmp/mlp.err")" = "octet: input 'x' dim 0 ('batch') is dynamic: assuming 1 (set it with --input-shape x=1,64 or --input x=FILE.npy)" ] ||
+  fail "bench model digits_mlp: stderr is: $(cat "$tmp/mlp.err")"
+[ ! -s "$tmp/mlp1.err" ] || fail "bench model with --input-shape: stderr is: $(cat "$tmp/mlp1.err")"
+[ "$(arena "$tmp/mlp.out")" -eq "$(arena "$tmp/mlp1.out")" ] && [ "$(arena "$tmp/mlp4.out")" -gt "$(arena "$tmp/mlp1.out")" ] ||
+  fail "bench model did not run batch 1: arena $(arena "$tmp/mlp.out"), $(arena "$tmp/mlp1.out") at 1, $(arena "$tmp/mlp4.out") at 4"
+bench_dyn lstm "$dyn/lstm_unnamed.onnx"
+[ "$(wc -l <"$tmp/lstm.err")" -eq 3 ] || fail "bench model lstm_unnamed: want 3 assumption lines: $(cat "$tmp/lstm.err")"
+grep -qF "octet: input 'tokens' dim 1 (unnamed) is dynamic: assuming 1 (set it with --input-shape tokens=35,1" "$tmp/lstm.err" ||
+  fail "bench model lstm_unnamed: $(cat "$tmp/lstm.err")"
+grep -qF "input 'c0' dim 1 (unnamed) is dynamic: assuming 1 (set it with --input-shape c0=1,1,12" "$tmp/lstm.err" ||
+  fail "bench model lstm_unnamed: $(cat "$tmp/lstm.err")"
+bench_dyn seq "$dyn/seq_named.onnx" --input-shape x=2,3,16
+[ "$(cat "$tmp/seq.err")" = "octet: input 'img' dim 2 ('h') is dynamic: assuming 1 (set it with --input-shape img=1,1,1,4 or --input img=FILE.npy)" ] ||
+  fail "bench model seq_named: stderr is: $(cat "$tmp/seq.err")"
+# --input files give the shape (and the data): no assumption.
+bench_dyn cnn_file "$dyn/cnn_named.onnx" --input x="$m/digits_cnn.input0.npy"
+bench_dyn cnn_shape "$dyn/cnn_named.onnx" --input-shape x=32,1,8,8
+[ ! -s "$tmp/cnn_file.err" ] || fail "bench model with --input: stderr is: $(cat "$tmp/cnn_file.err")"
+[ "$(arena "$tmp/cnn_file.out")" -eq "$(arena "$tmp/cnn_shape.out")" ] || fail "bench model --input: not the file's shape"
+bench_dyn lm "$m/lstm_lm.onnx" --input tokens="$m/lstm_lm.input0.npy" --input h0="$m/lstm_lm.input1.npy" \
+  --input c0="$m/lstm_lm.input2.npy"
+expect 2 "name 'x' more than once" -- "$octet" bench model "$dyn/cnn_named.onnx" --input x="$m/digits_cnn.input0.npy" \
+  --input-shape x=32,1,8,8
+expect 1 "does not match" -- "$octet" bench model "$dyn/cnn_named.onnx" --input x="$m/digits_mlp.input0.npy"
 
 # train: the MLP on 200 test images for 2 epochs; one line per epoch, a checkpoint folder with a manifest, usage
 # and runtime errors. (The digits CNN's accuracy figure is the [train] test in tests/quant/training.)

@@ -23,6 +23,7 @@
 #include "tools/octet/bench_timing.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
+#include "tools/octet/symbolic_shapes.h"
 
 namespace octet::cli {
 namespace {
@@ -30,6 +31,7 @@ namespace {
 struct ModelBenchCommand {
   std::string model;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
   int repetitions = 5;
   bool per_op = false;
   bool per_node = false;
@@ -37,12 +39,17 @@ struct ModelBenchCommand {
   ContextFlags context;
 };
 
-// Seeded inputs: uniform [-1, 1) for floats; zeros for integers (valid as indices and as shape data).
-Result<std::vector<Tensor>> MakeInputs(const Executor& exec) {
+// The tensors of --input files; seeded inputs for the others: uniform [-1, 1) for floats; zeros for integers (valid
+// as indices and as shape data).
+Result<std::vector<Tensor>> MakeInputs(const Executor& exec, std::map<std::string, Tensor>& files) {
   std::mt19937_64 rng(20261121);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<Tensor> inputs;
   for (ValueId id : exec.graph().inputs()) {
+    if (auto it = files.find(exec.graph().value(id).name); it != files.end()) {
+      inputs.push_back(std::move(it->second));
+      continue;
+    }
     OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(exec.value_dtype(id), exec.value_shape(id)));
     if (t.dtype() == DType::kF32) {
       for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = uniform(rng);
@@ -135,14 +142,42 @@ int RunModelBench(const ModelBenchCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   CompileOptions options;
   if (Status s = ParseInputShapes(c.input_shapes, options); !s.ok()) return ReportUsage(s.message());
+  std::map<std::string, std::string> input_files;
+  for (const std::string& in : c.inputs) {
+    auto kv = SplitAssignment(in, "--input");
+    if (!kv.ok()) return ReportUsage(kv.status().message());
+    const bool shaped = std::any_of(options.input_shapes.begin(), options.input_shapes.end(),
+                                    [&](const auto& given) { return given.first == kv->first; });
+    if (shaped || !input_files.emplace(kv->first, kv->second).second) {
+      return ReportUsage(fmt::format("--input and --input-shape name '{}' more than once", kv->first));
+    }
+  }
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
   Result<LoadedModel> model = LoadModelFile(c.model);
   if (!model.ok()) return ReportFailure(model.status());
+  std::map<std::string, Tensor> files;
+  for (const auto& [name, file] : input_files) {
+    Result<Tensor> t = ReadTensorFile(file);
+    if (!t.ok()) return ReportFailure(t.status());
+    options.input_shapes.emplace_back(name, t->shape());
+    files.emplace(name, std::move(*t));
+  }
+  // Dims left dynamic (a dim_param such as "batch", or unnamed) are timed at 1, one line each saying so.
+  const Graph& graph = model->graph;
+  auto one = [](const DynamicDim&) { return int64_t{1}; };
+  for (const DynamicDim& d : FindDynamicDims(graph, options)) {
+    fmt::print(stderr,
+               "octet: input '{}' dim {} ({}) is dynamic: assuming 1 (set it with --input-shape {} or --input "
+               "{}=FILE.npy)\n",
+               d.input, d.dim, d.symbol == "?" ? "unnamed" : "'" + d.symbol + "'",
+               InputShapeArgument(graph, d.input, options, one), d.input);
+  }
+  options = BindDynamicDims(graph, options, one);
   const OpRegistry registry = RegistryFor(*model);
-  Result<Executor> exec = Executor::Compile(model->graph, *context, registry, options);
+  Result<Executor> exec = Executor::Compile(graph, *context, registry, options);
   if (!exec.ok()) return ReportFailure(exec.status().WithContext(fmt::format("failed to compile '{}'", c.model)));
-  Result<std::vector<Tensor>> inputs = MakeInputs(*exec);
+  Result<std::vector<Tensor>> inputs = MakeInputs(*exec, files);
   if (!inputs.ok()) return ReportFailure(inputs.status());
 
   Result<std::vector<Tensor>> first = exec->Run(*inputs);
@@ -238,6 +273,8 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
   m->add_option("model", c->model, "The model (.onnx or .octet)")->required()->type_name("MODEL");
   m->add_option("--input-shape", c->input_shapes, "Shape for an input with unknown dims, NAME=D0,D1,...")
       ->type_name("NAME=DIMS");
+  m->add_option("--input", c->inputs, "An input's data (and shape) from a file, NAME=FILE.npy; others are seeded")
+      ->type_name("NAME=FILE");
   m->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
       ->check(CLI::Range(1, 1000))
       ->type_name("R")

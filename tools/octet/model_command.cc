@@ -20,6 +20,7 @@
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
 #include "tools/octet/context_options.h"
+#include "tools/octet/symbolic_shapes.h"
 #if OCTET_WITH_ONNX
 #include "io/onnx/onnx_importer.h"
 #endif
@@ -127,19 +128,20 @@ int RunModel(const RunCommand& c) {
   return kExitOk;
 }
 
-// What `run` would say about the model, for inspect. When some input dim is unknown (and no --input-shape gives it),
-// Compile stops at binding the inputs; the attribute checks and shape inference then run with each unknown dim as 1,
-// and an error there is reported as the model's.
+// What `run` would say about the model, for inspect. When the compile for printing failed, the model is compiled
+// again with its own declared input shapes, each unknown dim as 1, so that the attribute checks and shape inference
+// run; an error there is reported as the model's.
 Status ValidateForInspect(const Graph& g, const Context& context, const OpRegistry& registry,
                           const CompileOptions& options, const Status& compiled) {
   if (compiled.ok()) return compiled;
+  // The model is judged by itself: shapes given with --input-shape that do not fit it are the user's to fix (the
+  // "shapes unknown" line says so), not a reason to call the model broken.
   CompileOptions probe = options;
-  bool unknown = false;
+  probe.input_shapes.clear();
+  bool unknown = !options.input_shapes.empty();
   for (ValueId id : g.inputs()) {
     const Value& v = g.value(id);
-    const bool given = std::any_of(options.input_shapes.begin(), options.input_shapes.end(),
-                                   [&](const auto& kv) { return kv.first == v.name; });
-    if (given || !v.shape) continue;
+    if (!v.shape) continue;
     std::vector<int64_t> dims = v.shape->dims();
     if (std::none_of(dims.begin(), dims.end(), [](int64_t d) { return d == kUnknownDim; })) continue;
     for (int64_t& d : dims) d = d == kUnknownDim ? 1 : d;
@@ -162,13 +164,24 @@ int Inspect(const InspectCommand& c) {
   const Graph& g = model->graph;
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   const OpRegistry registry = RegistryFor(*model);
-  Result<Executor> exec = Executor::Compile(g, context, registry, options);
+  // Dynamic input dims (a dim_param such as "batch", or unnamed) are bound for the compile and printed symbolically.
+  SymbolicShapes symbolic = InferSymbolicShapes(g, context, registry, options);
+  const Result<Executor>& exec = symbolic.exec;
+  // A model that `run` would refuse (attributes, shape inference) fails inspect too, after what could be printed.
   const Status valid = ValidateForInspect(g, context, registry, options, exec.status());
   auto shape_of = [&](ValueId id) -> std::string {
     if (id == kNoValue) return "_";
-    if (exec.ok()) return fmt::format("{} {}", exec->value_dtype(id), exec->value_shape(id));
+    if (exec.ok()) {
+      return fmt::format("{} {}", exec->value_dtype(id), FormatDims(symbolic.dims[static_cast<size_t>(id)]));
+    }
     const Value& v = g.value(id);
-    return v.shape ? fmt::format("{} {}", v.dtype, *v.shape) : "?";
+    if (!v.shape) return "?";
+    std::vector<std::string> dims;
+    for (int64_t d : v.shape->dims()) dims.push_back(d == kUnknownDim ? "?" : fmt::format("{}", d));
+    for (const DynamicDim& d : FindDynamicDims(g, options)) {
+      if (d.input == v.name) dims[static_cast<size_t>(d.dim)] = d.symbol;
+    }
+    return fmt::format("{} {}", v.dtype, FormatDims(dims));
   };
 
   fmt::print("model {}: graph '{}', {} nodes, {} parameters\n", c.model, g.name(), g.num_nodes(), g.NumParameters());
@@ -179,7 +192,14 @@ int Inspect(const InspectCommand& c) {
   }
   for (ValueId id : g.inputs()) fmt::print("input  {}: {}\n", g.value(id).name, shape_of(id));
   for (ValueId id : g.outputs()) fmt::print("output {}: {}\n", g.value(id).name, shape_of(id));
-  if (!exec.ok() && valid.ok()) fmt::print("(shapes unknown: {})\n", exec.status().message());
+  if (!exec.ok() && valid.ok() && symbolic.symbols.empty()) {
+    fmt::print("(shapes unknown: {})\n", exec.status().message());
+  }
+  if (!exec.ok() && valid.ok() && !symbolic.symbols.empty()) {
+    fmt::print("(shapes unknown with {} = 1: {}; give the input shapes with --input-shape NAME=D0,D1,...)\n",
+               fmt::join(symbolic.symbols, " = 1, "), exec.status().message());
+  }
+  if (!symbolic.note.empty()) fmt::print("({})\n", symbolic.note);
   std::map<std::string, int> op_counts;
   for (int n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
@@ -203,8 +223,10 @@ int Inspect(const InspectCommand& c) {
   std::vector<std::string> counts;
   for (const auto& [op, n] : op_counts) counts.push_back(fmt::format("{} {}", op, n));
   fmt::print("ops: {}\n", fmt::join(counts, ", "));
-  if (exec.ok()) fmt::print("activation arena: {} bytes\n", exec->arena_bytes());
-  // Printed what could be read; a model that `run` refuses fails here the same way.
+  if (exec.ok()) {
+    fmt::print("activation arena: {} bytes{}\n", exec->arena_bytes(),
+               symbolic.symbols.empty() ? "" : fmt::format(" with {} = 1", fmt::join(symbolic.symbols, " = 1, ")));
+  }
   if (!valid.ok()) return ReportFailure(valid.WithContext(fmt::format("failed to inspect '{}'", c.model)));
   return kExitOk;
 }
