@@ -61,8 +61,8 @@ Result<std::map<std::string, QParams>> PreparedGraph::CalculateQParams() const {
   }
   if (!unreached.empty()) {
     return FailedPrecondition(
-        "cannot calculate qparams: {} observed value{} saw no data: {}; calibrate with data that reaches {} (--calib), "
-        "or keep the node{} float (--skip NODE)",
+        "cannot calculate qparams: {} observed value{} saw no data: {}; run Calibrate with data that reaches {} "
+        "(--calib), or keep the node{} float (--skip NODE)",
         unreached.size(), unreached.size() == 1 ? "" : "s", fmt::join(unreached, ", "),
         unreached.size() == 1 ? "it" : "them", unreached.size() == 1 ? "" : "s");
   }
