@@ -49,6 +49,10 @@ std::vector<Tensor> RunEach(const Graph &g, const OpRegistry &registry, const st
   return out;
 }
 
+Status CalibrateOn(PreparedGraph& prepared, const std::vector<std::vector<Tensor>>& batches) {
+  return Calibrate(prepared, ScalarContext(), batches);
+}
+
 double SqnrDb(const std::vector<Tensor> &ref, const std::vector<Tensor> &test) {
   double signal = 0.0, noise = 0.0;
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -237,7 +241,7 @@ TEST_CASE("A flow that quantizes none of its candidate ops warns, naming them an
   none.SetGlobal(GetDefaultQConfig("x86").value()).SetModuleName("fc", std::nullopt);
   auto prepared = Prepare(g2, none);
   REQUIRE(prepared.ok());
-  REQUIRE(Calibrate(*prepared, ScalarContext(), {{RandomTensor(rng, Shape{2, 8}, -1.0f, 1.0f)}}).ok());
+  REQUIRE(CalibrateOn(*prepared, {{RandomTensor(rng, Shape{2, 8}, -1.0f, 1.0f)}}).ok());
   ConvertReport convert_report;
   REQUIRE(Convert(*prepared, {}, &convert_report).ok());
   CHECK_THAT(NothingQuantizedWarning(prepared->graph(), convert_report),
@@ -359,11 +363,11 @@ TEST_CASE("A calibration batch a fixed-batch input rejects names --calib-batch",
   mapping.SetGlobal(GetDefaultQConfig("x86").value());
   auto prepared = Prepare(g, mapping);
   REQUIRE(prepared.ok());
-  const Status s = Calibrate(*prepared, ScalarContext(), {{RandomTensor(rng, Shape{32, 8}, -1.0f, 1.0f)}});
+  const Status s = CalibrateOn(*prepared, {{RandomTensor(rng, Shape{32, 8}, -1.0f, 1.0f)}});
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(), Catch::Contains("'x'") && Catch::Contains("fixed batch of 1") &&
                               Catch::Contains("--calib-batch 1") && !Catch::Contains("CompileOptions"));
-  const Status shape = Calibrate(*prepared, ScalarContext(), {{RandomTensor(rng, Shape{1, 9}, -1.0f, 1.0f)}});
+  const Status shape = CalibrateOn(*prepared, {{RandomTensor(rng, Shape{1, 9}, -1.0f, 1.0f)}});
   CHECK_THAT(shape.message(), Catch::Contains("--calib x=FILE.npy"));
 }
 
