@@ -87,7 +87,7 @@ TEST_CASE("legacy_1_13 HistogramObserver keeps every one-element sample at batch
   CHECK(h->max_val()[0] >= hi);
   double total = 0.0;
   for (float c : h->histogram()) total += c;
-  CHECK(total == 200.0);
+  CHECK(std::fabs(total - 200.0) < 0.01);  // 1.13's combination interpolates in float: not exact
   // The chosen range covers the bulk of the samples, not one of them.
   const QParams q = h->CalculateQParams().value();
   const float covered = q.scales()[0] * static_cast<float>(q.quant_max() - q.quant_min());
@@ -261,7 +261,8 @@ TEST_CASE("NodesInScope matches a name and its '.' and '/' children, nothing els
   }
   CHECK(NodesInScope(g, "blocks.3") == std::vector<std::string>{"blocks.3", "blocks.3.attn", "/blocks.3/mlp/MatMul"});
   CHECK(NodesInScope(g, "blocks.3.attn") == std::vector<std::string>{"blocks.3.attn"});
-  CHECK(NodesInScope(g, "blocks").empty());  // "blocks" names no node and no "blocks." / "blocks/" child
+  CHECK(NodesInScope(g, "blocks.30") == std::vector<std::string>{"blocks.30.attn"});
+  CHECK(NodesInScope(g, "blocks.4").empty());
   CHECK(NodesInScope(g, "block").empty());
 }
 
