@@ -215,8 +215,14 @@ Status HistogramObserver::ObserveLegacy(std::span<const float> x, float batch_mi
                                         std::string_view name, const Guess* guess) {
   const int64_t bins = options().bins;
   const int64_t up = options().upsample_rate;
-  const bool same_values = min_ == max_;
-  if (!has_observations() || same_values) {
+  // 1.13 starts over after a constant state (same_values), dropping what it saw. Where that would also lose the
+  // old value's place in the range (a constant tensor next, e.g. one-element tensors at batch 1, which would end
+  // with the last sample's range; or a tensor whose range excludes the old value), octet keeps the old mass whole
+  // at its value on the exact union range (the upstream rule) instead.
+  const bool batch_constant = batch_min == batch_max;
+  const bool restart =
+      !has_observations() || (min_ == max_ && !batch_constant && batch_min <= min_ && min_ <= batch_max);
+  if (restart) {
     OCTET_ASSIGN_OR_RETURN(std::vector<float> h,
                            Histc(x, torch_numerics::TruncToInt(batch_min), torch_numerics::TruncToInt(batch_max),
                                  batch_min, batch_max, name, guess));
@@ -227,6 +233,16 @@ Status HistogramObserver::ObserveLegacy(std::span<const float> x, float batch_mi
   }
   float cmin = batch_min < min_ ? batch_min : min_;
   float cmax = batch_max > max_ ? batch_max : max_;
+  if (min_ == max_) {
+    OCTET_ASSIGN_OR_RETURN(std::vector<float> update, Histc(x, cmin, cmax, batch_min, batch_max, name, nullptr));
+    // The same value again: histc falls back to [v - 1, v + 1] as for the first tensor, so the bins line up.
+    const std::vector<float> old = cmin == cmax ? histogram_ : UpscaleHistogram(histogram_, min_, max_, cmin, cmax, up);
+    for (size_t i = 0; i < update.size(); ++i) update[i] = update[i] + old[i];
+    histogram_ = std::move(update);
+    min_ = cmin;
+    max_ = cmax;
+    return OkStatus();
+  }
   // _adjust_min_max, in float32 tensor arithmetic.
   const float hist_bin_width = (max_ - min_) / static_cast<float>(bins * up);
   const float span = static_cast<float>(bins) * hist_bin_width;
@@ -241,9 +257,18 @@ Status HistogramObserver::ObserveLegacy(std::span<const float> x, float batch_mi
   const float e = static_cast<float>(down) * span - (cmax - cmin);
   cmax = cmax + e;
   const int64_t start_idx = static_cast<int64_t>(std::nearbyint((min_ - cmin) / hist_bin_width));
-  OCTET_ASSIGN_OR_RETURN(std::vector<float> combined,
-                         Histc(x, torch_numerics::TruncToInt(cmin), torch_numerics::TruncToInt(cmax), batch_min,
-                               batch_max, name, guess));
+  std::vector<float> combined;
+  if (batch_constant) {
+    // A constant tensor (one element at batch 1): 1.13's histc over [int(cmin), int(cmax)] would drop it or count it
+    // in a bin read on another grid (or, when both ends truncate alike, in the middle bin whatever its value). Its
+    // mass goes to the bin of its value instead.
+    combined.assign(histogram_.size(), 0.0f);
+    const auto n = std::count(x.begin(), x.end(), batch_min);
+    combined[static_cast<size_t>(HistcBin(batch_min, cmin, cmax, bins))] = static_cast<float>(n);
+  } else {
+    OCTET_ASSIGN_OR_RETURN(combined, Histc(x, torch_numerics::TruncToInt(cmin), torch_numerics::TruncToInt(cmax),
+                                           batch_min, batch_max, name, guess));
+  }
   if (cmin == min_ && cmax == max_) {
     for (size_t i = 0; i < combined.size(); ++i) combined[i] = combined[i] + histogram_[i];
   } else {

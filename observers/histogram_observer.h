@@ -15,7 +15,14 @@
 //    are read on the exact [min, max] grid); the first tensor, or any tensor after a constant state, resets the
 //    histogram; growth by _adjust_min_max / _combine_histograms (integer down-sampling of an up-sampled grid, the
 //    max relaxed). Where PyTorch would fail (a slice that overruns, a histc range that is not finite) octet clips or
-//    reports an error.
+//    reports an error. Two degenerate cases differ from 1.13 on purpose, because 1.13 silently loses the range
+//    there: (1) after a constant state (min == max) 1.13 starts over, so one-element tensors calibrated at batch 1
+//    end with the last sample's range; when the next tensor is constant or its range excludes the old value, octet
+//    keeps the old mass whole at its value on the exact union range (the upstream rule); a non-constant tensor
+//    whose range holds the old value starts over as in 1.13 (only the old mass is lost, not its place).
+//    (2) A constant tensor meeting a non-constant state is counted in the bin of its value, where 1.13's truncated
+//    histc would drop it, count it on another grid or, when both ends truncate alike, in the middle bin whatever
+//    its value. Everything else follows 1.13 bit for bit.
 //
 // Order dependence: both variants re-bin when the range grows, so the histogram depends on how the data was
 // batched and in which order (PyTorch's too). Merge(other) re-bins both histograms onto the union range with the

@@ -35,6 +35,33 @@ Status CheckSameGraph(const Graph& a, const Graph& b) {
   return OkStatus();
 }
 
+// A batch whose shape the input's declared shape rejects: a fixed batch size (models exported at batch 1) is the
+// common case, and the fix is the batch size the calibration samples are split into.
+Status CheckDeclaredShape(const Graph& g, ValueId input, const Shape& got, int64_t batch) {
+  const Value& v = g.value(input);
+  if (!v.shape.has_value()) return OkStatus();
+  const Shape& declared = *v.shape;
+  bool rest_agrees = declared.rank() == got.rank();
+  for (int d = 1; rest_agrees && d < got.rank(); ++d) {
+    rest_agrees = declared.dim(d) == kUnknownDim || declared.dim(d) == got.dim(d);
+  }
+  if (!rest_agrees) {
+    return InvalidArgument(
+        "failed to calibrate graph '{}': input '{}' is declared {}, but calibration batch {} has shape {}; the "
+        "calibration samples for '{}' (--calib {}=FILE.npy, samples along axis 0) must have the shape of one sample",
+        g.name(), v.name, declared, batch, got, v.name, v.name);
+  }
+  if (got.rank() > 0 && declared.dim(0) != kUnknownDim && declared.dim(0) != got.dim(0)) {
+    const int64_t fixed = declared.dim(0);
+    return InvalidArgument(
+        "failed to calibrate graph '{}': input '{}' is declared {} with a fixed batch of {}, but calibration batch {} "
+        "has {} samples; calibrate in batches of {} (--calib-batch {}{})",
+        g.name(), v.name, declared, fixed, batch, got.dim(0), fixed, fixed,
+        fixed > 1 ? fmt::format(", and a multiple of {} samples", fixed) : "");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<const std::vector<Tensor>> batches,
@@ -94,7 +121,10 @@ Status Calibrate(PreparedGraph& prepared, const Context& context, std::span<cons
       return InvalidArgument("failed to calibrate graph '{}': batch {} has {} tensors, the graph has {} inputs",
                              g.name(), begin, first.size(), g.inputs().size());
     }
-    for (size_t k = 0; k < first.size(); ++k) co.input_shapes.emplace_back(g.value(g.inputs()[k]).name, first[k].shape());
+    for (size_t k = 0; k < first.size(); ++k) {
+      OCTET_RETURN_IF_ERROR(CheckDeclaredShape(g, g.inputs()[k], first[k].shape(), static_cast<int64_t>(begin)));
+      co.input_shapes.emplace_back(g.value(g.inputs()[k]).name, first[k].shape());
+    }
     OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(g, context, registry, co));
     CalibrateOptions sub;  // progress over all batches, not per run of equal shapes
     sub.progress = [&progress, begin, total](int64_t done, int64_t) {

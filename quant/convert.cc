@@ -159,7 +159,7 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
   }
   const std::optional<QConfig>& qconfig = prepared.node_qconfig(index);
   if (!qconfig.has_value()) return KeepFloat("its QConfig is none");
-  if (keep_float.count(n.name) > 0) return KeepFloat("ConvertOptions::keep_float names it");
+  if (keep_float.count(n.name) > 0) return KeepFloat("kept float on request (--skip, keep_float)");
   if (qconfig->is_dynamic()) return KeepFloat("its QConfig is dynamic (QuantizeDynamic converts it, not Convert)");
   for (size_t k = 1; k < n.outputs.size(); ++k) {
     const ValueId v = n.outputs[k];
@@ -207,6 +207,25 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
       break;
   }
   return KeepFloat("not quantizable");
+}
+
+// Per value: it divides (a Div's input 1), directly or through Sqrt / Identity. A decomposed LayerNorm computes
+// (x - mean) / Sqrt(var + eps); var + eps in int8 rounds to 0 on a zero-variance input (a silent audio frame), and
+// 0 / 0 is NaN, so the nodes computing a divisor stay float.
+std::vector<bool> DivisorValues(const Graph& g) {
+  std::vector<bool> divisor(static_cast<size_t>(g.num_values()), false);
+  for (int i = g.num_nodes() - 1; i >= 0; --i) {  // consumers before producers
+    const Node& n = g.node(i);
+    if (!n.domain.empty() || n.inputs.empty()) continue;
+    if (n.op_type == "Div" && n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+      divisor[static_cast<size_t>(n.inputs[1])] = true;
+    }
+    if (In(n.op_type, {"Sqrt", "Identity"}) && n.inputs[0] != kNoValue && !n.outputs.empty() &&
+        n.outputs[0] != kNoValue && divisor[static_cast<size_t>(n.outputs[0])]) {
+      divisor[static_cast<size_t>(n.inputs[0])] = true;
+    }
+  }
+  return divisor;
 }
 
 // `x` quantized with `q` (per tensor, or per channel along q.axis()), with the profile's rounding.
@@ -667,10 +686,38 @@ Result<Graph> Converter::Run(ConvertReport* report) {
   int8_.assign(num_values, {});
 
   const std::vector<int> uses = CountUses(g);
+  const std::vector<int> producers = g.Producers();
+  const std::vector<bool> divisor = DivisorValues(g);
+  // By original value: the output of a node the user keeps float (keep_float, a none QConfig: --skip), or of a
+  // shape op fed by one. Shape ops pass such a value on in float, so it is quantized only by the next node that
+  // computes in int8, not requantized in front of every Reshape.
+  std::vector<bool> user_float(num_values, false);
   std::vector<Plan> plans;
   for (int i = 0; i < g.num_nodes(); ++i) {
-    plans.push_back(PlanNode(prepared_, i, uses, keep_float_));
     const Node& n = g.node(i);
+    plans.push_back(PlanNode(prepared_, i, uses, keep_float_));
+    Plan& plan = plans.back();
+    if (plan.action != Action::kFloat && !n.outputs.empty() && n.outputs[0] != kNoValue &&
+        divisor[static_cast<size_t>(n.outputs[0])]) {
+      plan = KeepFloat(fmt::format("its output '{}' is a divisor (a Div's input 1, maybe through Sqrt): int8 could "
+                                   "round a small positive value such as var + eps to 0 and divide by zero",
+                                   g.value(n.outputs[0]).name));
+    }
+    bool mark =
+        plan.action == Action::kFloat && (keep_float_.count(n.name) > 0 || !prepared_.node_qconfig(i).has_value());
+    const bool shape_op = plan.action == Action::kDropout ||
+                          (plan.action == Action::kPassThrough && plan.domain.empty());  // not QMaxPool & co.
+    if (shape_op && !n.inputs.empty() && n.inputs[0] != kNoValue && user_float[static_cast<size_t>(n.inputs[0])]) {
+      const int p = producers[static_cast<size_t>(n.inputs[0])];
+      plan = KeepFloat(fmt::format("its input comes from '{}', which stays float; shape ops pass it on in float",
+                                   p >= 0 ? g.node(p).name : g.value(n.inputs[0]).name));
+      mark = true;
+    }
+    if (mark) {
+      for (ValueId v : n.outputs) {
+        if (v != kNoValue) user_float[static_cast<size_t>(v)] = true;
+      }
+    }
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       if (n.inputs[k] != kNoValue && InputForm(plans.back(), k, spec_.float_bias) == Form::kFloat) {
         float_use_[static_cast<size_t>(n.inputs[k])] = true;
@@ -720,8 +767,8 @@ Result<Graph> Convert(const PreparedGraph& prepared, const ConvertOptions& optio
     bool found = false;
     for (const Node& n : prepared.graph().nodes()) found = found || n.name == name;
     if (!found) {
-      return InvalidArgument("failed to convert graph '{}': ConvertOptions::keep_float names '{}', which is no node "
-                             "of the prepared graph",
+      return InvalidArgument("failed to convert graph '{}': the nodes to keep float (--skip, keep_float) name '{}', "
+                             "which is no node of the prepared graph",
                              prepared.graph().name(), name);
     }
   }

@@ -20,7 +20,11 @@
 //   * Nodes that stay float (QConfig none, no int8 operator, Softmax, MatMul of two activations, a dynamic QConfig
 //     -- QuantizeDynamic's business, not Convert's) keep their op: their int8 inputs are dequantized (one
 //     Dequantize per value, "<v>.dequantize" -> "<v>.dq", shared by all float consumers) and their outputs quantized
-//     with the observed qparams where int8 consumers need them.
+//     with the observed qparams where int8 consumers need them. Two more stay float: a node whose output is a
+//     divisor (a Div's input 1, also through Sqrt), since int8 can round var + eps to 0 and 0 / 0 is NaN on a
+//     zero-variance LayerNorm; and a shape op (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity, Dropout)
+//     fed by a node kept float on request (keep_float, a none QConfig: --skip), so that value is quantized once,
+//     by the next node that computes in int8.
 //   * A value keeps its name in the form its producer gives it (graph inputs and float nodes: f32, quantized nodes:
 //     int8; graph outputs: always f32); other forms get derived names ("<v>.q", "<v>.dq", "<v>.rq") made unique
 //     against every name of the graph. A constant keeps its name in the form the graph uses (the f32 one if both).

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ops/int8/int8_ops.h"
+#include "quant/fuse.h"
 #include "quant/weight_quantizer.h"
 
 namespace octet {
@@ -86,6 +87,7 @@ Result<Graph> QuantizeDynamic(const Graph& float_graph, const QConfigMapping& ma
                               const QuantizeDynamicOptions& options, QuantizeDynamicReport* report) {
   OCTET_RETURN_IF_ERROR(mapping.Validate(&float_graph));
   Graph g = float_graph;
+  FoldConstantNodes(g);  // weights exported as Constant nodes are weights too
   QuantizeDynamicReport local;
   QuantizeDynamicReport& rep = report != nullptr ? *report : local;
   rep = {};

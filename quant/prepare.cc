@@ -3,6 +3,9 @@
 
 #include <numeric>
 
+#include <fmt/ranges.h>
+
+#include "quant/float_values.h"
 #include "quant/quantizable_ops.h"
 
 namespace octet {
@@ -33,12 +36,6 @@ int WeightRank(const Graph& g, const Node& n) {
   return w.kind == ValueKind::kConstant ? w.data.shape().rank() : 0;
 }
 
-bool ObservableActivation(const Graph& g, ValueId id) {
-  if (id == kNoValue) return false;
-  const Value& v = g.value(id);
-  // Constants other than f32 (shapes, indices) carry no quantizable data.
-  return v.kind != ValueKind::kConstant || v.data.dtype() == DType::kF32;
-}
 
 }  // namespace
 
@@ -54,16 +51,26 @@ const Observer* PreparedGraph::FindObserver(const std::string& name) const {
 
 Result<std::map<std::string, QParams>> PreparedGraph::CalculateQParams() const {
   std::map<std::string, QParams> out;
+  // Every value calibration never reached, so that one run names them all.
+  std::vector<std::string> unreached;
+  for (const ObserverSlot& slot : slots_) {
+    if (!slot.fixed_qparams.has_value() && !slot.observer->has_observations()) {
+      unreached.push_back(fmt::format("'{}' (node '{}', {})", graph_.value(slot.values.front()).name, slot.owner,
+                                      ObserverClassName(slot.observer->kind())));
+    }
+  }
+  if (!unreached.empty()) {
+    return FailedPrecondition(
+        "cannot calculate qparams: {} observed value{} saw no data: {}; run Calibrate with data that reaches {} "
+        "(--calib), or keep the node{} float (--skip NODE)",
+        unreached.size(), unreached.size() == 1 ? "" : "s", fmt::join(unreached, ", "),
+        unreached.size() == 1 ? "it" : "them", unreached.size() == 1 ? "" : "s");
+  }
   for (const ObserverSlot& slot : slots_) {
     const std::string& first = graph_.value(slot.values.front()).name;
     if (slot.fixed_qparams.has_value()) {
       for (ValueId v : slot.values) out.emplace(graph_.value(v).name, *slot.fixed_qparams);
       continue;
-    }
-    if (!slot.observer->has_observations()) {
-      return FailedPrecondition("cannot calculate qparams of value '{}' (observed for node '{}'): its {} saw no data; "
-                                "run Calibrate with data that reaches it",
-                                first, slot.owner, ObserverClassName(slot.observer->kind()));
     }
     auto q = slot.observer->CalculateQParams();
     if (!q.ok()) return Status(q.status().code(), fmt::format("qparams of value '{}': {}", first, q.status().message()));
@@ -90,6 +97,11 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
     int axis;
   };
   std::vector<WeightUse> weights;
+  // Shape-building integers and values folded at Compile carry no data a hook sees: never observed.
+  const std::vector<bool> runtime_float = RuntimeFloatValues(g);
+  auto ObservableActivation = [&runtime_float](const Graph&, ValueId id) {
+    return id != kNoValue && runtime_float[static_cast<size_t>(id)];
+  };
   p.node_qconfigs_.resize(static_cast<size_t>(g.num_nodes()));
 
   for (int i = 0; i < g.num_nodes(); ++i) {

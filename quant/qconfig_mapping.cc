@@ -58,6 +58,22 @@ Status QConfigMapping::Validate(const Graph* graph) const {
   return OkStatus();
 }
 
+std::vector<std::string> NodesInScope(const Graph& graph, std::string_view scope) {
+  auto covers = [scope](std::string_view name) {
+    if (name.size() < scope.size() || name.compare(0, scope.size(), scope) != 0) return false;
+    return name.size() == scope.size() || name[scope.size()] == '.' || name[scope.size()] == '/';
+  };
+  std::vector<std::string> out;
+  if (scope.empty()) return out;
+  for (const Node& n : graph.nodes()) {
+    const std::string_view name = n.name;
+    if (covers(name) || (scope.front() != '/' && !name.empty() && name.front() == '/' && covers(name.substr(1)))) {
+      out.push_back(n.name);
+    }
+  }
+  return out;
+}
+
 Result<QConfigMapping> GetDefaultQConfigMapping(std::string_view backend) {
   OCTET_ASSIGN_OR_RETURN(QConfig q, GetDefaultQConfig(backend));
   QConfigMapping m;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/status.h"
@@ -36,6 +37,11 @@ class QConfigMapping {
   std::map<std::string, std::optional<QConfig>, std::less<>> object_types_;
   std::map<std::string, std::optional<QConfig>, std::less<>> module_names_;
 };
+
+// The names of the nodes a scope covers: the node named `scope`, and every node whose name starts with `scope`
+// followed by '.' or '/' ("blocks.3" covers "blocks.3.attn.qkv" and "blocks.3/attn/MatMul"); the leading '/' of
+// ONNX exporters' names is ignored ("blocks.3" also covers "/blocks.3/attn/MatMul"). Graph order; empty if none.
+std::vector<std::string> NodesInScope(const Graph& graph, std::string_view scope);
 
 // PyTorch 1.13's get_default_qconfig_mapping(backend): the backend's QConfig globally (GetDefaultQConfig).
 Result<QConfigMapping> GetDefaultQConfigMapping(std::string_view backend);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ops/int8/int8_ops.h"
+#include "quant/fuse.h"
 #include "quant/graph_rewrite.h"
 #include "quant/weight_quantizer.h"
 
@@ -39,6 +40,7 @@ Result<Graph> QuantizeWeightOnly(const Graph& float_graph, const QConfigMapping&
                                  const QuantizeWeightOnlyOptions& options, std::vector<std::string>* quantized) {
   OCTET_RETURN_IF_ERROR(mapping.Validate(&float_graph));
   Graph g = float_graph;
+  FoldConstantNodes(g);  // weights exported as Constant nodes are weights too
   if (quantized != nullptr) quantized->clear();
   WeightQuantizer quantizer(options.context);
   std::map<ValueId, ValueId> dequantized;  // quantized constant -> Dequantize output

@@ -214,6 +214,14 @@ expect 1 "do not match" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.n
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
   "$m/digits_calib_x.npy" "$tmp/calib.npy"
 expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" -o "$tmp/cnn.octet"
+# --skip takes scopes ('cnn/conv1' covers /cnn/conv1/Conv); one that matches nothing is an error naming it; a
+# quantization that leaves every Conv/Gemm float says so (issue 21).
+expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --skip cnn/conv1 \
+  -o "$tmp/skip.octet"
+expect 2 "--skip cnn/conv9: " -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --skip cnn/conv9 -o "$tmp/skip.octet"
+expect 0 "warning: static quantization quantized none of the 3 Conv/Gemm/MatMul nodes" -- "$octet" quantize \
+  "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --skip cnn -o "$tmp/skip.octet"
 expect 0 "/cnn/conv2/Conv" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" \
   --input image="$tmp/img1.npy" --json "$tmp/report.json" --html "$tmp/report.html"
 /usr/bin/python3 - "$tmp/report.json" <<'PY' || fail "octet compare: the JSON report is not as documented"

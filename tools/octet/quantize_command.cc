@@ -17,6 +17,7 @@
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/dynamic.h"
+#include "quant/nothing_quantized.h"
 #include "quant/numerics_profile.h"
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
@@ -94,7 +95,6 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
   OCTET_RETURN_IF_ERROR(qconfig.Validate());
   QConfigMapping mapping;
   mapping.SetGlobal(qconfig);
-  for (const std::string& node : c.skip) mapping.SetModuleName(node, std::nullopt);
   return mapping;
 }
 
@@ -117,8 +117,18 @@ int Quantize(const QuantizeCommand& c) {
   Result<Graph> graph = LoadModel(c.model);
   if (!graph.ok()) return ReportFailure(graph.status());
   const std::string where = fmt::format("failed to quantize '{}'", c.model);
+  for (const std::string& scope : c.skip) {
+    const std::vector<std::string> nodes = NodesInScope(*graph, scope);
+    if (nodes.empty()) {
+      return ReportUsage(fmt::format("--skip {}: '{}' has no node named '{}' or under it (a scope covers names that "
+                                     "start with '{}.' or '{}/'); `octet inspect {}` lists the node names",
+                                     scope, c.model, scope, scope, scope, c.model));
+    }
+    for (const std::string& node : nodes) mapping->SetModuleName(node, std::nullopt);
+  }
 
   Result<Graph> quantized = Status(Internal("unreachable"));
+  std::string warning;  // the model came out float
   if (c.mode == "static") {
     auto batches = BatchesFromFiles(c.calib, *graph, c.model, c.calib_batch,
                                     {"--calib", "static quantization needs calibration data"});
@@ -134,9 +144,13 @@ int Quantize(const QuantizeCommand& c) {
     }
     ConvertOptions convert_options;
     convert_options.profile = *profile;
-    quantized = Convert(*prepared, convert_options);
+    ConvertReport report;
+    quantized = Convert(*prepared, convert_options, &report);
+    if (quantized.ok()) warning = NothingQuantizedWarning(prepared->graph(), report);
   } else if (c.mode == "dynamic") {
-    quantized = QuantizeDynamic(*graph, *mapping);
+    QuantizeDynamicReport report;
+    quantized = QuantizeDynamic(*graph, *mapping, {}, &report);
+    if (quantized.ok()) warning = NothingQuantizedWarning(report);
   } else {
     quantized = QuantizeWeightOnly(*graph, *mapping);
   }
@@ -169,10 +183,13 @@ int Quantize(const QuantizeCommand& c) {
   fmt::print("{} ({}, {} backend, {} profile): {} nodes: {}\n", c.output, c.mode, c.backend, c.profile,
              quantized->num_nodes(), fmt::join(counts, ", "));
   if (!c.onnx_output.empty()) {
-    fmt::print("ONNX QDQ: {}\n", c.onnx_output);
+    fmt::print("ONNX QDQ: {}
+", c.onnx_output);
     std::fflush(stdout);
     WarnIfOnnxRuntimeSaturates(*quantized, c.onnx_output);
   }
+  if (!warning.empty()) fmt::print(stderr, "{}
+", warning);
   return kExitOk;
 }
 
