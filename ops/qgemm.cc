@@ -135,6 +135,7 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
 int64_t PackedWeights::n() const { return data_->n; }
 int64_t PackedWeights::k() const { return data_->k; }
 const QGemmLayout& PackedWeights::layout() const { return data_->layout; }
+const QGemmLayout& PackedWeights::alt_layout() const { return data_->alt_layout; }
 DType PackedWeights::activation_dtype() const { return data_->a_dtype; }
 const std::optional<int32_t>& PackedWeights::activation_zero_point() const { return data_->a_zp; }
 const QParams& PackedWeights::weight_qparams() const { return data_->qparams; }
@@ -539,7 +540,7 @@ QGemmQuery KernelQuery(const PackedWeights& weights, QGemmStage stage, int64_t m
   q.a_dtype = weights.activation_dtype();
   q.stage = stage;
   q.layout = weights.layout();
-  q.alt_layout = weights.data().alt_layout;
+  q.alt_layout = weights.alt_layout();
   q.m = static_cast<size_t>(m);
   q.w_min = weights.data().w_min;
   q.w_max = weights.data().w_max;

@@ -232,6 +232,7 @@ int RunGemmBench(const GemmBenchCommand& c) {
     j["repetitions"] = t.repetitions;
     j["calls_per_repetition"] = t.calls_per_repetition;
     j["layout"] = QGemmLayoutName(packed->layout());
+    if (packed->alt_layout().nr != 0) j["alt_layout"] = QGemmLayoutName(packed->alt_layout());
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
   } else {

@@ -19,6 +19,7 @@
 // copy (no over-read of A). The dot products go to an L1-resident tile, then the output stage (avx2_epilogue.h).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops/ukernels/qgemm.h"
@@ -73,6 +74,7 @@ void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32
 // ---- vpmaddwd over int16 weights, 3x24 ----
 constexpr size_t kW16Mr = 3, kW16Nr = 24;
 
+// Adds the dot products over k (a chunk of K) to tile (M rows of 24 int32, 32-byte aligned).
 template <int M, bool kFlip>
 void W16Dot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w_bytes, int32_t* tile) {
   const auto* w = reinterpret_cast<const __m256i*>(w_bytes);
@@ -81,7 +83,9 @@ void W16Dot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w_bytes, 
   uint8_t last[M][4];
   Unroll<M>([&](auto r) OCTET_INLINE {
     rows[r] = a + r * a_stride;
-    Unroll<3>([&](auto q) OCTET_INLINE { acc[r][q] = _mm256_setzero_si256(); });
+    Unroll<3>([&](auto q) OCTET_INLINE {
+      acc[r][q] = _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + r * kW16Nr + 8 * q));
+    });
   });
   // Bytes 0, 1 (then 2, 3) of each dword to the low bytes of its two words, zeros above.
   const __m256i pair01 = _mm256_set1_epi32(static_cast<int32_t>(0x80018000u));
@@ -198,19 +202,38 @@ void RunWide(const QGemmUkernelArgs& args) {
   });
 }
 
+// K is walked in chunks so that a panel's chunk (24 x 256 k x 2 bytes = 12 KB) stays in L1 while the row tiles of a
+// group of rows pass over it; the group's partial sums wait in a stack buffer (48 x 24 int32 = 4.5 KB). Without the
+// chunks, K = 768 or more makes the panel larger than L1 and every 3-row tile streams it from L2 again.
+constexpr size_t kW16Kc = 256;
+constexpr size_t kW16GroupRows = 16 * kW16Mr;
+
 template <bool kSignedA, QGemmStage kStage>
 void RunW16(const QGemmUkernelArgs& args) {
   OCTET_DCHECK(args.layout == kQGemmLayoutX86Wide);
   OCTET_DCHECK(args.params->stage.stage == kStage);
   static constexpr DotFn kTable[kW16Mr] = {&W16Dot<1, kSignedA>, &W16Dot<2, kSignedA>, &W16Dot<3, kSignedA>};
   const auto* a = static_cast<const uint8_t*>(args.a);
-  alignas(64) int32_t tile[kW16Mr * kW16Nr];
-  QGemmForEachTile<kW16Mr, kW16Nr>(args.m, args.n, [&](size_t i0, size_t rows, size_t j0, size_t cols) {
-    kTable[rows - 1](a + i0 * args.a_stride, args.a_stride, args.k, args.w + (j0 / kW16Nr) * args.w_panel_stride,
-                     tile);
-    avx2::Epilogue<kStage>(tile, kW16Nr, rows, cols, kSignedA ? 128 : 0, *args.params, i0, j0, args.y,
-                           args.y_stride);
-  });
+  alignas(64) int32_t sums[kW16GroupRows * kW16Nr];
+  for (size_t j0 = 0; j0 < args.n; j0 += kW16Nr) {
+    const size_t cols = std::min(args.n - j0, kW16Nr);
+    const int8_t* panel = args.w + (j0 / kW16Nr) * args.w_panel_stride;
+    for (size_t g0 = 0; g0 < args.m; g0 += kW16GroupRows) {
+      const size_t group_rows = std::min(args.m - g0, kW16GroupRows);
+      std::memset(sums, 0, group_rows * kW16Nr * sizeof(int32_t));
+      for (size_t k0 = 0; k0 < args.k; k0 += kW16Kc) {
+        const size_t kc = std::min(args.k - k0, kW16Kc);
+        for (size_t r0 = 0; r0 < group_rows; r0 += kW16Mr) {
+          const size_t rows = std::min(group_rows - r0, kW16Mr);
+          // A chunk of k starts k0 * 48 bytes into the panel (96 bytes per pair of k).
+          kTable[rows - 1](a + (g0 + r0) * args.a_stride + k0, args.a_stride, kc, panel + k0 * 48,
+                           sums + r0 * kW16Nr);
+        }
+      }
+      avx2::Epilogue<kStage>(sums, kW16Nr, group_rows, cols, kSignedA ? 128 : 0, *args.params, g0, j0, args.y,
+                             args.y_stride);
+    }
+  }
 }
 
 }  // namespace
