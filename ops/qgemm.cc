@@ -113,8 +113,8 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
                            Tensor::Create(DType::kS8, Shape{static_cast<int64_t>(layout.PackedBytes(n, k))}));
     // Both packings give the same column sums; each writes its own padding's zeros.
     std::vector<int32_t> sums(layout.PaddedN(static_cast<size_t>(n)), 0);
-    QGemmPackWeights(layout, static_cast<size_t>(n), static_cast<size_t>(k), w.data<int8_t>(),
-                     static_cast<size_t>(k), packed.data<int8_t>(), sums.data());
+    QGemmPackWeights(layout, static_cast<size_t>(n), static_cast<size_t>(k), w.data<int8_t>(), static_cast<size_t>(k),
+                     packed.data<int8_t>(), sums.data());
     std::copy(sums.begin(), sums.end(), data->col_sums.begin());
     (i == 0 ? data->packed : data->alt_packed) = std::move(packed);
   }

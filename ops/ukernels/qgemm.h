@@ -51,10 +51,10 @@ struct QGemmLayout {
   size_t PackedBytes(size_t n, size_t k) const { return PaddedN(n) * PaddedK(k) * w_bytes; }
 };
 inline constexpr QGemmLayout kQGemmLayoutAny{0, 0, 0};
-inline constexpr QGemmLayout kQGemmLayoutX86{16, 4, 64};          // every x86 kernel, AMX included
-inline constexpr QGemmLayout kQGemmLayoutX86Wide{24, 2, 4, 2};    // AVX2's exact int16 kernel (K in groups of 4)
-inline constexpr QGemmLayout kQGemmLayoutN16K4{16, 4, 4};         // neon, neondot
-inline constexpr QGemmLayout kQGemmLayoutN16K8{16, 8, 8};         // i8mm
+inline constexpr QGemmLayout kQGemmLayoutX86{16, 4, 64};        // every x86 kernel, AMX included
+inline constexpr QGemmLayout kQGemmLayoutX86Wide{24, 2, 4, 2};  // AVX2's exact int16 kernel (K in groups of 4)
+inline constexpr QGemmLayout kQGemmLayoutN16K4{16, 4, 4};       // neon, neondot
+inline constexpr QGemmLayout kQGemmLayoutN16K8{16, 8, 8};       // i8mm
 // The layout the scalar-only fallback packs for on this architecture.
 #if defined(__x86_64__)
 inline constexpr QGemmLayout kQGemmDefaultLayout = kQGemmLayoutX86;

@@ -1,9 +1,9 @@
 // The qgemm candidate list, built from qgemm.inc, and the one rule that picks from it: the first candidate of the
 // call's activation dtype and stage whose ISA the context enables, whose layout is the packed one (or any), whose
 // requirement holds and whose minimum M is met. The scalar kernels always qualify.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ops/ukernels/qgemm.h"
 
@@ -58,7 +58,8 @@ bool QGemmUkernelSupports(const Context& context, const QGemmUkernelEntry& e, co
     }
     return false;
   }
-  if (!(e.layout == kQGemmLayoutAny) && !(e.layout == q.layout) && !(q.alt_layout.nr != 0 && e.layout == q.alt_layout)) {
+  if (!(e.layout == kQGemmLayoutAny) && !(e.layout == q.layout) &&
+      !(q.alt_layout.nr != 0 && e.layout == q.alt_layout)) {
     if (why != nullptr) {
       *why = fmt::format("weights are packed as {}{}, the kernel reads {}", QGemmLayoutName(q.layout),
                          q.alt_layout.nr != 0 ? " and " + QGemmLayoutName(q.alt_layout) : std::string(),
@@ -117,8 +118,8 @@ std::vector<QGemmLayout> SelectQGemmLayouts(const Context& context, DType a_dtyp
   for (const auto& e : QGemmUkernels()) {
     if (e.a_dtype != a_dtype || e.layout == kQGemmLayoutAny || !context.IsEnabled(e.isa)) continue;
     if (std::find(layouts.begin(), layouts.end(), e.layout) == layouts.end()) layouts.push_back(e.layout);
-    const bool conditional = e.min_m > 1 || (e.requirement == QGemmRequirement::kPairSumsFitInt16 &&
-                                             !PairSumsFitInt16(worst, nullptr));
+    const bool conditional =
+        e.min_m > 1 || (e.requirement == QGemmRequirement::kPairSumsFitInt16 && !PairSumsFitInt16(worst, nullptr));
     if (!conditional) break;
   }
   OCTET_CHECK(layouts.size() <= 2);

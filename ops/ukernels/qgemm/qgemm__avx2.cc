@@ -11,12 +11,13 @@
 //   vpshufb that zero-extends the pair (a0, a1) into every dword; |a0 w0 + a1 w1| <= 2 * 255 * 128 fits int32.
 //   9 ymm accumulators, 3 of W, 2 shuffle masks, 1 of A. s8 activations are fed as u8 (xor 0x80) and corrected by
 //   128 * col_sums. For M below its minimum the s8-layout kernel below runs (it reads half the weight bytes).
-// 2x16c4: the always-exact widening path over the s8 layout. W bytes are sign-extended to int16 (vpmovsxbw: 4 columns x 4 k per ymm),
-//   the 4 bytes of A zero- or sign-extended to int16 and broadcast, vpmaddwd gives two int32 partial sums per column
-//   (|a * w| <= 255 * 128, a pair <= 65,280: no overflow), accumulated in 4 ymm per row and folded with vphaddd at
-//   the end. s8 activations need no offset here.
-// 4x16c4 and 2x16c4 read kQGemmLayoutX86 (64-byte rows of 16 columns x 4 k). The last partial k group reads A from a zero-padded
-// copy (no over-read of A). The dot products go to an L1-resident tile, then the output stage (avx2_epilogue.h).
+// 2x16c4: the always-exact widening path over the s8 layout. W bytes are sign-extended to int16 (vpmovsxbw: 4
+//   columns x 4 k per ymm), the 4 bytes of A zero- or sign-extended to int16 and broadcast, vpmaddwd gives two int32
+//   partial sums per column (|a * w| <= 255 * 128, a pair <= 65,280: no overflow), accumulated in 4 ymm per row and
+//   folded with vphaddd at the end. s8 activations need no offset here.
+// 4x16c4 and 2x16c4 read kQGemmLayoutX86 (64-byte rows of 16 columns x 4 k). The last partial k group reads A from a
+// zero-padded copy (no over-read of A). The dot products go to an L1-resident tile, then the output stage
+// (avx2_epilogue.h).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -74,6 +75,10 @@ void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32
 // ---- vpmaddwd over int16 weights, 3x24 ----
 constexpr size_t kW16Mr = 3, kW16Nr = 24;
 
+// An empty asm that needs v in a register: the compiler cannot move arithmetic across it. (A function of its own:
+// clang 14 rejects a lambda's captured variable as an asm operand.)
+__attribute__((always_inline)) inline void PinRegister(__m256i& v) { __asm__("" : "+x"(v)); }
+
 // Adds the dot products over k (a chunk of K) to tile (M rows of 24 int32, 32-byte aligned).
 template <int M, bool kFlip>
 void W16Dot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w_bytes, int32_t* tile) {
@@ -105,9 +110,7 @@ void W16Dot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w_bytes, 
       });
       // Pin the accumulators here: otherwise GCC reassociates the two pairs' products into sums of their own
       // before adding them, which needs more registers than there are.
-      Unroll<M>([&](auto r) OCTET_INLINE {
-        Unroll<3>([&](auto q) OCTET_INLINE { __asm__("" : "+x"(acc[r][q])); });
-      });
+      Unroll<M>([&](auto r) OCTET_INLINE { Unroll<3>([&](auto q) OCTET_INLINE { PinRegister(acc[r][q]); }); });
       if constexpr (half == 0) __asm__ volatile("" ::: "memory");
     });
     w += 6;
@@ -226,8 +229,7 @@ void RunW16(const QGemmUkernelArgs& args) {
         for (size_t r0 = 0; r0 < group_rows; r0 += kW16Mr) {
           const size_t rows = std::min(group_rows - r0, kW16Mr);
           // A chunk of k starts k0 * 48 bytes into the panel (96 bytes per pair of k).
-          kTable[rows - 1](a + (g0 + r0) * args.a_stride + k0, args.a_stride, kc, panel + k0 * 48,
-                           sums + r0 * kW16Nr);
+          kTable[rows - 1](a + (g0 + r0) * args.a_stride + k0, args.a_stride, kc, panel + k0 * 48, sums + r0 * kW16Nr);
         }
       }
       avx2::Epilogue<kStage>(sums, kW16Nr, group_rows, cols, kSignedA ? 128 : 0, *args.params, g0, j0, args.y,
@@ -269,36 +271,24 @@ void qgemm_s8s8_f32_ukernel_4x16c4_maddubs__avx2(const QGemmUkernelArgs& args) {
   RunMaddubs<true, QGemmStage::kF32>(args);
 }
 
-void qgemm_u8s8_s32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
-  RunW16<false, QGemmStage::kS32>(args);
-}
+void qgemm_u8s8_s32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) { RunW16<false, QGemmStage::kS32>(args); }
 void qgemm_u8s8_minmax_fp32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
   RunW16<false, QGemmStage::kFp32>(args);
 }
-void qgemm_u8s8_minmax_q31_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
-  RunW16<false, QGemmStage::kQ31>(args);
-}
+void qgemm_u8s8_minmax_q31_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) { RunW16<false, QGemmStage::kQ31>(args); }
 void qgemm_u8s8_minmax_fbgemm_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
   RunW16<false, QGemmStage::kFbgemm>(args);
 }
-void qgemm_u8s8_f32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
-  RunW16<false, QGemmStage::kF32>(args);
-}
-void qgemm_s8s8_s32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
-  RunW16<true, QGemmStage::kS32>(args);
-}
+void qgemm_u8s8_f32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) { RunW16<false, QGemmStage::kF32>(args); }
+void qgemm_s8s8_s32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) { RunW16<true, QGemmStage::kS32>(args); }
 void qgemm_s8s8_minmax_fp32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
   RunW16<true, QGemmStage::kFp32>(args);
 }
-void qgemm_s8s8_minmax_q31_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
-  RunW16<true, QGemmStage::kQ31>(args);
-}
+void qgemm_s8s8_minmax_q31_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) { RunW16<true, QGemmStage::kQ31>(args); }
 void qgemm_s8s8_minmax_fbgemm_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
   RunW16<true, QGemmStage::kFbgemm>(args);
 }
-void qgemm_s8s8_f32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) {
-  RunW16<true, QGemmStage::kF32>(args);
-}
+void qgemm_s8s8_f32_ukernel_3x24c2__avx2(const QGemmUkernelArgs& args) { RunW16<true, QGemmStage::kF32>(args); }
 
 void qgemm_u8s8_s32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) { RunWide<false, QGemmStage::kS32>(args); }
 void qgemm_u8s8_minmax_fp32_ukernel_2x16c4__avx2(const QGemmUkernelArgs& args) {

@@ -1,7 +1,7 @@
 // Scalar qgemm kernels and the weight packer: the portable fallback for every layout (no register tile: one
-// output at a time, reading the packed weights, s8 or int16, through the layout's formula) and the one definition of the packed
-// layout (ops/ukernels/qgemm.h). Accumulation wraps mod 2^32 in uint32_t, as the SIMD kernels' does; the stages
-// call the reference's per-value functions (qgemm/scalar_epilogue.h).
+// output at a time, reading the packed weights, s8 or int16, through the layout's formula) and the one definition of
+// the packed layout (ops/ukernels/qgemm.h). Accumulation wraps mod 2^32 in uint32_t, as the SIMD kernels' does; the
+// stages call the reference's per-value functions (qgemm/scalar_epilogue.h).
 #include <cstring>
 
 #include "ops/ukernels/qgemm.h"
