@@ -21,8 +21,10 @@ struct PackedWeights::Data {
   DType a_dtype = DType::kU8;
   std::optional<int32_t> a_zp;
   QParams qparams;
-  Tensor packed;                       // s8 bytes in `layout`, 64-byte aligned
-  std::vector<int32_t> col_sums;       // PaddedN entries, 0 in the padding
+  Tensor packed;                       // the weights in `layout` (s8 or int16 elements), 64-byte aligned
+  QGemmLayout alt_layout;              // a second packing for another kernel (nr 0: none; SelectQGemmLayouts)
+  Tensor alt_packed;
+  std::vector<int32_t> col_sums;       // PaddedN entries of the wider padding, 0 in the padding
   std::vector<int32_t> w_zero_points;  // PaddedN entries
   std::vector<float> w_scales;         // PaddedN entries (1 in the padding)
   bool affine = false;                 // some w_zp != 0
@@ -81,7 +83,6 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
   data->a_dtype = options.activation_dtype;
   data->a_zp = options.activation_zero_point;
   data->qparams = qp;
-  data->layout = SelectQGemmLayout(context, options.activation_dtype);
   data->max_k = std::numeric_limits<int64_t>::max();
   for (int64_t j = 0; j < (qp.per_channel() ? n : 1); ++j) {
     const int32_t w_zp = qp.zero_points()[static_cast<size_t>(j)];
@@ -96,13 +97,27 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
     }
   }
 
-  const QGemmLayout& layout = data->layout;
-  const size_t np = layout.PaddedN(static_cast<size_t>(n));
-  OCTET_ASSIGN_OR_RETURN(data->packed,
-                         Tensor::Create(DType::kS8, Shape{static_cast<int64_t>(layout.PackedBytes(n, k))}));
+  const auto values = w.values<int8_t>();
+  data->w_min = values.empty() ? 0 : *std::min_element(values.begin(), values.end());
+  data->w_max = values.empty() ? 0 : *std::max_element(values.begin(), values.end());
+  const std::vector<QGemmLayout> layouts =
+      SelectQGemmLayouts(context, options.activation_dtype, data->w_min, data->w_max);
+  data->layout = layouts[0];
+  if (layouts.size() > 1) data->alt_layout = layouts[1];
+  size_t np = 0;
+  for (const QGemmLayout& layout : layouts) np = std::max(np, layout.PaddedN(static_cast<size_t>(n)));
   data->col_sums.assign(np, 0);
-  QGemmPackWeights(layout, static_cast<size_t>(n), static_cast<size_t>(k), w.data<int8_t>(), static_cast<size_t>(k),
-                   data->packed.data<int8_t>(), data->col_sums.data());
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    const QGemmLayout& layout = layouts[i];
+    OCTET_ASSIGN_OR_RETURN(Tensor packed,
+                           Tensor::Create(DType::kS8, Shape{static_cast<int64_t>(layout.PackedBytes(n, k))}));
+    // Both packings give the same column sums; each writes its own padding's zeros.
+    std::vector<int32_t> sums(layout.PaddedN(static_cast<size_t>(n)), 0);
+    QGemmPackWeights(layout, static_cast<size_t>(n), static_cast<size_t>(k), w.data<int8_t>(), static_cast<size_t>(k),
+                     packed.data<int8_t>(), sums.data());
+    std::copy(sums.begin(), sums.end(), data->col_sums.begin());
+    (i == 0 ? data->packed : data->alt_packed) = std::move(packed);
+  }
   data->w_zero_points.assign(np, 0);
   data->w_scales.assign(np, 1.0f);
   for (size_t j = 0; j < static_cast<size_t>(n); ++j) {
@@ -111,9 +126,6 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
     data->w_scales[j] = qp.scales()[c];
     data->affine = data->affine || data->w_zero_points[j] != 0;
   }
-  const auto values = w.values<int8_t>();
-  data->w_min = values.empty() ? 0 : *std::min_element(values.begin(), values.end());
-  data->w_max = values.empty() ? 0 : *std::max_element(values.begin(), values.end());
 
   PackedWeights packed;
   packed.data_ = std::move(data);
@@ -123,6 +135,7 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
 int64_t PackedWeights::n() const { return data_->n; }
 int64_t PackedWeights::k() const { return data_->k; }
 const QGemmLayout& PackedWeights::layout() const { return data_->layout; }
+const QGemmLayout& PackedWeights::alt_layout() const { return data_->alt_layout; }
 DType PackedWeights::activation_dtype() const { return data_->a_dtype; }
 const std::optional<int32_t>& PackedWeights::activation_zero_point() const { return data_->a_zp; }
 const QParams& PackedWeights::weight_qparams() const { return data_->qparams; }
@@ -344,14 +357,14 @@ struct Blocking {
   int64_t blocks_n = 0;
 };
 
-Blocking ChooseBlocking(int64_t m, int64_t n, int64_t k, int64_t mr, int64_t nr) {
+Blocking ChooseBlocking(int64_t m, int64_t n, int64_t k, int64_t mr, int64_t nr, int64_t w_bytes) {
   constexpr int64_t kBlockBytes = 384 * 1024;          // per operand, of a 2 MiB L2
   constexpr int64_t kMacsPerBlock = int64_t{1} << 20;  // ~1-5 us of work; smaller blocks cost more than they gain
   constexpr int64_t kMaxBlocks = 16;
   const int64_t kk = std::max<int64_t>(k, 64);
   const int64_t m_tiles = (m + mr - 1) / mr, n_tiles = (n + nr - 1) / nr;
   int64_t mb_tiles = std::clamp<int64_t>(kBlockBytes / (mr * kk), 1, m_tiles);
-  int64_t nb_tiles = std::clamp<int64_t>(kBlockBytes / (nr * kk), 1, n_tiles);
+  int64_t nb_tiles = std::clamp<int64_t>(kBlockBytes / (nr * kk * w_bytes), 1, n_tiles);
   // At least a few blocks once there is half a block of work, so a second thread has something to do.
   const int64_t macs = m * n * k;
   const int64_t at_least = macs >= kMacsPerBlock / 2 ? 4 : 1;
@@ -421,6 +434,7 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
   query.a_dtype = w.a_dtype;
   query.stage = s.stage;
   query.layout = w.layout;
+  query.alt_layout = w.alt_layout;
   query.m = static_cast<size_t>(m);
   query.w_min = w.w_min;
   query.w_max = w.w_max;
@@ -457,14 +471,17 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
     params.row_sums = row_sums.data();
   }
 
+  // The packing the kernel reads (the first for the scalar kernels, which read any).
+  const bool alt = w.alt_layout.nr != 0 && kernel.layout == w.alt_layout;
+  const QGemmLayout& layout = alt ? w.alt_layout : w.layout;
   // Blocks start on panel boundaries: a SIMD kernel's NR is a multiple of the layout's panel width.
-  OCTET_DCHECK(kernel.nr % w.layout.nr == 0 || kernel.nr == 1);
-  const Blocking b = ChooseBlocking(m, n, k, kernel.mr, std::max<int64_t>(kernel.nr, w.layout.nr));
+  OCTET_DCHECK(kernel.nr % layout.nr == 0 || kernel.nr == 1);
+  const Blocking b = ChooseBlocking(m, n, k, kernel.mr, std::max<int64_t>(kernel.nr, layout.nr), layout.w_bytes);
   const size_t out_size = OutputElementSize(s.stage);
   auto* y_bytes = static_cast<uint8_t*>(y);
-  const auto* packed = w.packed.data<int8_t>();
-  const size_t panel_stride = w.layout.PanelStride(static_cast<size_t>(k));
-  const size_t nr = w.layout.nr;
+  const auto* packed = (alt ? w.alt_packed : w.packed).data<int8_t>();
+  const size_t panel_stride = layout.PanelStride(static_cast<size_t>(k));
+  const size_t nr = layout.nr;
   ParallelFor(context, b.blocks_m * b.blocks_n, 1, [&](int64_t begin, int64_t end) {
     for (int64_t block = begin; block < end; ++block) {
       const int64_t i0 = (block / b.blocks_n) * b.mb, j0 = (block % b.blocks_n) * b.nb;
@@ -489,7 +506,7 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
       args.a_stride = a_stride;
       args.w = packed + static_cast<size_t>(j0) / nr * panel_stride;
       args.w_panel_stride = panel_stride;
-      args.layout = w.layout;
+      args.layout = layout;
       args.y = y_bytes + (static_cast<size_t>(i0) * y_stride + static_cast<size_t>(j0)) * out_size;
       args.y_stride = y_stride;
       args.params = &bp;
@@ -523,6 +540,7 @@ QGemmQuery KernelQuery(const PackedWeights& weights, QGemmStage stage, int64_t m
   q.a_dtype = weights.activation_dtype();
   q.stage = stage;
   q.layout = weights.layout();
+  q.alt_layout = weights.alt_layout();
   q.m = static_cast<size_t>(m);
   q.w_min = weights.data().w_min;
   q.w_max = weights.data().w_max;

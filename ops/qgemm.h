@@ -42,6 +42,9 @@ class PackedWeights {
   int64_t n() const;
   int64_t k() const;
   const QGemmLayout& layout() const;
+  // A second packing for another kernel of the context (nr 0 when none): on AVX2 without VNNI, full-range weights
+  // are packed as s8 for vpmaddubsw (layout()) and as int16 for the exact kernel (SelectQGemmLayouts).
+  const QGemmLayout& alt_layout() const;
   DType activation_dtype() const;
   const std::optional<int32_t>& activation_zero_point() const;
   const QParams& weight_qparams() const;

@@ -33,33 +33,38 @@ using reference::QGemmStageParams;
 // Packed weight layout. W (N x K, row j = output channel j) is cut into panels of `nr` columns, N padded with zero
 // columns to a multiple of nr; K is padded with zeros to a multiple of `k_align` (itself a multiple of kr). In a
 // panel, `kr` consecutive k of one column are contiguous, then the next column of the panel:
-//   byte (j, k) of panel p = j / nr is at  p * panel_stride + (k / kr) * (nr * kr) + (j % nr) * kr + k % kr,
-//   panel_stride = k_padded * nr.
+//   element (j, k) of panel p = j / nr is at  p * panel_stride + (k / kr) * (nr * kr) + (j % nr) * kr + k % kr,
+//   panel_stride = k_padded * nr  (elements; bytes are elements * w_bytes).
 // kr = 4 puts 16 columns x 4 k in one 64-byte row: a zmm operand of vpdpbusd, two ymm, four NEON q registers, or
 // one row of an AMX B tile (which is why x86 pads K to 64: whole 16 x 64 tiles). kr = 8 pairs columns for smmla.
+// w_bytes = 2: the s8 values pre-widened to int16 (little endian) for AVX2's exact vpmaddwd kernel, whose layout
+// puts 24 columns x 2 k in a 96-byte row: three ymm operands, one int32 column sum per dword.
 struct QGemmLayout {
   uint32_t nr = 0;  // 0: "any layout" (the scalar kernels)
   uint32_t kr = 0;
   uint32_t k_align = 0;
+  uint32_t w_bytes = 1;  // 1: s8 elements, 2: int16
   bool operator==(const QGemmLayout&) const = default;
   size_t PaddedK(size_t k) const { return (k + k_align - 1) / k_align * k_align; }
   size_t PaddedN(size_t n) const { return (n + nr - 1) / nr * nr; }
-  size_t PanelStride(size_t k) const { return PaddedK(k) * nr; }
-  size_t PackedBytes(size_t n, size_t k) const { return PaddedN(n) * PaddedK(k); }
+  size_t PanelStride(size_t k) const { return PaddedK(k) * nr * w_bytes; }  // bytes
+  size_t PackedBytes(size_t n, size_t k) const { return PaddedN(n) * PaddedK(k) * w_bytes; }
 };
 inline constexpr QGemmLayout kQGemmLayoutAny{0, 0, 0};
-inline constexpr QGemmLayout kQGemmLayoutX86{16, 4, 64};   // every x86 kernel, AMX included
-inline constexpr QGemmLayout kQGemmLayoutN16K4{16, 4, 4};  // neon, neondot
-inline constexpr QGemmLayout kQGemmLayoutN16K8{16, 8, 8};  // i8mm
+inline constexpr QGemmLayout kQGemmLayoutX86{16, 4, 64};        // every x86 kernel, AMX included
+inline constexpr QGemmLayout kQGemmLayoutX86Wide{24, 2, 4, 2};  // AVX2's exact int16 kernel (K in groups of 4)
+inline constexpr QGemmLayout kQGemmLayoutN16K4{16, 4, 4};       // neon, neondot
+inline constexpr QGemmLayout kQGemmLayoutN16K8{16, 8, 8};       // i8mm
 // The layout the scalar-only fallback packs for on this architecture.
 #if defined(__x86_64__)
 inline constexpr QGemmLayout kQGemmDefaultLayout = kQGemmLayoutX86;
 #else
 inline constexpr QGemmLayout kQGemmDefaultLayout = kQGemmLayoutN16K4;
 #endif
-std::string QGemmLayoutName(const QGemmLayout& layout);  // "n16k4a64", or "any"
+std::string QGemmLayoutName(const QGemmLayout& layout);  // "n16k4a64", "n24k2a4s16" (int16), or "any"
 
-// Packs W (n x k, row stride w_stride) into `packed` (layout.PackedBytes(n, k) bytes), padding with zeros, and
+// Packs W (n x k, row stride w_stride) into `packed` (layout.PackedBytes(n, k) bytes, 2-byte aligned for an int16
+// layout), padding with zeros, and
 // writes col_sums[j] = sum_k w[j][k] for j < PaddedN(n) (0 in the padding).
 void QGemmPackWeights(const QGemmLayout& layout, size_t n, size_t k, const int8_t* w, size_t w_stride,
                       int8_t* packed, int32_t* col_sums);
@@ -141,7 +146,8 @@ std::span<const QGemmUkernelEntry> QGemmUkernels();
 struct QGemmQuery {
   DType a_dtype = DType::kU8;
   QGemmStage stage = QGemmStage::kS32;
-  QGemmLayout layout;  // the packed weights' layout
+  QGemmLayout layout;      // the packed weights' layout
+  QGemmLayout alt_layout;  // a second packing of the same weights (nr 0: none), see SelectQGemmLayouts
   size_t m = 0;
   // The ranges of the weights (from prepack) and of A (computed on demand, only when a candidate needs it).
   int32_t w_min = -128;
@@ -159,6 +165,12 @@ std::vector<std::string> ExplainQGemmSelection(const Context& context, const QGe
 // The layout prepack uses: that of the first kernel for `a_dtype` whose ISA the context enables and that has a
 // layout of its own, else kQGemmDefaultLayout.
 QGemmLayout SelectQGemmLayout(const Context& context, DType a_dtype);
+// The layouts prepack packs for weights with values in [w_min, w_max]: the first one (SelectQGemmLayout), then those
+// of the following candidates until one that is chosen whatever the call (no minimum M, no requirement that could
+// fail for these weights and any activations of the dtype). On AVX2 without VNNI, full-range weights get the s8
+// layout of the vpmaddubsw kernel (chosen per call when the activations' range allows) and the int16 layout of the
+// exact kernel; weights within [-64, 64] only the first. At most two layouts.
+std::vector<QGemmLayout> SelectQGemmLayouts(const Context& context, DType a_dtype, int32_t w_min, int32_t w_max);
 
 // Loops over the MR x NR register tiles of an m x n block, columns outer (a panel group stays in cache while the
 // row tiles pass), rows inner: fn(i0, rows, j0, cols). The order is the same in every kernel.

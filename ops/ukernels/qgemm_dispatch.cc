@@ -3,13 +3,15 @@
 // requirement holds and whose minimum M is met. The scalar kernels always qualify.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ops/ukernels/qgemm.h"
 
 namespace octet {
 
 std::string QGemmLayoutName(const QGemmLayout& layout) {
   if (layout.nr == 0) return "any";
-  return fmt::format("n{}k{}a{}", layout.nr, layout.kr, layout.k_align);
+  return fmt::format("n{}k{}a{}{}", layout.nr, layout.kr, layout.k_align, layout.w_bytes == 2 ? "s16" : "");
 }
 
 std::span<const QGemmUkernelEntry> QGemmUkernels() {
@@ -56,9 +58,11 @@ bool QGemmUkernelSupports(const Context& context, const QGemmUkernelEntry& e, co
     }
     return false;
   }
-  if (!(e.layout == kQGemmLayoutAny) && !(e.layout == q.layout)) {
+  if (!(e.layout == kQGemmLayoutAny) && !(e.layout == q.layout) &&
+      !(q.alt_layout.nr != 0 && e.layout == q.alt_layout)) {
     if (why != nullptr) {
-      *why = fmt::format("weights are packed as {}, the kernel reads {}", QGemmLayoutName(q.layout),
+      *why = fmt::format("weights are packed as {}{}, the kernel reads {}", QGemmLayoutName(q.layout),
+                         q.alt_layout.nr != 0 ? " and " + QGemmLayoutName(q.alt_layout) : std::string(),
                          QGemmLayoutName(e.layout));
     }
     return false;
@@ -102,6 +106,24 @@ QGemmLayout SelectQGemmLayout(const Context& context, DType a_dtype) {
     if (e.a_dtype == a_dtype && !(e.layout == kQGemmLayoutAny) && context.IsEnabled(e.isa)) return e.layout;
   }
   return kQGemmDefaultLayout;
+}
+
+std::vector<QGemmLayout> SelectQGemmLayouts(const Context& context, DType a_dtype, int32_t w_min, int32_t w_max) {
+  std::vector<QGemmLayout> layouts = {SelectQGemmLayout(context, a_dtype)};
+  // Whether a candidate could be passed over on some call: any activations of the dtype, these weights.
+  QGemmQuery worst;
+  worst.a_dtype = a_dtype;
+  worst.w_min = w_min;
+  worst.w_max = w_max;
+  for (const auto& e : QGemmUkernels()) {
+    if (e.a_dtype != a_dtype || e.layout == kQGemmLayoutAny || !context.IsEnabled(e.isa)) continue;
+    if (std::find(layouts.begin(), layouts.end(), e.layout) == layouts.end()) layouts.push_back(e.layout);
+    const bool conditional =
+        e.min_m > 1 || (e.requirement == QGemmRequirement::kPairSumsFitInt16 && !PairSumsFitInt16(worst, nullptr));
+    if (!conditional) break;
+  }
+  OCTET_CHECK(layouts.size() <= 2);
+  return layouts;
 }
 
 }  // namespace octet

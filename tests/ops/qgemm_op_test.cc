@@ -3,6 +3,7 @@
 // symmetric and affine weights, u8 and s8 activations and outputs; and its errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -286,19 +287,61 @@ TEST_CASE("qgemm op: vpmaddubsw only where int16 pair sums cannot saturate, exac
   const Tensor y7 = QGemm(ctx, a, packed, out).value();
   CHECK_THAT(ctx.LastKernel("qgemm"), Catch::Contains("_maddubs__avx2"));
   CHECK(std::memcmp(y7.raw_data(), want7.data(), want7.size()) == 0);
-  // One activation of 255: a pair could reach 2 * 255 * -128, beyond int16; the exact widening kernel runs instead,
-  // with the same bits as the reference.
+  // One activation of 255: a pair could reach 2 * 255 * -128, beyond int16; the exact vpmaddwd kernel runs instead
+  // on the int16 packing, with the same bits as the reference.
   a.values().values<uint8_t>()[17] = 255;
   const std::vector<uint8_t> want8 = ReferenceQGemm(a, w, out);
   const Tensor y8 = QGemm(ctx, a, packed, out).value();
-  CHECK_THAT(ctx.LastKernel("qgemm"), Catch::EndsWith("_2x16c4__avx2"));
+  CHECK_THAT(ctx.LastKernel("qgemm"), Catch::EndsWith("_3x24c2__avx2"));
   CHECK(std::memcmp(y8.raw_data(), want8.data(), want8.size()) == 0);
+  // Below its minimum M, the widening kernel over the s8 packing.
+  QTensor a2 = MakeActivations(rng, Shape{3, 300}, DType::kU8, 60);
+  a2.values().values<uint8_t>()[5] = 255;
+  const std::vector<uint8_t> want2 = ReferenceQGemm(a2, w, out);
+  const Tensor y2 = QGemm(ctx, a2, packed, out).value();
+  CHECK_THAT(ctx.LastKernel("qgemm"), Catch::EndsWith("_2x16c4__avx2"));
+  CHECK(std::memcmp(y2.raw_data(), want2.data(), want2.size()) == 0);
   const auto why = ExplainQGemm(ctx, packed, QGemmStage::kFp32, 9, 0, 255);
   bool explained = false;
   for (const auto& line : why) explained = explained || line.find("could saturate int16") != std::string::npos;
   CHECK(explained);
 }
 #endif
+
+TEST_CASE("qgemm op: avx2 packs int16 weights next to the s8 ones only where vpmaddubsw could saturate", "[qgemm]") {
+  if (!testing::CanRun(Isa::kAvx2, "qgemm avx2 packings")) return;
+  auto rng = testing::MakeRng("qgemm_avx2_layouts");
+  const Context ctx = testing::ContextFor(Isa::kAvx2);
+  const QGemmOutput out = QGemmOutput::Requantized(QGemmStage::kQ31, DType::kS8, 0.3f, -4);
+  for (DType a_dtype : {DType::kU8, DType::kS8}) {
+    QGemmPrepackOptions options;
+    options.activation_dtype = a_dtype;
+    // Full-range weights: both packings.
+    const QTensor full = MakeWeights(rng, 50, 77, true, true);
+    const PackedWeights both = PackedWeights::Prepack(ctx, full, options).value();
+    CHECK(both.layout() == kQGemmLayoutX86);
+    CHECK(both.alt_layout() == kQGemmLayoutX86Wide);
+    // Weights within [-64, 64]: 2 * 255 * 64 fits int16 for any activations, vpmaddubsw always serves; one packing.
+    QTensor narrow = MakeWeights(rng, 50, 77, true, false);
+    for (auto& v : narrow.values().values<int8_t>()) v = static_cast<int8_t>(std::clamp<int>(v, -64, 64));
+    const PackedWeights one = PackedWeights::Prepack(ctx, narrow, options).value();
+    CHECK(one.layout() == kQGemmLayoutX86);
+    CHECK(one.alt_layout().nr == 0);
+    const int32_t a_zp = a_dtype == DType::kU8 ? 200 : 90;
+    for (const int64_t m : {1, 4, 37}) {
+      QTensor a = MakeActivations(rng, Shape{m, 77}, a_dtype, a_zp);
+      static_cast<uint8_t*>(a.values().raw_data())[0] = a_dtype == DType::kU8 ? 255 : 127;  // the full range
+      const Tensor y_both = QGemm(ctx, a, both, out).value();
+      CHECK_THAT(ctx.LastKernel("qgemm"), Catch::EndsWith(m >= 4 ? "_3x24c2__avx2" : "_2x16c4__avx2"));
+      const std::vector<uint8_t> want_both = ReferenceQGemm(a, full, out);
+      CHECK(std::memcmp(y_both.raw_data(), want_both.data(), want_both.size()) == 0);
+      const Tensor y_one = QGemm(ctx, a, one, out).value();
+      CHECK_THAT(ctx.LastKernel("qgemm"), Catch::Contains("_maddubs__avx2"));
+      const std::vector<uint8_t> want_one = ReferenceQGemm(a, narrow, out);
+      CHECK(std::memcmp(y_one.raw_data(), want_one.data(), want_one.size()) == 0);
+    }
+  }
+}
 
 TEST_CASE("qgemm op: prepack rejects K that could overflow int32, exactly at the bound", "[qgemm]") {
   const Context ctx = Context::ForIsas(IsaSet::Of({Isa::kScalar}));

@@ -38,6 +38,7 @@ struct GemmBenchCommand {
   int64_t k = 0;
   std::string output = "u8";
   std::string scheme = "fp32";
+  int activation_bits = 8;
   int repetitions = 5;
   bool json = false;
   ContextFlags context;
@@ -54,7 +55,9 @@ Result<Problem> MakeProblem(const GemmBenchCommand& c, QGemmStage stage) {
   Problem p;
   const bool quantized = c.output == "u8";
   OCTET_ASSIGN_OR_RETURN(Tensor a, Tensor::Create(DType::kU8, Shape{c.m, c.k}));
-  for (auto& v : a.values<uint8_t>()) v = static_cast<uint8_t>(rng());
+  // 7 bits: activations in [0, 127] (PyTorch's reduce_range), where AVX2's vpmaddubsw cannot saturate.
+  const auto a_mask = static_cast<uint8_t>((1u << c.activation_bits) - 1);
+  for (auto& v : a.values<uint8_t>()) v = static_cast<uint8_t>(rng()) & a_mask;
   OCTET_ASSIGN_OR_RETURN(QParams aq,
                          QParams::PerTensor(DType::kU8, kActivationScale, quantized ? kActivationZeroPoint : 0));
   OCTET_ASSIGN_OR_RETURN(p.a, QTensor::Create(std::move(a), std::move(aq)));
@@ -172,6 +175,9 @@ int RunGemmBench(const GemmBenchCommand& c) {
       return ReportUsage(fmt::format("--scheme must be fp32, q31 or fbgemm, got '{}'", c.scheme));
     }
   }
+  if (c.activation_bits != 7 && c.activation_bits != 8) {
+    return ReportUsage(fmt::format("--activation-bits must be 7 or 8, got {}", c.activation_bits));
+  }
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
@@ -218,6 +224,7 @@ int RunGemmBench(const GemmBenchCommand& c) {
     j["kernel"] = kernel;
     j["output"] = c.output;
     if (c.output == "u8") j["scheme"] = c.scheme;
+    j["activation_bits"] = c.activation_bits;
     j["us"] = t.median_us;
     j["gops"] = gops;
     j["us_min"] = t.min_us;
@@ -225,6 +232,7 @@ int RunGemmBench(const GemmBenchCommand& c) {
     j["repetitions"] = t.repetitions;
     j["calls_per_repetition"] = t.calls_per_repetition;
     j["layout"] = QGemmLayoutName(packed->layout());
+    if (packed->alt_layout().nr != 0) j["alt_layout"] = QGemmLayoutName(packed->alt_layout());
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
   } else {
@@ -251,6 +259,10 @@ void AddGemmBenchCommand(CLI::App& app, CommandRegistry& registry) {
       ->capture_default_str();
   sub->add_option("--scheme", c->scheme, "Requantization of the u8 output: fp32, q31 or fbgemm")
       ->type_name("SCHEME")
+      ->capture_default_str();
+  sub->add_option("--activation-bits", c->activation_bits,
+                  "Activations drawn in [0, 2^bits - 1]: 8 (full u8 range) or 7 ([0, 127], PyTorch's reduce_range)")
+      ->type_name("7|8")
       ->capture_default_str();
   sub->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
       ->check(CLI::Range(1, 1000))

@@ -1,7 +1,7 @@
 // Scalar qgemm kernels and the weight packer: the portable fallback for every layout (no register tile: one
-// output at a time, reading the packed weights through the layout's formula) and the one definition of the packed
-// layout (ops/ukernels/qgemm.h). Accumulation wraps mod 2^32 in uint32_t, as the SIMD kernels' does; the stages
-// call the reference's per-value functions (qgemm/scalar_epilogue.h).
+// output at a time, reading the packed weights, s8 or int16, through the layout's formula) and the one definition of
+// the packed layout (ops/ukernels/qgemm.h). Accumulation wraps mod 2^32 in uint32_t, as the SIMD kernels' does; the
+// stages call the reference's per-value functions (qgemm/scalar_epilogue.h).
 #include <cstring>
 
 #include "ops/ukernels/qgemm.h"
@@ -13,14 +13,20 @@ void QGemmPackWeights(const QGemmLayout& layout, size_t n, size_t k, const int8_
                       int8_t* packed, int32_t* col_sums) {
   const size_t nr = layout.nr, kr = layout.kr;
   const size_t np = layout.PaddedN(n), kp = layout.PaddedK(k);
-  std::memset(packed, 0, np * kp);
+  std::memset(packed, 0, layout.PackedBytes(n, k));
+  auto* wide = reinterpret_cast<int16_t*>(packed);  // int16 layouts: the buffer is 2-byte aligned
   for (size_t j = 0; j < np; ++j) {
     int32_t sum = 0;
     if (j < n) {
-      int8_t* panel = packed + (j / nr) * (kp * nr) + (j % nr) * kr;
+      const size_t panel = (j / nr) * (kp * nr) + (j % nr) * kr;
       for (size_t kk = 0; kk < k; ++kk) {
         const int8_t v = w[j * w_stride + kk];
-        panel[(kk / kr) * (nr * kr) + kk % kr] = v;
+        const size_t e = panel + (kk / kr) * (nr * kr) + kk % kr;
+        if (layout.w_bytes == 2) {
+          wide[e] = v;
+        } else {
+          packed[e] = v;
+        }
         sum += v;  // |sum| <= 128 * K < 2^31 for every K the operator accepts
       }
     }
@@ -36,13 +42,16 @@ void Run(const QGemmUkernelArgs& args) {
   const QGemmStageParams& s = p.stage;
   OCTET_DCHECK(s.stage == kStage);
   const size_t nr = args.layout.nr, kr = args.layout.kr;
+  const bool wide = args.layout.w_bytes == 2;
   const TA* a = static_cast<const TA*>(args.a);
   for (size_t i = 0; i < args.m; ++i) {
     for (size_t j = 0; j < args.n; ++j) {
-      const int8_t* panel = args.w + (j / nr) * args.w_panel_stride + (j % nr) * kr;
+      const int8_t* panel = args.w + (j / nr) * args.w_panel_stride;
       uint32_t acc = static_cast<uint32_t>(p.col_offsets[j]);
       for (size_t kk = 0; kk < args.k; ++kk) {
-        const int32_t product = int32_t{a[i * args.a_stride + kk]} * panel[(kk / kr) * (nr * kr) + kk % kr];
+        const size_t e = (kk / kr) * (nr * kr) + (j % nr) * kr + kk % kr;
+        const int32_t wv = wide ? int32_t{reinterpret_cast<const int16_t*>(panel)[e]} : int32_t{panel[e]};
+        const int32_t product = int32_t{a[i * args.a_stride + kk]} * wv;
         acc += static_cast<uint32_t>(product);
       }
       if (p.w_zero_points != nullptr) {

@@ -197,7 +197,7 @@ TEST_CASE("qgemm scalar kernels read every packed layout", "[qgemm]") {
   auto rng = testing::MakeRng("qgemm_layouts");
   for (const auto* e : Kernels({QGemmStage::kS32, QGemmStage::kFp32})) {
     if (e->isa != Isa::kScalar) continue;
-    for (const QGemmLayout& layout : {kQGemmLayoutX86, kQGemmLayoutN16K4, kQGemmLayoutN16K8}) {
+    for (const QGemmLayout& layout : {kQGemmLayoutX86, kQGemmLayoutX86Wide, kQGemmLayoutN16K4, kQGemmLayoutN16K8}) {
       for (size_t k : {1, 7, 8, 9, 65}) {
         QGemmTester().m(3).n(33).k(k).layout(layout).w_zero_points(-3, 3).rng(&rng).Test(*e);
       }
