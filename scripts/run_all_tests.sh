@@ -8,7 +8,8 @@
 #   clang    x86 clang++-14 Release with -Werror: configure, build, ctest
 #   aarch64  cross build once, ctest under qemu twice: -cpu max (every NEON tier) and -cpu cortex-a53 (no dot product)
 #   asan     clang++-14 with ASan + UBSan: configure, build, ctest
-#   fuzz     every libFuzzer target for OCTET_FUZZ_SECONDS (default 60) on a temporary copy of its seed corpus
+#   fuzz     every libFuzzer target for OCTET_FUZZ_SECONDS (default 60), all at once, each on a temporary copy of its
+#            seed corpus
 # then a summary of stage times, and last of all ctest's own summary of the x86 release suite.
 #
 # Usage: bash scripts/run_all_tests.sh [stage...]   (default: every stage; e.g. "release asan" runs just those two)
@@ -181,8 +182,11 @@ stage_fuzz() {
   tmp_root=$(mktemp -d "${TMPDIR:-/tmp}/octet-fuzz.XXXXXX")
   export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  # The fuzzers run at the same time, each for its full $fuzz_seconds (they are single-threaded; on 2 cores three
+  # of them share the CPU, so each gets fewer executions than alone, but every one runs for the whole time).
+  local pids=() names_run=() works=() starts=()
   while IFS=$'\t' read -r bin seeds dict; do
-    local name work start=$SECONDS args=()
+    local name work args=()
     name=$(basename "$bin")
     work="$tmp_root/$name"
     mkdir -p "$work/corpus" "$work/artifacts"
@@ -190,21 +194,30 @@ stage_fuzz() {
     cp -R "$seeds/." "$work/corpus/"
     [ "$dict" = "-" ] || args+=("-dict=$dict")
     step "fuzz $name for ${fuzz_seconds}s from $(find "$work/corpus" -type f | wc -l) seeds ($seeds)"
-    if ! "$bin" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "${args[@]}" \
-        -artifact_prefix="$work/artifacts/" "$work/corpus" </dev/null >"$work/log" 2>&1; then
+    "$bin" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "${args[@]}" \
+      -artifact_prefix="$work/artifacts/" "$work/corpus" </dev/null >"$work/log" 2>&1 &
+    pids+=($!) names_run+=("$name") works+=("$work") starts+=("$SECONDS")
+    echo "$bin" >"$work/bin"
+  done <"$manifest"
+  local i failed=0
+  for i in "${!pids[@]}"; do
+    local name=${names_run[$i]} work=${works[$i]}
+    if ! wait "${pids[$i]}"; then
       tail -n 80 "$work/log"
-      echo "fuzz target $name FAILED; reproducer(s), replay with: $bin <file>"
+      echo "fuzz target $name FAILED; reproducer(s), replay with: $(cat "$work/bin") <file>"
       local a
       for a in "$work/artifacts"/*; do
         [ -f "$a" ] || continue
         echo "$a:"
         od -A d -t x1 "$a" | head -n 16 || true
       done
-      return 1
+      failed=1
+      continue
     fi
     grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/log" || tail -n 3 "$work/log"
-    echo "fuzz $name: no findings in $((SECONDS - start))s; corpus grew to $(find "$work/corpus" -type f | wc -l) inputs"
-  done <"$manifest"
+    echo "fuzz $name: no findings in $((SECONDS - ${starts[$i]}))s; corpus grew to $(find "$work/corpus" -type f | wc -l) inputs"
+  done
+  return $failed
 }
 
 # One line per ISA tier: tested, with the kernel cases the suite ran on it (tests/main.cc counts them), or skipped and

@@ -183,13 +183,11 @@ int Quantize(const QuantizeCommand& c) {
   fmt::print("{} ({}, {} backend, {} profile): {} nodes: {}\n", c.output, c.mode, c.backend, c.profile,
              quantized->num_nodes(), fmt::join(counts, ", "));
   if (!c.onnx_output.empty()) {
-    fmt::print("ONNX QDQ: {}
-", c.onnx_output);
+    fmt::print("ONNX QDQ: {}\n", c.onnx_output);
     std::fflush(stdout);
     WarnIfOnnxRuntimeSaturates(*quantized, c.onnx_output);
   }
-  if (!warning.empty()) fmt::print(stderr, "{}
-", warning);
+  if (!warning.empty()) fmt::print(stderr, "{}\n", warning);
   return kExitOk;
 }
 
