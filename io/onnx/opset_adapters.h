@@ -8,9 +8,9 @@
 // since then.
 #pragma once
 
-#include <cstdint>
-
 #include <onnx/onnx_pb.h>
+
+#include <cstdint>
 
 #include "core/op_registry.h"
 #include "core/status.h"
@@ -26,7 +26,6 @@ inline constexpr int64_t kOldestAdaptedOpset = 7;
 // lacks are left for the importer to list as unsupported, except that Upsample
 // becomes Resize when the registry has Resize. Nodes of opsets 13 to 17 are
 // left as they are.
-Status AdaptToOctetOpset(onnx::GraphProto &graph, int64_t opset,
-                         const OpRegistry &registry);
+Status AdaptToOctetOpset(onnx::GraphProto &graph, int64_t opset, const OpRegistry &registry);
 
-} // namespace octet::onnx_import
+}  // namespace octet::onnx_import

@@ -2,9 +2,8 @@
 // (tests/data/models/make_opsets.py) import through the opset adapters and
 // match outputs computed from each op's definition at the model's opset; what
 // is not adapted is refused naming the node, op, opset and difference.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -24,25 +23,20 @@ const std::string kDir = std::string(OCTET_TEST_DATA_DIR) + "/models/opsets/";
 std::vector<Tensor> Numbered(const std::string &name, const char *kind) {
   std::vector<Tensor> ts;
   for (int k = 0;; ++k) {
-    const std::string path =
-        kDir + name + "." + kind + std::to_string(k) + ".npy";
-    if (!std::filesystem::exists(path))
-      break;
+    const std::string path = kDir + name + "." + kind + std::to_string(k) + ".npy";
+    if (!std::filesystem::exists(path)) break;
     ts.push_back(ReadNpy(path).value());
   }
   return ts;
 }
 
-TEST_CASE(
-    "Models at opsets 6-12 and 18-21 (IR up to 10) run as their opset defines",
-    "[onnx]") {
+TEST_CASE("Models at opsets 6-12 and 18-21 (IR up to 10) run as their opset defines", "[onnx]") {
   static const OpRegistry registry = FloatOpRegistry();
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
   int checked = 0;
   for (const auto &entry : std::filesystem::directory_iterator(kDir)) {
     const std::string file = entry.path().filename().string();
-    if (entry.path().extension() != ".onnx" || file.rfind("refused_", 0) == 0)
-      continue;
+    if (entry.path().extension() != ".onnx" || file.rfind("refused_", 0) == 0) continue;
     const std::string name = entry.path().stem().string();
     INFO("model " << name);
     auto graph = ReadOnnxModel(kDir + file);
@@ -54,8 +48,7 @@ TEST_CASE(
     REQUIRE(expected.size() == graph->outputs().size());
     CompileOptions options;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      options.input_shapes.emplace_back(graph->value(graph->inputs()[i]).name,
-                                        inputs[i].shape());
+      options.input_shapes.emplace_back(graph->value(graph->inputs()[i]).name, inputs[i].shape());
     }
     auto exec = Executor::Compile(*graph, context, registry, options);
     INFO(exec.status().ToString());
@@ -66,20 +59,20 @@ TEST_CASE(
       INFO("output " << k);
       REQUIRE((*outputs)[k].shape() == expected[k].shape());
       for (int64_t i = 0; i < expected[k].NumElements(); ++i) {
-        const float got = (*outputs)[k].data<float>()[i],
-                    want = expected[k].data<float>()[i];
+        const float got = (*outputs)[k].data<float>()[i], want = expected[k].data<float>()[i];
         INFO("element " << i << ": " << got << " vs " << want);
         CHECK(std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want)));
       }
     }
     ++checked;
   }
-  CHECK(checked == 21); // every generated model ran
+  CHECK(checked == 21);  // every generated model ran
 }
 
-TEST_CASE("What the opset adapters do not adapt is refused naming node, op, "
-          "opset and difference",
-          "[onnx]") {
+TEST_CASE(
+    "What the opset adapters do not adapt is refused naming node, op, "
+    "opset and difference",
+    "[onnx]") {
   struct Case {
     const char *file;
     StatusCode code;
@@ -98,18 +91,15 @@ TEST_CASE("What the opset adapters do not adapt is refused naming node, op, "
        "node 'mean' (ReduceMean) at opset 18: input 1 (axes) 'ax' is computed "
        "at run time; octet needs it constant "
        "(an initializer or a Constant node)"},
-      {"refused_upsample_o9.onnx", StatusCode::kUnimplemented,
-       "1 unsupported node(s): 'up' (Upsample)"},
+      {"refused_upsample_o9.onnx", StatusCode::kUnimplemented, "1 unsupported node(s): 'up' (Upsample)"},
       {"refused_opset22.onnx", StatusCode::kUnimplemented,
        "opset 22 is not supported (octet reads opsets 7 to 21, and older ones "
        "for the ops opset 7 kept"},
-      {"refused_ir11.onnx", StatusCode::kUnimplemented,
-       "IR version 11 is not supported (3 to 10)"},
+      {"refused_ir11.onnx", StatusCode::kUnimplemented, "IR version 11 is not supported (3 to 10)"},
   };
   size_t refused_files = 0;
   for (const auto &entry : std::filesystem::directory_iterator(kDir)) {
-    refused_files += entry.path().extension() == ".onnx" &&
-                     entry.path().filename().string().rfind("refused_", 0) == 0;
+    refused_files += entry.path().extension() == ".onnx" && entry.path().filename().string().rfind("refused_", 0) == 0;
   }
   CHECK(refused_files == std::size(cases));
   for (const Case &c : cases) {
@@ -122,5 +112,5 @@ TEST_CASE("What the opset adapters do not adapt is refused naming node, op, "
   }
 }
 
-} // namespace
-} // namespace octet
+}  // namespace
+}  // namespace octet
