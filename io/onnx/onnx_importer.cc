@@ -13,6 +13,7 @@
 #include "core/verifier.h"
 #include "io/file_util.h"
 #include "io/onnx/onnx_tensor.h"
+#include "io/onnx/opset_adapters.h"
 #include "ops/float/registry.h"
 
 namespace octet {
@@ -131,7 +132,7 @@ Status NoDefaultOpset(const onnx::ModelProto& model) {
 }
 
 // Parses and checks the envelope: size, protobuf, IR version, opsets, a graph.
-Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model) {
+Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model, int64_t& opset) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return InvalidArgument("the file has {} bytes; protobuf models are limited to 2 GiB (use external data)",
                            bytes.size());
@@ -139,10 +140,12 @@ Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model) {
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return DataLoss("the bytes are not a valid ONNX ModelProto (truncated, corrupt or another format)");
   }
-  if (!model.has_ir_version() || model.ir_version() < 3 || model.ir_version() > 9) {
-    return Unimplemented("IR version {} is not supported (3 to 9)", model.ir_version());
+  // IR 10 adds 4-bit element types (refused by tensor import) and function overloads (a node calling a local
+  // function is an unsupported op): nothing octet reads changes.
+  if (!model.has_ir_version() || model.ir_version() < 3 || model.ir_version() > 10) {
+    return Unimplemented("IR version {} is not supported (3 to 10)", model.ir_version());
   }
-  int64_t opset = -1;
+  opset = -1;
   for (const auto& os : model.opset_import()) {
     if (os.domain().empty() || os.domain() == "ai.onnx") {
       if (opset >= 0) return InvalidArgument("the default domain is imported twice");
@@ -151,9 +154,9 @@ Status ParseModel(std::span<const std::byte> bytes, onnx::ModelProto& model) {
   }
   if (opset < 0) return NoDefaultOpset(model);
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
-    return Unimplemented("opset {} is not supported (octet reads opsets {} to {}; convert the model with "
-                         "onnx.version_converter)",
-                         opset, kMinOnnxOpset, kMaxOnnxOpset);
+    return Unimplemented("opset {} is not supported (octet reads opsets {} to {}, and older ones for the ops opset {} "
+                         "kept; convert the model with onnx.version_converter)",
+                         opset, onnx_import::kOldestAdaptedOpset, kMaxOnnxOpset, onnx_import::kOldestAdaptedOpset);
   }
   if (!model.has_graph()) return InvalidArgument("the model has no graph");
   if (model.graph().sparse_initializer_size() > 0) return Unimplemented("sparse initializers are not supported");
@@ -307,12 +310,16 @@ Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view
                               const OnnxImportOptions& options) {
   const std::string where = fmt::format("failed to import ONNX model '{}'", name);
   onnx::ModelProto model;
-  if (Status st = ParseModel(bytes, model); !st.ok()) return st.WithContext(where);
+  int64_t opset = 0;
+  if (Status st = ParseModel(bytes, model, opset); !st.ok()) return st.WithContext(where);
   OpRegistry default_registry;
   const OpRegistry* registry = options.registry;
   if (registry == nullptr) {
     default_registry = FloatOpRegistry();
     registry = &default_registry;
+  }
+  if (Status st = onnx_import::AdaptToOctetOpset(*model.mutable_graph(), opset, *registry); !st.ok()) {
+    return st.WithContext(where);
   }
   const onnx::GraphProto& gp = model.graph();
   Graph graph(gp.name().empty() ? "model" : gp.name());

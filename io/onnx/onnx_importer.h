@@ -1,4 +1,5 @@
-// ONNX import: reads an ONNX model (opsets 13 to 17 of the default domain) into an octet Graph, validating
+// ONNX import: reads an ONNX model (opsets 7 to 21 of the default domain, adapted by
+// opset_adapters.h) into an octet Graph, validating
 // everything itself rather than trusting ONNX's checker. Library octet_onnx, the only part of octet that links
 // protobuf; it is absent from builds without Debian's libonnx-dev (the aarch64 cross build).
 #pragma once
@@ -15,8 +16,9 @@
 
 namespace octet {
 
-inline constexpr int64_t kMinOnnxOpset = 13;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+// Opsets 1 to 6 are read for the ops whose schema opset 7 kept; opset_adapters.h rewrites the rest.
+inline constexpr int64_t kMinOnnxOpset = 1;
+inline constexpr int64_t kMaxOnnxOpset = 21;
 
 struct OnnxImportOptions {
   // Operators the graph may use; nodes with other ops are listed together in one error. Null: the float
@@ -29,8 +31,8 @@ struct OnnxImportOptions {
 
 // Converts a serialized ModelProto. `name` (usually the path) names the model in errors, which read
 // "failed to import ONNX model '<name>': <what>, <where>". What is checked:
-//  - the bytes parse as a ModelProto of at most 2 GiB; ir_version 3 to 9; the default domain is imported at an opset
-//    in [13, 17];
+//  - the bytes parse as a ModelProto of at most 2 GiB; ir_version 3 to 10; the default domain is imported at an opset
+//    in [1, 21], each node rewritten into the form octet's operators read (opset_adapters.h);
 //  - tensors (initializers, Constant values): a supported element type (float, uint8, int8, int32, bool as u8,
 //    int64 as s32 with values saturated to the int32 range), dims >= 0 with an overflow-checked element count,
 //    exactly one data source whose length matches the dims (raw_data bytes, typed fields, or external data confined

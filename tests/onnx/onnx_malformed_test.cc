@@ -118,8 +118,9 @@ TEST_CASE("Every malformed model fails with an error naming its problem", "[onnx
       {"training_domain.onnx", StatusCode::kUnimplemented,
        {"1 unsupported node(s): 'Adagrad_0' (ai.onnx.preview.training.Adagrad) (the model imports no opset of the "
         "default ONNX domain, only ai.onnx.preview.training 1; octet runs only default-domain operators)"}},
-      {"opset_too_old.onnx", StatusCode::kUnimplemented, {"opset 11 is not supported (octet reads opsets 13 to 17"}},
-      {"opset_too_new.onnx", StatusCode::kUnimplemented, {"opset 18 is not supported"}},
+      {"opset_too_old.onnx", StatusCode::kUnimplemented,
+       {"node 'fc' (Gemm) at opset 5: Gemm-1 is an older form than Gemm-7, the one octet reads from opset 7 on"}},
+      {"opset_too_new.onnx", StatusCode::kUnimplemented, {"opset 22 is not supported (octet reads opsets 7 to 21"}},
       {"ir_version_2.onnx", StatusCode::kUnimplemented, {"IR version 2 is not supported"}},
       {"no_graph.onnx", StatusCode::kInvalidArgument, {"the model has no graph"}},
   };

@@ -280,8 +280,8 @@ def main():
     save(training(), "training_domain.onnx")
 
     # Versions.
-    variant("opset_too_old.onnx", lambda *a: None, opset=11)
-    variant("opset_too_new.onnx", lambda *a: None, opset=18)
+    variant("opset_too_old.onnx", lambda *a: None, opset=5)  # Gemm-1 and Relu-1: forms before opset 7
+    variant("opset_too_new.onnx", lambda *a: None, opset=22)
     variant("ir_version_2.onnx", lambda *a: None, ir=2)
 
     # A valid model whose output names are not file names (octet run must sanitise them); kept outside malformed/.
