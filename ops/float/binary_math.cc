@@ -15,7 +15,8 @@ Result<PreparedOp> PreparePRelu(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 2));
   const ValueInfo& x = args.inputs[0];
   const ValueInfo& slope = args.inputs[1];
-  if (x.dtype != DType::kF32 && x.dtype != DType::kS32) return InvalidArgument("PRelu supports f32 and s32, got {}", x.dtype);
+  if (x.dtype != DType::kF32 && x.dtype != DType::kS32)
+    return InvalidArgument("PRelu supports f32 and s32, got {}", x.dtype);
   if (slope.dtype != x.dtype) {
     return InvalidArgument("input 1 (slope) must have X's dtype {}, got {}", x.dtype, slope.dtype);
   }
@@ -23,23 +24,28 @@ Result<PreparedOp> PreparePRelu(const OpPrepareArgs& args) {
   Result<Shape> out = BroadcastShapes(x.shape, slope.shape);
   if (!out.ok() || *out != x.shape) {
     // A per-channel slope of shape [C] against NCHW is a common exporter mistake: ONNX aligns trailing dims.
-    return InvalidArgument("slope shape {} must broadcast to X's shape {} (trailing dims aligned, as numpy does; a "
-                           "per-channel slope of NCHW data has shape [C, 1, 1])",
-                           slope.shape, x.shape);
+    return InvalidArgument(
+        "slope shape {} must broadcast to X's shape {} (trailing dims aligned, as numpy does; a "
+        "per-channel slope of NCHW data has shape [C, 1, 1])",
+        slope.shape, x.shape);
   }
   const Shape shapes[] = {x.shape, slope.shape};
   NaryPlan plan = PlanNary(shapes, x.shape);
   const DType dtype = x.dtype;
   auto kernel = MakeKernel([plan, dtype](const OpRunArgs& r) -> Status {
     if (dtype == DType::kF32) {
-      BroadcastBinary(r.context, plan, [](float v, float s) { return v < 0.0f ? v * s : v; },
-                      r.inputs[0].data<float>(), r.inputs[1].data<float>(), r.outputs[0].data<float>());
+      BroadcastBinary(
+          r.context, plan, [](float v, float s) { return v < 0.0f ? v * s : v; }, r.inputs[0].data<float>(),
+          r.inputs[1].data<float>(), r.outputs[0].data<float>());
     } else {
       // s32 stands for ONNX int64 too; the product saturates as octet's integer Mul does.
-      BroadcastBinary(r.context, plan, [](int32_t v, int32_t s) -> int32_t {
-        if (v >= 0) return v;
-        return static_cast<int32_t>(std::clamp<int64_t>(int64_t{v} * s, INT32_MIN, INT32_MAX));
-      }, r.inputs[0].data<int32_t>(), r.inputs[1].data<int32_t>(), r.outputs[0].data<int32_t>());
+      BroadcastBinary(
+          r.context, plan,
+          [](int32_t v, int32_t s) -> int32_t {
+            if (v >= 0) return v;
+            return static_cast<int32_t>(std::clamp<int64_t>(int64_t{v} * s, INT32_MIN, INT32_MAX));
+          },
+          r.inputs[0].data<int32_t>(), r.inputs[1].data<int32_t>(), r.outputs[0].data<int32_t>());
     }
     return OkStatus();
   });
@@ -65,8 +71,9 @@ Result<PreparedOp> PrepareMod(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(int64_t fmod, args.node.attributes.GetInt("fmod", 0));
   if (fmod != 0 && fmod != 1) return InvalidArgument("attribute 'fmod' must be 0 or 1, got {}", fmod);
   if (a.dtype == DType::kF32 && fmod == 0) {
-    return InvalidArgument("attribute 'fmod' must be 1 for float inputs (ONNX defines Mod of floats only as C's fmod), "
-                           "got 0");
+    return InvalidArgument(
+        "attribute 'fmod' must be 1 for float inputs (ONNX defines Mod of floats only as C's fmod), "
+        "got 0");
   }
   OCTET_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(a.shape, b.shape));
   const Shape shapes[] = {a.shape, b.shape};
@@ -81,21 +88,25 @@ Result<PreparedOp> PrepareMod(const OpPrepareArgs& args) {
       const T* y = r.inputs[1].data<T>();
       T* z = r.outputs[0].data<T>();
       if constexpr (std::is_same_v<T, float>) {
-        BroadcastBinary(r.context, plan, [](float p, float q) { return std::fmod(p, q); }, x, y, z);
+        BroadcastBinary(
+            r.context, plan, [](float p, float q) { return std::fmod(p, q); }, x, y, z);
       } else {
         for (int64_t i = 0; i < r.inputs[1].NumElements(); ++i) {
           if (y[i] == 0) return InvalidArgument("integer Mod by zero at divisor element {}", i);
         }
         if (c_fmod) {
-          BroadcastBinary(r.context, plan, [](T p, T q) { return IntegerMod(p, q, true); }, x, y, z);
+          BroadcastBinary(
+              r.context, plan, [](T p, T q) { return IntegerMod(p, q, true); }, x, y, z);
         } else {
-          BroadcastBinary(r.context, plan, [](T p, T q) { return IntegerMod(p, q, false); }, x, y, z);
+          BroadcastBinary(
+              r.context, plan, [](T p, T q) { return IntegerMod(p, q, false); }, x, y, z);
         }
       }
       return OkStatus();
     });
   });
-  return MakePrepared({{dtype, out}}, std::move(kernel), fmt::format("mod_{}{}", DTypeName(dtype), c_fmod ? "_fmod" : ""));
+  return MakePrepared({{dtype, out}}, std::move(kernel),
+                      fmt::format("mod_{}{}", DTypeName(dtype), c_fmod ? "_fmod" : ""));
 }
 
 }  // namespace

@@ -60,14 +60,16 @@ Result<PreparedOp> PrepareLogic(const OpPrepareArgs& args, LogicKind kind, const
     uint8_t* y = r.outputs[0].data<uint8_t>();
     switch (kind) {
       case LogicKind::kAnd:
-        BroadcastBinary(r.context, plan, [](uint8_t p, uint8_t q) -> uint8_t { return p != 0 && q != 0; }, a, b, y);
+        BroadcastBinary(
+            r.context, plan, [](uint8_t p, uint8_t q) -> uint8_t { return p != 0 && q != 0; }, a, b, y);
         break;
       case LogicKind::kOr:
-        BroadcastBinary(r.context, plan, [](uint8_t p, uint8_t q) -> uint8_t { return p != 0 || q != 0; }, a, b, y);
+        BroadcastBinary(
+            r.context, plan, [](uint8_t p, uint8_t q) -> uint8_t { return p != 0 || q != 0; }, a, b, y);
         break;
       case LogicKind::kXor:
-        BroadcastBinary(r.context, plan, [](uint8_t p, uint8_t q) -> uint8_t { return (p != 0) != (q != 0); }, a, b,
-                        y);
+        BroadcastBinary(
+            r.context, plan, [](uint8_t p, uint8_t q) -> uint8_t { return (p != 0) != (q != 0); }, a, b, y);
         break;
     }
     return OkStatus();
@@ -100,9 +102,10 @@ Status CheckWhereQParams(const OpPrepareArgs& args) {
            p->scale() == q->scale() && p->zero_point() == q->zero_point();
   };
   if (!same(x, y) || !same(x, out)) {
-    return Unimplemented("X, Y and the output must have the same per-tensor qparams or none (X {}, Y {}, output {}): "
-                         "dequantize X and Y first",
-                         x ? x->ToString() : "none", y ? y->ToString() : "none", out ? out->ToString() : "none");
+    return Unimplemented(
+        "X, Y and the output must have the same per-tensor qparams or none (X {}, Y {}, output {}): "
+        "dequantize X and Y first",
+        x ? x->ToString() : "none", y ? y->ToString() : "none", out ? out->ToString() : "none");
   }
   return OkStatus();
 }
@@ -153,9 +156,8 @@ Status RegisterCompareOps(OpRegistry& registry) {
         CompareEntry{"Greater", CompareKind::kGreater, "greater"},
         CompareEntry{"LessOrEqual", CompareKind::kLessOrEqual, "less_equal"},
         CompareEntry{"GreaterOrEqual", CompareKind::kGreaterOrEqual, "greater_equal"}}) {
-    OCTET_RETURN_IF_ERROR(registry.Register("", e.op, [e](const OpPrepareArgs& args) {
-      return PrepareCompare(args, e.kind, e.name);
-    }));
+    OCTET_RETURN_IF_ERROR(
+        registry.Register("", e.op, [e](const OpPrepareArgs& args) { return PrepareCompare(args, e.kind, e.name); }));
   }
   struct LogicEntry {
     const char* op;
@@ -164,9 +166,8 @@ Status RegisterCompareOps(OpRegistry& registry) {
   };
   for (const LogicEntry& e : {LogicEntry{"And", LogicKind::kAnd, "and"}, LogicEntry{"Or", LogicKind::kOr, "or"},
                               LogicEntry{"Xor", LogicKind::kXor, "xor"}}) {
-    OCTET_RETURN_IF_ERROR(registry.Register("", e.op, [e](const OpPrepareArgs& args) {
-      return PrepareLogic(args, e.kind, e.name);
-    }));
+    OCTET_RETURN_IF_ERROR(
+        registry.Register("", e.op, [e](const OpPrepareArgs& args) { return PrepareLogic(args, e.kind, e.name); }));
   }
   OCTET_RETURN_IF_ERROR(registry.Register("", "Not", PrepareNot));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Where", PrepareWhere));

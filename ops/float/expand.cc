@@ -41,9 +41,10 @@ Result<PreparedOp> PrepareExpand(const OpPrepareArgs& args) {
   const Shape& in = args.inputs[0].shape;
   Result<Shape> out = BroadcastShapes(in, Shape(dims));
   if (!out.ok()) {
-    return InvalidArgument("input 0's shape {} cannot be expanded to shape [{}] (each dim pair must be equal or "
-                           "one of them 1)",
-                           in, fmt::join(dims, ", "));
+    return InvalidArgument(
+        "input 0's shape {} cannot be expanded to shape [{}] (each dim pair must be equal or "
+        "one of them 1)",
+        in, fmt::join(dims, ", "));
   }
   OCTET_RETURN_IF_ERROR(CheckOutputElements(args, out->dims()));
   const Shape shapes[] = {in};

@@ -63,9 +63,10 @@ NaryPlan PlanNary(std::span<const Shape> operands, const Shape& out) {
 
 Status CheckNotQuantized(const OpPrepareArgs& args, size_t slot) {
   if (slot < args.inputs.size() && args.inputs[slot].qparams != nullptr) {
-    return Unimplemented("input {} ('{}') holds quantized codes ({}); this operator computes on stored values: "
-                         "dequantize it first (DequantizeLinear)",
-                         slot, args.inputs[slot].name, args.inputs[slot].qparams->ToString());
+    return Unimplemented(
+        "input {} ('{}') holds quantized codes ({}); this operator computes on stored values: "
+        "dequantize it first (DequantizeLinear)",
+        slot, args.inputs[slot].name, args.inputs[slot].qparams->ToString());
   }
   return OkStatus();
 }

@@ -19,9 +19,10 @@ Result<double> ScalarInput(const OpPrepareArgs& args, size_t slot, const char* w
     return InvalidArgument("input {} ({}) must be a scalar, got shape {}", slot, what, info.shape);
   }
   if (info.constant == nullptr) {
-    return Unimplemented("input {} ({}) must be known at compile time (a constant or computed from constants), since "
-                         "it fixes the output length",
-                         slot, what);
+    return Unimplemented(
+        "input {} ({}) must be known at compile time (a constant or computed from constants), since "
+        "it fixes the output length",
+        slot, what);
   }
   if (dtype == DType::kF32) return static_cast<double>(info.constant->values<float>()[0]);
   return static_cast<double>(info.constant->values<int32_t>()[0]);
@@ -49,8 +50,9 @@ Result<PreparedOp> PrepareRange(const OpPrepareArgs& args) {
       return InvalidArgument("start {}, limit {} and delta {} give no length", start, limit, delta);
     }
     // Past the element limit (infinity included) the length only needs to fail CheckOutputElements.
-    n = count <= 0.0 ? 0 : count > static_cast<double>(Shape::kMaxElements) ? Shape::kMaxElements + 1
-                                                                              : static_cast<int64_t>(count);
+    n = count <= 0.0                                       ? 0
+        : count > static_cast<double>(Shape::kMaxElements) ? Shape::kMaxElements + 1
+                                                           : static_cast<int64_t>(count);
   }
   n = std::max<int64_t>(n, 0);
   const std::vector<int64_t> dims = {n};

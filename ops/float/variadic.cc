@@ -75,11 +75,18 @@ Result<PreparedOp> PrepareVariadic(const OpPrepareArgs& args, VariadicKind kind,
       for (size_t k = 1; k < plans.size(); ++k) {
         const T* x = r.inputs[k].data<T>();
         switch (kind) {
-          case VariadicKind::kMax: BroadcastBinary(r.context, plans[k], [](T a, T b) { return MaxOf(a, b); }, y, x, y); break;
-          case VariadicKind::kMin: BroadcastBinary(r.context, plans[k], [](T a, T b) { return MinOf(a, b); }, y, x, y); break;
+          case VariadicKind::kMax:
+            BroadcastBinary(
+                r.context, plans[k], [](T a, T b) { return MaxOf(a, b); }, y, x, y);
+            break;
+          case VariadicKind::kMin:
+            BroadcastBinary(
+                r.context, plans[k], [](T a, T b) { return MinOf(a, b); }, y, x, y);
+            break;
           case VariadicKind::kSum:
           case VariadicKind::kMean:
-            BroadcastBinary(r.context, plans[k], [](T a, T b) -> T { return static_cast<T>(a + b); }, y, x, y);
+            BroadcastBinary(
+                r.context, plans[k], [](T a, T b) -> T { return static_cast<T>(a + b); }, y, x, y);
             break;
         }
       }
@@ -107,9 +114,8 @@ Status RegisterVariadicOps(OpRegistry& registry) {
   };
   for (const Entry& e : {Entry{"Max", VariadicKind::kMax, "max"}, Entry{"Min", VariadicKind::kMin, "min"},
                          Entry{"Sum", VariadicKind::kSum, "sum"}, Entry{"Mean", VariadicKind::kMean, "mean"}}) {
-    OCTET_RETURN_IF_ERROR(registry.Register("", e.op, [e](const OpPrepareArgs& args) {
-      return PrepareVariadic(args, e.kind, e.name);
-    }));
+    OCTET_RETURN_IF_ERROR(
+        registry.Register("", e.op, [e](const OpPrepareArgs& args) { return PrepareVariadic(args, e.kind, e.name); }));
   }
   return OkStatus();
 }

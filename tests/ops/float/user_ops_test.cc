@@ -1,7 +1,6 @@
 // Issue 22's operators (comparisons, logic, Where, Max/Min/Sum/Mean, PRelu, Mod, the new unary functions, Expand,
 // Tile, Range) against per-element references computed by index arithmetic, hand-computed values and error messages.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -124,10 +123,11 @@ TEST_CASE("comparisons broadcast, write u8 0/1 and are false on NaN", "[float_op
       if ((*y)[0].data<uint8_t>()[i] != want) FAIL("element " << i << ": " << x << " vs " << z);
     });
   }
-  CHECK(trues > 100);
-  CHECK(falses > 100);
+  CHECK(trues > 20);  // both outcomes occur often, whatever the random shapes
+  CHECK(falses > 20);
 
-  auto mixed = testing::RunFloatOp("Less", {In(testing::FloatTensor({2}, {1, 2})), In(testing::IntTensor({2}, {1, 2}))});
+  auto mixed =
+      testing::RunFloatOp("Less", {In(testing::FloatTensor({2}, {1, 2})), In(testing::IntTensor({2}, {1, 2}))});
   REQUIRE_FALSE(mixed.ok());
   CHECK_THAT(mixed.status().message(), Catch::Contains("must have one dtype, got f32 and s32"));
   auto bad = testing::RunFloatOp("Equal", {In(testing::FloatTensor({2, 3}, std::vector<float>(6, 0.0f))),
@@ -150,8 +150,8 @@ TEST_CASE("comparisons of u8 and s8 compare the stored values; empty outputs are
   CHECK((*e)[0].values<uint8_t>()[0] == 1);
   CHECK((*e)[0].values<uint8_t>()[1] == 0);
   CHECK((*e)[0].values<uint8_t>()[2] == 0);
-  auto empty = testing::RunFloatOp("Equal", {In(Tensor::Create(DType::kF32, Shape{0, 3}).value()),
-                                             In(testing::FloatTensor({3}, {1, 2, 3}))});
+  auto empty = testing::RunFloatOp(
+      "Equal", {In(Tensor::Create(DType::kF32, Shape{0, 3}).value()), In(testing::FloatTensor({3}, {1, 2, 3}))});
   REQUIRE(empty.ok());
   CHECK((*empty)[0].shape() == Shape{0, 3});
 }
@@ -217,8 +217,8 @@ TEST_CASE("Where selects X or Y over three broadcast operands", "[float_ops][use
       if (!same) FAIL("element " << i);
     });
   }
-  auto bad = testing::RunFloatOp("Where", {In(U8Tensor({1}, {1})), In(testing::FloatTensor({1}, {1})),
-                                           In(testing::IntTensor({1}, {1}))});
+  auto bad = testing::RunFloatOp(
+      "Where", {In(U8Tensor({1}, {1})), In(testing::FloatTensor({1}, {1})), In(testing::IntTensor({1}, {1}))});
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(), Catch::Contains("X and Y must have one dtype, got f32 and s32"));
   auto cond = testing::RunFloatOp("Where", {In(testing::FloatTensor({1}, {1})), In(testing::FloatTensor({1}, {1})),
@@ -301,9 +301,11 @@ TEST_CASE("PRelu broadcasts its slope to X's shape only", "[float_ops][user_ops]
   testing::ExpectClose((*y)[0], want, 0.0f, 0.0f);
   auto per_channel = testing::RunFloatOp("PRelu", {In(x), Const(testing::FloatTensor({3}, {1, 2, 3}))});
   REQUIRE_FALSE(per_channel.ok());
-  CHECK_THAT(per_channel.status().message(), Catch::Contains("slope shape [3] must broadcast to X's shape [2, 3, 2, 2]"));
+  CHECK_THAT(per_channel.status().message(),
+             Catch::Contains("slope shape [3] must broadcast to X's shape [2, 3, 2, 2]"));
   // The output keeps X's shape: a slope that would grow it is refused.
-  auto grow = testing::RunFloatOp("PRelu", {In(testing::FloatTensor({2}, {-1, 1})), In(testing::FloatTensor({3, 2}, {1, 2, 3, 4, 5, 6}))});
+  auto grow = testing::RunFloatOp(
+      "PRelu", {In(testing::FloatTensor({2}, {-1, 1})), In(testing::FloatTensor({3, 2}, {1, 2, 3, 4, 5, 6}))});
   REQUIRE_FALSE(grow.ok());
   auto ints = testing::RunFloatOp("PRelu", {In(testing::IntTensor({3}, {-4, 0, 5})), In(testing::IntTensor({1}, {3}))});
   REQUIRE(ints.ok());
@@ -347,7 +349,9 @@ TEST_CASE("Floor, Ceil, Round (half to even), Sign and the new math functions", 
       {"Elu", {}, [](double t) { return t < 0 ? std::exp(t) - 1 : t; }},
       {"Elu", {{"alpha", 0.5f}}, [](double t) { return t < 0 ? 0.5 * (std::exp(t) - 1) : t; }},
       {"Selu", {}, [](double t) { return 1.0507009873554805 * (t > 0 ? t : 1.6732632423543772 * (std::exp(t) - 1)); }},
-      {"Selu", {{"alpha", 2.0f}, {"gamma", 3.0f}}, [](double t) { return 3.0 * (t > 0 ? t : 2.0 * (std::exp(t) - 1)); }},
+      {"Selu",
+       {{"alpha", 2.0f}, {"gamma", 3.0f}},
+       [](double t) { return 3.0 * (t > 0 ? t : 2.0 * (std::exp(t) - 1)); }},
   };
   for (const Case& c : cases) {
     auto y = testing::RunFloatOp(c.op, {In(r)}, c.attrs);
@@ -411,7 +415,8 @@ TEST_CASE("Expand broadcasts to a shape both ways; Tile repeats along each axis"
   }
   testing::ExpectClose((*y)[0], want, 0.0f, 0.0f);
   // A shorter `shape` and a u8 input.
-  auto u = testing::RunFloatOp("Expand", {In(U8Tensor({2, 1, 2}, {1, 2, 3, 4})), Const(testing::IntTensor({2}, {3, 1}))});
+  auto u =
+      testing::RunFloatOp("Expand", {In(U8Tensor({2, 1, 2}, {1, 2, 3, 4})), Const(testing::IntTensor({2}, {3, 1}))});
   REQUIRE(u.ok());
   REQUIRE((*u)[0].shape() == Shape{2, 3, 2});
   const std::vector<uint8_t> want_u = {1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4};
@@ -445,7 +450,8 @@ TEST_CASE("Expand broadcasts to a shape both ways; Tile repeats along each axis"
   CHECK((*none)[0].shape() == Shape{0, 15});
   auto wrong = testing::RunFloatOp("Tile", {In(t), Const(testing::IntTensor({1}, {2}))});
   REQUIRE_FALSE(wrong.ok());
-  CHECK_THAT(wrong.status().message(), Catch::Contains("input 1 (repeats) must have one value per input axis (2), got [2]"));
+  CHECK_THAT(wrong.status().message(),
+             Catch::Contains("input 1 (repeats) must have one value per input axis (2), got [2]"));
 }
 
 TEST_CASE("Range computes its length as ceil((limit - start) / delta)", "[float_ops][user_ops]") {
