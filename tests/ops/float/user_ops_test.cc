@@ -95,7 +95,9 @@ TEST_CASE("comparisons broadcast, write u8 0/1 and are false on NaN", "[float_op
   int trues = 0, falses = 0;
   for (int iter = 0; iter < 50; ++iter) {
     const std::vector<Shape> s = BroadcastShapesFor(rng, 2);
-    const auto& [op, f] = ops[static_cast<size_t>(iter) % ops.size()];
+    // Not a structured binding: clang 14 cannot capture one in the lambda below.
+    const char* op = ops[static_cast<size_t>(iter) % ops.size()].first;
+    bool (*f)(float, float) = ops[static_cast<size_t>(iter) % ops.size()].second;
     Tensor a = FewValues(rng, s[0], iter % 3 == 0);
     Tensor b = FewValues(rng, s[1], false);
     // s32 operands on odd iterations: the same values rounded down.
