@@ -2,6 +2,7 @@
 // to [r_0, d_0, r_1, d_1, ...], whose row-major order is the tiled output's.
 #include "ops/float/expand.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops/float/nary_broadcast.h"

@@ -3,6 +3,7 @@
 // contiguous or one repeated element, the rows split over threads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
