@@ -2,14 +2,18 @@
 #include "ops/float/registry.h"
 
 #include "ops/float/binary.h"
+#include "ops/float/binary_math.h"
+#include "ops/float/compare.h"
 #include "ops/float/concat.h"
 #include "ops/float/constant.h"
 #include "ops/float/conv.h"
+#include "ops/float/expand.h"
 #include "ops/float/gather.h"
 #include "ops/float/gemm.h"
 #include "ops/float/normalization.h"
 #include "ops/float/pad.h"
 #include "ops/float/pool.h"
+#include "ops/float/range.h"
 #include "ops/float/reduce.h"
 #include "ops/float/reshape.h"
 #include "ops/float/rnn.h"
@@ -17,6 +21,7 @@
 #include "ops/float/softmax.h"
 #include "ops/float/transpose.h"
 #include "ops/float/unary.h"
+#include "ops/float/variadic.h"
 
 namespace octet {
 
@@ -25,7 +30,9 @@ Status RegisterFloatOps(OpRegistry& registry) {
   for (Status (*reg)(OpRegistry&) :
        {RegisterBinaryOps, RegisterConcatOps, RegisterConstantOps, RegisterConvOps, RegisterGatherOps,
         RegisterGemmOps, RegisterNormalizationOps, RegisterPadOps, RegisterPoolOps, RegisterReduceOps, RegisterReshapeOps,
-        RegisterRnnOps, RegisterSliceOps, RegisterSoftmaxOps, RegisterTransposeOps, RegisterUnaryOps}) {
+        RegisterRnnOps, RegisterSliceOps, RegisterSoftmaxOps, RegisterTransposeOps, RegisterUnaryOps,
+        // Ops for models users bring (issue 22).
+        RegisterBinaryMathOps, RegisterCompareOps, RegisterExpandOps, RegisterRangeOps, RegisterVariadicOps}) {
     OCTET_RETURN_IF_ERROR(reg(registry));
   }
   return OkStatus();

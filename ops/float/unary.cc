@@ -136,6 +136,41 @@ Result<PreparedOp> PrepareCast(const OpPrepareArgs& args) {
                       fmt::format("cast_{}_{}", DTypeName(from), DTypeName(to)));
 }
 
+// Sign takes every numeric type ONNX allows that octet holds; NaN stays NaN.
+Result<PreparedOp> PrepareSign(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  const DType dtype = args.inputs[0].dtype;
+  if (args.inputs[0].qparams != nullptr) {
+    return Unimplemented("input 0 ('{}') holds quantized codes ({}): dequantize it first (DequantizeLinear)",
+                         args.inputs[0].name, args.inputs[0].qparams->ToString());
+  }
+  auto kernel = MakeKernel([dtype](const OpRunArgs& r) -> Status {
+    const int64_t n = r.outputs[0].NumElements();
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = r.inputs[0].data<T>();
+      T* y = r.outputs[0].data<T>();
+      ParallelFor(r.context, n, kTile, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          if constexpr (std::is_same_v<T, float>) {
+            y[i] = x[i] > 0.0f ? 1.0f : x[i] < 0.0f ? -1.0f : x[i];  // keeps NaN and the sign of zero
+          } else {
+            y[i] = static_cast<T>((x[i] > 0) - (x[i] < 0));
+          }
+        }
+      });
+    };
+    switch (dtype) {
+      case DType::kF32: run(float{}); break;
+      case DType::kU8: run(uint8_t{}); break;
+      case DType::kS8: run(int8_t{}); break;
+      case DType::kS32: run(int32_t{}); break;
+    }
+    return OkStatus();
+  });
+  return MakePrepared({{dtype, args.inputs[0].shape}}, std::move(kernel), fmt::format("sign_{}", DTypeName(dtype)));
+}
+
 }  // namespace
 
 Status RegisterUnaryOps(OpRegistry& registry) {
@@ -168,6 +203,30 @@ Status RegisterUnaryOps(OpRegistry& registry) {
     });
   }));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Cast", PrepareCast));
+  // std::nearbyint rounds half to even in the default rounding mode, which octet never changes.
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Floor", "floor", [](float x) { return std::floor(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Ceil", "ceil", [](float x) { return std::ceil(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Round", "round", [](float x) { return std::nearbyint(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sin", "sin", [](float x) { return std::sin(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Cos", "cos", [](float x) { return std::cos(x); }));
+  // log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Softplus", "softplus", [](float x) {
+    return x > 0.0f ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Elu", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "elu", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.0f));
+      return UnaryKernel([alpha](float x) { return x < 0.0f ? alpha * std::expm1(x) : x; });
+    });
+  }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Selu", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "selu", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.67326319217681884765625f));
+      OCTET_ASSIGN_OR_RETURN(float gamma, args.node.attributes.GetFloat("gamma", 1.05070102214813232421875f));
+      return UnaryKernel([alpha, gamma](float x) { return x > 0.0f ? gamma * x : gamma * alpha * std::expm1(x); });
+    });
+  }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Sign", PrepareSign));
   return OkStatus();
 }
 
