@@ -144,7 +144,13 @@ int Inspect(const InspectCommand& c) {
   if (model->is_octet) {
     fmt::print("format .octet version {}\n", model->format_version);
     // Metadata values are free text: keep each on one line.
-    for (const auto& [key, value] : model->metadata) fmt::print("metadata {}: {:?}\n", key, value);
+    for (const auto& [key, value] : model->metadata) {
+      if (key == "guard") {
+        fmt::print("metadata guard: {} bytes of JSON (GuardReportJson), shown below\n", value.size());
+      } else {
+        fmt::print("metadata {}: {:?}\n", key, value);
+      }
+    }
     // The guard's figures (octet quantize), readable: the JSON above is for tools.
     if (auto it = model->metadata.find("guard"); it != model->metadata.end()) {
       const nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
