@@ -166,7 +166,8 @@ int Quantize(const QuantizeCommand& c) {
   std::vector<std::vector<Tensor>> batches;
   if (c.mode == "static" || !c.calib.empty()) {
     auto read = BatchesFromFiles(c.calib, *graph, c.model, c.calib_batch,
-                                 {"--calib", "static quantization needs calibration data"});
+                                 {"--calib", c.mode == "static" ? "static quantization needs calibration data"
+                                                                : "the guard needs samples"});
     if (!read.ok()) return ReportFailure(read.status().WithContext(where));
     batches = std::move(*read);
   }
