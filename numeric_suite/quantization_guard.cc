@@ -36,8 +36,7 @@ Result<const Context*> GuardContext(const GuardOptions& options, std::unique_ptr
 }
 
 // Runs `graph` on every batch, compiling once per distinct set of input shapes; returns the outputs per batch.
-Result<std::vector<std::vector<Tensor>>> RunAll(const Graph& graph, const OpRegistry& registry,
-                                                const Context& context,
+Result<std::vector<std::vector<Tensor>>> RunAll(const Graph& graph, const OpRegistry& registry, const Context& context,
                                                 std::span<const std::vector<Tensor>> batches) {
   std::vector<std::vector<Tensor>> results;
   std::unique_ptr<Executor> executor;
@@ -114,13 +113,12 @@ int64_t SampleCount(std::span<const std::vector<Tensor>> batches) {
 
 // The worst layers by shadow SQNR and by clipping, from one pass of the numeric suite over the guard's samples.
 Status FindWorstLayers(const Graph& float_graph, const Graph& quantized, const Context& context,
-                       std::span<const std::vector<Tensor>> batches, const GuardOptions& options,
-                       GuardReport& report) {
+                       std::span<const std::vector<Tensor>> batches, const GuardOptions& options, GuardReport& report) {
   CompareOptions compare;
   compare.context = &context;
   compare.shadow = true;
-  compare.activations = true;       // clipping is counted on the propagated pass
-  compare.accumulators = false;     // not needed here, and slow on large models
+  compare.activations = true;                          // clipping is counted on the propagated pass
+  compare.accumulators = false;                        // not needed here, and slow on large models
   RunningSqnrLogger activation_logger, shadow_logger;  // constant memory, whatever the number of samples
   auto prepared = PrepareModelOutputs(float_graph, quantized, compare, &activation_logger, &shadow_logger);
   if (!prepared.ok()) {
@@ -262,7 +260,8 @@ Result<GuardReport> CheckQuantization(const Graph& float_graph, const Graph& qua
   }
   report.worst_sqnr_db = Worst(report.outputs);
   report.passed = report.worst_sqnr_db >= options.min_sqnr_db;
-  if (!report.passed) OCTET_RETURN_IF_ERROR(FindWorstLayers(float_graph, quantized, *context, batches, options, report));
+  if (!report.passed)
+    OCTET_RETURN_IF_ERROR(FindWorstLayers(float_graph, quantized, *context, batches, options, report));
   return report;
 }
 
@@ -402,8 +401,9 @@ std::string FormatGuardReport(const GuardReport& report) {
   if (best != nullptr) {
     text += fmt::format("  fix: quantize again with {} ({})\n", best->option, DbText(best->sqnr_db));
   } else {
-    text += "  no measured fix reaches the threshold: `octet sensitivity` finds the layers to keep float (--skip), "
-            "or try another --activation-observer or --backend\n";
+    text +=
+        "  no measured fix reaches the threshold: `octet sensitivity` finds the layers to keep float (--skip), "
+        "or try another --activation-observer or --backend\n";
   }
   return text;
 }

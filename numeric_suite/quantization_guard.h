@@ -30,9 +30,9 @@ inline constexpr double kDefaultGuardMinSqnrDb = 15.0;
 
 struct GuardOptions {
   double min_sqnr_db = kDefaultGuardMinSqnrDb;
-  int worst_layers = 5;                 // how many layers each list names
-  double min_clipped_fraction = 0.01;   // a layer is listed for clipping above this fraction of its outputs
-  const Context* context = nullptr;     // runs both graphs (nullptr: a default context)
+  int worst_layers = 5;                // how many layers each list names
+  double min_clipped_fraction = 0.01;  // a layer is listed for clipping above this fraction of its outputs
+  const Context* context = nullptr;    // runs both graphs (nullptr: a default context)
 };
 
 struct GuardOutput {
@@ -42,9 +42,9 @@ struct GuardOutput {
 
 struct GuardLayer {
   std::string node;
-  std::string op;  // the int8 graph's op type
-  std::optional<double> shadow_sqnr_db;      // absent when the node has no float twin output to compare
-  std::optional<double> clipped_fraction;    // absent for ops that do not requantize
+  std::string op;                          // the int8 graph's op type
+  std::optional<double> shadow_sqnr_db;    // absent when the node has no float twin output to compare
+  std::optional<double> clipped_fraction;  // absent for ops that do not requantize
 };
 
 // A fix the guard tried: the quantization redone one way, and the worst output SQNR it gives on the same samples.
@@ -56,8 +56,8 @@ struct GuardFix {
 
 struct GuardReport {
   double min_sqnr_db = kDefaultGuardMinSqnrDb;
-  int64_t samples = 0;          // samples (axis 0 of the first input) the guard ran
-  std::string samples_source;   // "held-back" (not calibrated on) or "calibration" (the calibration set itself)
+  int64_t samples = 0;               // samples (axis 0 of the first input) the guard ran
+  std::string samples_source;        // "held-back" (not calibrated on) or "calibration" (the calibration set itself)
   std::vector<GuardOutput> outputs;  // every f32 graph output, in graph order
   double worst_sqnr_db = 0;
   bool passed = true;

@@ -188,8 +188,9 @@ std::string WorstLayers(const json& report) {
                       by_shadow ? " (each int8 layer against its float twin on the same input: where the error "
                                   "is made, not where it is inherited)"
                                 : "");
-  html += "<table class=\"worst\">\n<thead><tr><th>layer</th><th>op</th><th>shadow SQNR</th><th>propagated SQNR</th>"
-          "<th>weight SQNR</th><th>clipped</th></tr></thead>\n<tbody>\n";
+  html +=
+      "<table class=\"worst\">\n<thead><tr><th>layer</th><th>op</th><th>shadow SQNR</th><th>propagated SQNR</th>"
+      "<th>weight SQNR</th><th>clipped</th></tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < shown; ++i) {
     const json& e = *rows[i];
     const std::string name = e["name"].get<std::string>();
@@ -208,9 +209,9 @@ std::string WorstLayers(const json& report) {
         (Sqnr(e) || IsExact(e)) ? SqnrColour(Sqnr(e)) : "#bbbbbb", EscapeHtml(name), TextCell(e, "op"),
         wrap(cell(shadow)), wrap(cell(a == activation.end() ? nullptr : a->second)),
         wrap(cell(w == weight.end() ? nullptr : w->second)),
-        a == activation.end()
-            ? kNone
-            : MetricCell(*a->second, "clipped_fraction", [](double v) { return FormatPercent(v, 3); }));
+        a == activation.end() ? kNone : MetricCell(*a->second, "clipped_fraction", [](double v) {
+          return FormatPercent(v, 3);
+        }));
   }
   return html + "</tbody>\n</table>\n</section>\n";
 }
@@ -288,9 +289,10 @@ std::vector<const json*> ChartedWeights(const json& report, const char* key) {
 
 std::string ChartedNote(size_t shown, size_t total) {
   if (shown == total) return "";
-  return fmt::format("<p class=\"note\">Showing the {} of {} weights with the lowest SQNR; every weight is in the "
-                     "tables below and in the JSON report.</p>\n",
-                     shown, total);
+  return fmt::format(
+      "<p class=\"note\">Showing the {} of {} weights with the lowest SQNR; every weight is in the "
+      "tables below and in the JSON report.</p>\n",
+      shown, total);
 }
 
 size_t CountWith(const json& report, const char* key) {
@@ -300,9 +302,10 @@ size_t CountWith(const json& report, const char* key) {
 }
 
 std::string Histograms(const json& report) {
-  std::string html = "<section id=\"histograms\">\n<h2>Weight histograms</h2>\n"
-                     "<p class=\"note\">Float weights (bars) and the dequantized int8 weights (line) in the same "
-                     "bins; int8 values gather on the quantization grid.</p>\n";
+  std::string html =
+      "<section id=\"histograms\">\n<h2>Weight histograms</h2>\n"
+      "<p class=\"note\">Float weights (bars) and the dequantized int8 weights (line) in the same "
+      "bins; int8 values gather on the quantization grid.</p>\n";
   const std::vector<const json*> charted = ChartedWeights(report, "histogram");
   html += ChartedNote(charted.size(), CountWith(report, "histogram")) + "<div class=\"grid\">\n";
   int count = 0;
@@ -324,9 +327,10 @@ std::string Histograms(const json& report) {
 }
 
 std::string ChannelRanges(const json& report) {
-  std::string html = "<section id=\"channels\">\n<h2>Per-channel weight ranges</h2>\n"
-                     "<p class=\"note\">Per output channel: the float min&ndash;max (whisker) and the quantization "
-                     "scale (bars below, relative to the largest). Hover a channel for its values.</p>\n";
+  std::string html =
+      "<section id=\"channels\">\n<h2>Per-channel weight ranges</h2>\n"
+      "<p class=\"note\">Per output channel: the float min&ndash;max (whisker) and the quantization "
+      "scale (bars below, relative to the largest). Hover a channel for its values.</p>\n";
   const std::vector<const json*> charted = ChartedWeights(report, "channels");
   html += ChartedNote(charted.size(), CountWith(report, "channels")) + "<div class=\"grid\">\n";
   int count = 0;

@@ -95,8 +95,7 @@ TEST_CASE("Guard: quiet on an 8-bit quantization, held-back samples", "[numeric_
   CHECK(small.guard.size() == 4);
 }
 
-TEST_CASE("Guard: 2-bit activations on one layer are caught and named; fixes are measured",
-          "[numeric_suite]") {
+TEST_CASE("Guard: 2-bit activations on one layer are caught and named; fixes are measured", "[numeric_suite]") {
   auto rng = MakeRng("guard broken layer");
   const Graph float_graph = testing::SmallCnn(rng());
   const auto batches = Batches(rng, 10);
@@ -124,7 +123,8 @@ TEST_CASE("Guard: 2-bit activations on one layer are caught and named; fixes are
   }
   for (size_t i = 0; i < report->worst_by_clipping.size(); ++i) {
     CHECK(*report->worst_by_clipping[i].clipped_fraction > options.min_clipped_fraction);
-    if (i > 0) CHECK(*report->worst_by_clipping[i - 1].clipped_fraction >= *report->worst_by_clipping[i].clipped_fraction);
+    if (i > 0)
+      CHECK(*report->worst_by_clipping[i - 1].clipped_fraction >= *report->worst_by_clipping[i].clipped_fraction);
   }
 
   GuardFixCandidates candidates;

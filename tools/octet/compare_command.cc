@@ -34,7 +34,6 @@ struct CompareCommand {
 
 constexpr size_t kWorstLayers = 10;
 
-
 std::string Db(double v) {
   if (std::isnan(v)) return "-";
   if (v == INFINITY) return "exact";
@@ -42,14 +41,13 @@ std::string Db(double v) {
 }
 
 void PrintLayer(const ValueComparison& a, const std::map<std::string, double>& weight_db,
-              const std::map<std::string, const ValueComparison*>& shadow, size_t width) {
+                const std::map<std::string, const ValueComparison*>& shadow, size_t width) {
   auto w = weight_db.find(a.name);
   auto s = shadow.find(a.name);
-  const std::string clipped =
-      a.clipping && a.clipping->total > 0
-          ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) /
-                                      static_cast<double>(a.clipping->total))
-          : "-";
+  const std::string clipped = a.clipping && a.clipping->total > 0
+                                  ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) /
+                                                              static_cast<double>(a.clipping->total))
+                                  : "-";
   const std::string headroom =
       a.max_abs_accumulator ? fmt::format("{:.1f}b", AccumulatorHeadroomBits(*a.max_abs_accumulator)) : "-";
   fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", a.name, width, a.op,
@@ -192,7 +190,6 @@ void PrintComparisonTable(const std::vector<WeightComparison>& weights, const Pr
   for (const ValueComparison* a : all) PrintLayer(*a, weight_db, shadow, width);
   for (const ValueComparison& o : p.outputs()) fmt::print("output {}: SQNR {} dB\n", o.name, Db(o.sqnr_db()));
 }
-
 
 void AddCompareCommand(CLI::App& app, CommandRegistry& registry) {
   auto c = std::make_shared<CompareCommand>();

@@ -122,8 +122,7 @@ Result<GuardReport> RunGuard(const QuantizeCommand& c, const Graph& graph, const
   GuardOptions options;
   options.min_sqnr_db = c.min_sqnr_db;
   options.context = &context;
-  OCTET_ASSIGN_OR_RETURN(GuardReport report,
-                         CheckQuantization(graph, quantized, split.guard, split.source, options));
+  OCTET_ASSIGN_OR_RETURN(GuardReport report, CheckQuantization(graph, quantized, split.guard, split.source, options));
   if (report.passed || c.mode != "static") return report;
   GuardFixCandidates candidates;
   candidates.calibrated = calibrated;
@@ -165,9 +164,9 @@ int Quantize(const QuantizeCommand& c) {
   // weight-only: --calib is optional and only feeds the guard.
   std::vector<std::vector<Tensor>> batches;
   if (c.mode == "static" || !c.calib.empty()) {
-    auto read = BatchesFromFiles(c.calib, *graph, c.model, c.calib_batch,
-                                 {"--calib", c.mode == "static" ? "static quantization needs calibration data"
-                                                                : "the guard needs samples"});
+    auto read = BatchesFromFiles(
+        c.calib, *graph, c.model, c.calib_batch,
+        {"--calib", c.mode == "static" ? "static quantization needs calibration data" : "the guard needs samples"});
     if (!read.ok()) return ReportFailure(read.status().WithContext(where));
     batches = std::move(*read);
   }
@@ -226,7 +225,7 @@ int Quantize(const QuantizeCommand& c) {
   }
 #endif
   std::map<std::string, std::string> metadata = {
-      {"producer", "octet quantize"}, {"source", c.model},       {"mode", c.mode},
+      {"producer", "octet quantize"}, {"source", c.model},    {"mode", c.mode},
       {"backend", c.backend},         {"profile", c.profile},
   };
   if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
