@@ -171,6 +171,10 @@ assert conv["sqnr_db"] > 25 and "accumulator_headroom_bits" in conv and "clipped
 assert r["outputs"][0]["name"] == "logits" and r["outputs"][0]["sqnr_db"] > 25, r["outputs"]
 PY
 grep -q "<svg" "$tmp/report.html" || fail "octet compare: the HTML report has no SVG chart"
+grep -q '<section id="worst">' "$tmp/report.html" || fail "octet compare: the HTML report has no worst-layers table"
+out=$("$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" 2>&1)
+[ "$(grep -n '^worst 5 of 5 layers (lowest shadow SQNR):' <<<"$out" | cut -d: -f1)" = 1 ] &&
+  [ "$(grep -c '^all layers:' <<<"$out")" = 1 ] || fail "octet compare does not lead with the worst layers: $out"
 expect 1 "has no input named 'tokens'" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" \
   --input tokens="$tmp/img0.npy" --json "$tmp/bad.json"
 expect 1 "no quantized node has a float node of the same name" -- "$octet" compare "$m/digits_mlp.onnx" \
