@@ -24,7 +24,8 @@ namespace octet::cli {
 //     failure removes the ones already written.
 //   octet inspect MODEL [--input-shape NAME=D0,D1,...]...
 //     prints the graph: inputs, outputs, and one line per node with its op, inputs, output shapes and parameter
-//     count, then the totals; for a .octet model also its format version and metadata. Shapes need every input dim
+//     count, then the totals; for a .octet model also its format version and metadata, and the guard's figures
+//     (metadata "guard", written by octet quantize) as FormatGuardReport text. Shapes need every input dim
 //     known (declared, or given with --input-shape).
 // MODEL is an ONNX model (float operators) or a .octet model (QuantizedGraphRegistry: float, fused and int8
 // operators), told apart by the .octet magic bytes or the .octet extension.

@@ -170,7 +170,7 @@ int Quantize(const QuantizeCommand& c) {
     if (!read.ok()) return ReportFailure(read.status().WithContext(where));
     batches = std::move(*read);
   }
-  GuardSplit split{batches, batches, "--calib (not used to quantize)"};
+  GuardSplit split{batches, batches, "--calib"};
   if (c.mode == "static" && !c.no_guard) split = SplitGuardBatches(batches);
 
   Result<Graph> quantized = Status(Internal("unreachable"));
@@ -277,6 +277,7 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
                   "Guard: the least output SQNR in dB of the int8 model against the float one on held-back "
                   "calibration samples; below it octet warns and names the worst layers")
       ->type_name("DB")
+      ->check(CLI::Range(-200.0, 200.0))
       ->capture_default_str();
   sub->add_flag("--strict", c->strict, "Guard: fail (exit 1, no output written) when the output SQNR is too low");
   sub->add_flag("--no-guard", c->no_guard, "Do not check the int8 model (calibrate on every --calib sample)");
