@@ -195,24 +195,32 @@ int Quantize(const QuantizeCommand& c) {
   if (!quantized.ok()) return ReportFailure(quantized.status().WithContext(where));
 
   std::optional<GuardReport> guard;
-  if (!c.no_guard && !split.guard.empty()) {
+  if (c.no_guard) {
+    // The user asked for no check.
+  } else if (split.guard.empty()) {
+    fmt::print("guard: skipped: no samples to check the {} model on (give --calib NAME=FILE.npy)\n", c.mode);
+  } else {
     auto checked = RunGuard(c, *graph, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
                             convert_options, *context);
-    if (!checked.ok()) return ReportFailure(checked.status().WithContext(where));
-    guard = std::move(*checked);
-    const std::string text = FormatGuardReport(*guard);
-    if (guard->passed) {
-      fmt::print("{}", text);
+    if (checked.ok()) {
+      guard = std::move(*checked);
+    } else if (c.strict) {
+      return ReportFailure(checked.status().WithContext(where + ": the guard (--strict) could not run"));
     } else {
-      fmt::print(stderr, "{}", text);
-      if (c.strict) {
-        return ReportFailure(FailedPrecondition(
-            "{}: the guard failed (--strict): output SQNR {:.1f} dB is below {:.1f} dB (--min-sqnr); '{}' not written",
-            where, guard->worst_sqnr_db, guard->min_sqnr_db, c.output));
-      }
+      // The model was made; a guard that cannot run is no reason to lose it.
+      fmt::print(stderr, "warning: guard: could not check the int8 model (--no-guard silences this): {}\n",
+                 checked.status().message());
     }
-  } else if (!c.no_guard) {
-    fmt::print("guard: skipped: no samples to check the {} model on (give --calib NAME=FILE.npy)\n", c.mode);
+  }
+  if (guard && guard->passed) {
+    fmt::print("{}", FormatGuardReport(*guard));
+  } else if (guard) {
+    fmt::print(stderr, "{}", FormatGuardReport(*guard));
+    if (c.strict) {
+      return ReportFailure(FailedPrecondition(
+          "{}: the guard failed (--strict): output SQNR {:.1f} dB is below {:.1f} dB (--min-sqnr); '{}' not written",
+          where, guard->worst_sqnr_db, guard->min_sqnr_db, c.output));
+    }
   }
 
   // Both files are built before either is written, so a failure leaves neither.
