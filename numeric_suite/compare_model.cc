@@ -242,8 +242,10 @@ Status PreparedModelOutputs::Run(std::span<const Tensor> inputs) {
         c.clipping->clipped += clip->clipped;
         c.clipping->total += clip->total;
       }
-      OCTET_ASSIGN_OR_RETURN(std::optional<int64_t> acc, MaxAbsAccumulator(quantized_graph_, call));
-      if (acc) c.max_abs_accumulator = std::max(c.max_abs_accumulator.value_or(0), *acc);
+      if (options_.accumulators) {
+        OCTET_ASSIGN_OR_RETURN(std::optional<int64_t> acc, MaxAbsAccumulator(quantized_graph_, call));
+        if (acc) c.max_abs_accumulator = std::max(c.max_abs_accumulator.value_or(0), *acc);
+      }
     }
     return OkStatus();
   });

@@ -40,6 +40,8 @@ struct CompareOptions {
   bool activations = true;  // compare propagated activations (and count clipping / headroom)
   bool shadow = false;      // run each int8 node's float twin (CompareModelStub)
   bool counters = true;     // clipping fraction and accumulator headroom
+  // With counters: also recompute the int32 accumulators (scalar reference kernels, slow on large models).
+  bool accumulators = true;
 };
 
 // One compared value, over every batch seen.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,14 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kNone = "&mdash;";  // a metric the report leaves out (or null: not a number)
+constexpr const char* kNone = "&mdash;";
+// Large models (hundreds of layers) keep the page readable and small: the summary leads with the worst layers,
+// bar charts longer than kScrollBars scroll in a box, only the kMaxWeightCharts weights with the lowest SQNR get
+// histograms and channel-range charts, and tables longer than kCollapseRows start collapsed.
+constexpr size_t kWorstLayerRows = 10;
+constexpr size_t kScrollBars = 40;
+constexpr size_t kMaxWeightCharts = 12;
+constexpr size_t kCollapseRows = 40;  // a metric the report leaves out (or null: not a number)
 
 constexpr const char* kStyle = R"css(
 body{margin:0;background:#fff;color:#1a1a1a;font:14px/1.45 "DejaVu Sans",Arial,Helvetica,sans-serif}
@@ -48,6 +56,10 @@ svg.chart text{fill:#1a1a1a}
 .note,.empty{color:#666}
 .empty{font-style:italic}
 footer{margin-top:28px;color:#777;font-size:12px}
+table.worst thead th{background:#fdd0a2}
+table.worst .sw{display:inline-block;width:8px;height:12px;margin-right:6px;vertical-align:-1px}
+.scroll{max-height:640px;overflow-y:auto;border:1px solid #e3e3e3}
+details>summary{cursor:pointer;color:#333;margin:4px 0}
 )css";
 
 std::optional<double> Number(const json& entry, const char* key) {
@@ -146,6 +158,64 @@ std::string Summary(const json& report) {
   return html + "</section>\n";
 }
 
+// Sort key of an SQNR entry, lowest first: exact (+inf) last, undefined (null without exact) first.
+double SortDb(const json& entry) {
+  if (const auto db = Sqnr(entry)) return *db;
+  return IsExact(entry) ? INFINITY : -INFINITY;
+}
+
+// The layers with the lowest shadow SQNR (each int8 node against its float twin: the layers that cause the error,
+// not those that inherit it), or the lowest propagated SQNR when the report has no shadow entries; with the
+// propagated SQNR, the worst weight SQNR and the clipped fraction of each.
+std::string WorstLayers(const json& report) {
+  const bool by_shadow = !report["shadow"].empty();
+  const json& ranked = by_shadow ? report["shadow"] : report["activations"];
+  std::string html = "<section id=\"worst\">\n<h2>Worst layers</h2>\n";
+  if (ranked.empty()) return html + "<p class=\"empty\">No layers in this report.</p>\n</section>\n";
+  std::map<std::string, const json*> activation, weight;
+  for (const json& a : report["activations"]) activation.emplace(a["name"].get<std::string>(), &a);
+  for (const json& w : report["weights"]) {
+    const std::string node = Text(w, "node");
+    auto [it, inserted] = weight.emplace(node, &w);
+    if (!inserted && SortDb(w) < SortDb(*it->second)) it->second = &w;
+  }
+  std::vector<const json*> rows;
+  for (const json& entry : ranked) rows.push_back(&entry);
+  std::stable_sort(rows.begin(), rows.end(), [](const json* a, const json* b) { return SortDb(*a) < SortDb(*b); });
+  const size_t shown = std::min(rows.size(), kWorstLayerRows);
+  html += fmt::format("<p class=\"note\">The {} of {} layers with the lowest {} SQNR{}; the full lists follow.</p>\n",
+                      shown, rows.size(), by_shadow ? "shadow" : "propagated",
+                      by_shadow ? " (each int8 layer against its float twin on the same input: where the error "
+                                  "is made, not where it is inherited)"
+                                : "");
+  html +=
+      "<table class=\"worst\">\n<thead><tr><th>layer</th><th>op</th><th>shadow SQNR</th><th>propagated SQNR</th>"
+      "<th>weight SQNR</th><th>clipped</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const json& e = *rows[i];
+    const std::string name = e["name"].get<std::string>();
+    const auto a = activation.find(name);
+    const auto w = weight.find(name);
+    const json* shadow = by_shadow ? &e : nullptr;
+    const auto cell = [](const json* entry) -> std::string {
+      if (entry == nullptr) return kNone;
+      const auto db = Sqnr(*entry);
+      return fmt::format("<td class=\"num{}\">{}</td>", db && *db < kSqnrFairDb ? " poor" : "", SqnrText(*entry));
+    };
+    const auto wrap = [](const std::string& c) { return c == kNone ? "<td class=\"num\">" + c + "</td>" : c; };
+    html += fmt::format(
+        "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td>{}{}{}<td class=\"num\">{}</td>"
+        "</tr>\n",
+        (Sqnr(e) || IsExact(e)) ? SqnrColour(Sqnr(e)) : "#bbbbbb", EscapeHtml(name), TextCell(e, "op"),
+        wrap(cell(shadow)), wrap(cell(a == activation.end() ? nullptr : a->second)),
+        wrap(cell(w == weight.end() ? nullptr : w->second)),
+        a == activation.end() ? kNone : MetricCell(*a->second, "clipped_fraction", [](double v) {
+          return FormatPercent(v, 3);
+        }));
+  }
+  return html + "</tbody>\n</table>\n</section>\n";
+}
+
 // One bar per entry, coloured by its SQNR; exact entries (null SQNR) span the axis.
 std::string SqnrFigure(const json& entries, const std::string& caption, const std::string& note,
                        const std::vector<double>& axis_span) {
@@ -168,7 +238,9 @@ std::string SqnrFigure(const json& entries, const std::string& caption, const st
     bar.tooltip = bar.label + (op.empty() ? "" : " (" + op + ")") + ": SQNR " + bar.value_text;
     chart.bars.push_back(std::move(bar));
   }
-  return html + RenderBarChart(chart) + "</figure>\n";
+  const bool scroll = entries.size() > kScrollBars;
+  return html + (scroll ? "<div class=\"scroll\">\n" : "") + RenderBarChart(chart) + (scroll ? "</div>\n" : "") +
+         "</figure>\n";
 }
 
 std::string SqnrCharts(const json& report) {
@@ -198,13 +270,47 @@ std::string WeightCaption(const json& weight) {
                      EscapeHtml(weight["name"].get<std::string>()), EscapeHtml(sub));
 }
 
+// The weights that get charts: all of them, or the kMaxWeightCharts with the lowest SQNR (in report order).
+std::vector<const json*> ChartedWeights(const json& report, const char* key) {
+  std::vector<const json*> weights;
+  for (const json& w : report["weights"]) {
+    if (w.contains(key) && !w[key].empty()) weights.push_back(&w);
+  }
+  if (weights.size() <= kMaxWeightCharts) return weights;
+  std::vector<const json*> worst = weights;
+  std::stable_sort(worst.begin(), worst.end(), [](const json* a, const json* b) { return SortDb(*a) < SortDb(*b); });
+  worst.resize(kMaxWeightCharts);
+  std::vector<const json*> kept;
+  for (const json* w : weights) {
+    if (std::find(worst.begin(), worst.end(), w) != worst.end()) kept.push_back(w);
+  }
+  return kept;
+}
+
+std::string ChartedNote(size_t shown, size_t total) {
+  if (shown == total) return "";
+  return fmt::format(
+      "<p class=\"note\">Showing the {} of {} weights with the lowest SQNR; every weight is in the "
+      "tables below and in the JSON report.</p>\n",
+      shown, total);
+}
+
+size_t CountWith(const json& report, const char* key) {
+  size_t n = 0;
+  for (const json& w : report["weights"]) n += w.contains(key) && !w[key].empty() ? 1 : 0;
+  return n;
+}
+
 std::string Histograms(const json& report) {
-  std::string html = "<section id=\"histograms\">\n<h2>Weight histograms</h2>\n"
-                     "<p class=\"note\">Float weights (bars) and the dequantized int8 weights (line) in the same "
-                     "bins; int8 values gather on the quantization grid.</p>\n<div class=\"grid\">\n";
+  std::string html =
+      "<section id=\"histograms\">\n<h2>Weight histograms</h2>\n"
+      "<p class=\"note\">Float weights (bars) and the dequantized int8 weights (line) in the same "
+      "bins; int8 values gather on the quantization grid.</p>\n";
+  const std::vector<const json*> charted = ChartedWeights(report, "histogram");
+  html += ChartedNote(charted.size(), CountWith(report, "histogram")) + "<div class=\"grid\">\n";
   int count = 0;
-  for (const json& weight : report["weights"]) {
-    if (!weight.contains("histogram")) continue;
+  for (const json* w : charted) {
+    const json& weight = *w;
     const json& h = weight["histogram"];
     HistogramChart chart;
     chart.aria_label = weight["name"].get<std::string>() + " float vs int8 histogram";
@@ -221,13 +327,15 @@ std::string Histograms(const json& report) {
 }
 
 std::string ChannelRanges(const json& report) {
-  std::string html = "<section id=\"channels\">\n<h2>Per-channel weight ranges</h2>\n"
-                     "<p class=\"note\">Per output channel: the float min&ndash;max (whisker) and the quantization "
-                     "scale (bars below, relative to the largest). Hover a channel for its values.</p>\n"
-                     "<div class=\"grid\">\n";
+  std::string html =
+      "<section id=\"channels\">\n<h2>Per-channel weight ranges</h2>\n"
+      "<p class=\"note\">Per output channel: the float min&ndash;max (whisker) and the quantization "
+      "scale (bars below, relative to the largest). Hover a channel for its values.</p>\n";
+  const std::vector<const json*> charted = ChartedWeights(report, "channels");
+  html += ChartedNote(charted.size(), CountWith(report, "channels")) + "<div class=\"grid\">\n";
   int count = 0;
-  for (const json& weight : report["weights"]) {
-    if (!weight.contains("channels") || weight["channels"].empty()) continue;
+  for (const json* w : charted) {
+    const json& weight = *w;
     std::vector<ChannelRange> channels;
     for (const json& c : weight["channels"]) {
       channels.push_back({c["min"].get<double>(), c["max"].get<double>(), c["scale"].get<double>(),
@@ -261,9 +369,11 @@ std::string Table(const json& entries, const std::string& title, const std::stri
                   std::string (*row)(const json&)) {
   std::string html = "<h3>" + EscapeHtml(title) + "</h3>\n";
   if (entries.empty()) return html + "<p class=\"empty\">No entries in this report.</p>\n";
+  const bool collapse = entries.size() > kCollapseRows;
+  if (collapse) html += fmt::format("<details><summary>All {} entries</summary>\n", entries.size());
   html += "<table>\n<thead><tr>" + heads + "</tr></thead>\n<tbody>\n";
   for (const json& entry : entries) html += "<tr>" + row(entry) + "</tr>\n";
-  return html + "</tbody>\n</table>\n";
+  return html + "</tbody>\n</table>\n" + (collapse ? "</details>\n" : "");
 }
 
 std::string WeightRow(const json& w) {
@@ -382,6 +492,7 @@ Result<std::string> RenderReportHtml(const json& report) {
   OCTET_RETURN_IF_ERROR(ValidateReportJson(report));
   std::string html = Opening(report);
   html += Summary(report);
+  html += WorstLayers(report);
   html += SqnrCharts(report);
   html += Histograms(report);
   html += ChannelRanges(report);

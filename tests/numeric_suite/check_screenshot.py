@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Checks that a headless-Chromium screenshot of a rendered report shows its charts (standard library only).
 
-    python3 check_screenshot.py SCREENSHOT.png REPORT.json
+    python3 check_screenshot.py SCREENSHOT.png REPORT.json [--summary-only]
 
 The charts use fixed colours (numeric_suite/svg_charts.h) on whole pixels, so the check finds them by colour:
   - the page is not blank: enough non-white pixels and colours;
+  - the worst-layers table (issue 21) leads the page: its header (#fdd0a2) above the first SQNR bar, then one
+    colour swatch per row, as many rows as the report ranks (at most 10), in the order of the lowest shadow SQNR
+    (propagated SQNR without shadow entries), each swatch in its SQNR class colour;
   - SQNR bars: each horizontal run (>= 20 px) of an SQNR colour belongs to a bar; rows of runs form one band per bar.
     There must be one band per weights/activations/shadow entry of the report, top to bottom in report order, each
     in the colour its SQNR calls for, 14 px high, all starting at the same x (the zero of the shared axis), with
@@ -12,7 +15,8 @@ The charts use fixed colours (numeric_suite/svg_charts.h) on whole pixels, so th
   - sensitivity bars (when the report has them): one band per node, below the SQNR charts;
   - weight histograms and per-channel ranges: their colours in enough pixels, between the SQNR bars and the
     sensitivity bars (the page's order), more than the legends alone could give.
-Prints what it measured; each failed check prints a line starting with "FAILED:" and the exit status is 1.
+With --summary-only (large reports, whose charts scroll in boxes) only the page and the worst-layers table are
+checked. Prints what it measured; each failed check prints a line starting with "FAILED:" and the exit status is 1.
 """
 import json
 import os
@@ -25,7 +29,9 @@ from png_decode import read_png  # noqa: E402
 COLOURS = {
     "good": "#2ca25f", "fair": "#f0a202", "poor": "#d7301f", "sensitivity": "#756bb1",
     "hist_float": "#9ecae1", "hist_int8": "#e6550d", "range": "#3182bd", "scale": "#74c476",
+    "worst_head": "#fdd0a2",
 }
+WORST_ROWS = 10  # numeric_suite/report_html.cc kWorstLayerRows
 SQNR_GOOD_DB, SQNR_FAIR_DB = 30.0, 20.0
 BAR_HEIGHT = 14
 MIN_RUN = 20  # px; legend swatches (12 px) and the output card's border (5 px) stay below it
@@ -74,8 +80,38 @@ def bands(runs_by_row):
     return out
 
 
+def sort_db(entry):
+    db = entry.get("sqnr_db")
+    if db is None:
+        return float("inf") if entry.get("exact") else float("-inf")
+    return db
+
+
+def check_worst_table(report, sqnr_runs_top, head_rows, swatch_runs):
+    """The worst-layers table: header band, then one swatch band per ranked row, before the first SQNR bar."""
+    ranked = report["shadow"] or report["activations"]
+    expected = sorted(ranked, key=sort_db)[:WORST_ROWS]  # sorted() is stable, like the renderer's stable_sort
+    check(bool(head_rows), f"the worst-layers table header is on the page ({len(head_rows)} rows of it)")
+    if not head_rows:
+        return
+    head_top, head_bottom = min(head_rows), max(head_rows)
+    check(head_bottom < sqnr_runs_top, f"the worst-layers table (header y {head_top}) comes before the first SQNR "
+                                       f"bar (y {sqnr_runs_top})")
+    rows = {y: runs for y, runs in swatch_runs.items() if head_bottom < y < sqnr_runs_top}
+    swatches = bands(rows)
+    print("worst-layer swatches (top, bottom, left, right, colour): " + str(swatches))
+    check(len(swatches) == len(expected), f"{len(swatches)} worst-layer rows, {len(expected)} expected")
+    if len(swatches) == len(expected):
+        wrong = [(e["name"], band[4], expected_class(e)) for e, band in zip(expected, swatches)
+                 if expected_class(e) is not None and band[4] != expected_class(e)]
+        check(not wrong, f"worst-layer rows in order of SQNR, each swatch in its class colour (mismatches: {wrong})")
+        lefts = [b[2] for b in swatches]
+        check(max(lefts) - min(lefts) <= 1, "the swatches line up in one column")
+
+
 def main():
     png_path, report_path = sys.argv[1], sys.argv[2]
+    summary_only = "--summary-only" in sys.argv[3:]
     with open(report_path) as f:
         report = json.load(f)
     width, height, rows = read_png(png_path)
@@ -85,7 +121,7 @@ def main():
     counts = {name: 0 for name in COLOURS}
     first_row = {name: None for name in COLOURS}
     last_row = {name: None for name in COLOURS}
-    sqnr_runs, sensitivity_runs = {}, {}
+    sqnr_runs, sensitivity_runs, swatch_runs, head_rows = {}, {}, {}, []
     non_white = 0
     distinct = set()
     for y, row in enumerate(rows):
@@ -110,12 +146,24 @@ def main():
                         sqnr_runs.setdefault(y, []).append((run_start, x - 1, run_name))
                     elif run_name == "sensitivity":
                         sensitivity_runs.setdefault(y, []).append((run_start, x - 1, run_name))
+                    elif run_name == "worst_head" and x - run_start >= 40 and (not head_rows or head_rows[-1] != y):
+                        head_rows.append(y)
+                elif run_name in ("good", "fair", "poor") and 6 <= x - run_start < MIN_RUN:
+                    swatch_runs.setdefault(y, []).append((run_start, x - 1, run_name))
                 run_name, run_start = name, x
 
     total = width * height
     print("pixels per chart colour: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     check(non_white > total * 0.03, f"page is not blank: {non_white} of {total} pixels are not white")
     check(len(distinct) >= 50, f"page has {len(distinct)} distinct colours (>= 50)")
+
+    check_worst_table(report, min(sqnr_runs) if sqnr_runs else height, head_rows, swatch_runs)
+    if summary_only:
+        if failures:
+            print(f"FAILED: {len(failures)} screenshot check(s) failed")
+            return 1
+        print("summary screenshot checks passed")
+        return 0
 
     # SQNR bars, in report order.
     entries = [e for section in ("weights", "activations", "shadow") for e in report[section]]

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The HTML report in headless Chromium (issue 9): renders REPORT.json with render_report (RenderReportHtml), checks
 # the page is self-contained (no <script>, no http(s):// URL), takes a 1200x2400 screenshot with Debian's chromium
-# and checks that it shows the charts (check_screenshot.py: SQNR bars by count, colour, position and length;
-# histograms, channel ranges and sensitivity bars by colour and place).
+# and checks that it shows the charts (check_screenshot.py: the worst-layers table first, SQNR bars by count,
+# colour, position and length; histograms, channel ranges and sensitivity bars by colour and place).
+# Then the same for a large report made from it (300 layers, 256 channels per weight, like a ResNet): the page must
+# stay under 2 MB, lead with the worst-layers table (checked in the screenshot), and collapse its long tables.
 #
 #   bash tests/numeric_suite/render_report_test.sh RENDER_REPORT REPORT.json [SCREENSHOT.png]
 #
@@ -63,3 +65,41 @@ end=$(date +%s%N)
 echo "render + screenshot $(((shot - start) / 1000000)) ms, check $(((end - shot) / 1000000)) ms"
 if [ -n "$keep" ]; then cp "$work/report.png" "$keep"; fi
 echo "report screenshot checks passed"
+
+# The large report: every section 300 entries long with SQNRs spread over 12..45 dB, weights with 256 channels.
+python3 - "$report" "$work/large.json" <<'PY' || fail "could not write the large report"
+import copy, json, sys
+r = json.load(open(sys.argv[1]))
+for section in ("weights", "activations", "shadow"):
+    template, out = r[section], []
+    for i in range(300):
+        e = copy.deepcopy(template[i % len(template)])
+        e["name"] = f"blocks.{i}.{e['name']}"
+        if "node" in e:
+            e["node"] = f"blocks.{i}.{e['node']}"
+        e["sqnr_db"] = 12 + (i * 37 % 331) / 10.0
+        e.pop("exact", None)
+        if section == "weights" and e.get("channels"):
+            e["channels"] = [dict(e["channels"][c % len(e["channels"])]) for c in range(256)]
+        out.append(e)
+    r[section] = out
+r.pop("sensitivity", None)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+"$render" "$work/large.json" "$work/large.html" || fail "render_report could not render the large report"
+size=$(stat -c %s "$work/large.html")
+echo "large report (300 layers, 256 channels per weight): $size bytes of HTML"
+[ "$size" -lt 2000000 ] || fail "the large report is $size bytes (limit 2 MB)"
+grep -q '<details><summary>All 300 entries</summary>' "$work/large.html" || fail "the large report's tables are not collapsed"
+first_section=$(grep -o '<section id="[a-z]*"' "$work/large.html" | sed -n 2p)
+[ "$first_section" = '<section id="worst"' ] || fail "the large report does not lead with the worst layers: $first_section"
+if ! timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
+       --user-data-dir="$work/profile" --no-first-run --disable-background-networking --disable-component-update \
+       --window-size=1200,1400 --screenshot="$work/large.png" "file://$work/large.html" \
+       >"$work/chromium.log" 2>&1; then
+  tail -n 20 "$work/chromium.log"
+  fail "chromium could not take the screenshot of the large report"
+fi
+python3 "$here/check_screenshot.py" "$work/large.png" "$work/large.json" --summary-only ||
+  fail "the large report's screenshot does not lead with the worst layers"
+echo "large report checks passed"

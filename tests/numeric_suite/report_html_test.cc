@@ -268,6 +268,55 @@ TEST_CASE("empty sections render as notes, without charts", "[report_html]") {
   CHECK_THAT(Render(no_nodes), Contains("No nodes were analysed."));
 }
 
+TEST_CASE("the page leads with the 10 worst layers; large reports stay small", "[report_html]") {
+  json report = SampleReport();
+  const json shadow = report["shadow"], weight = report["weights"][0];
+  report["shadow"] = json::array();
+  report["weights"] = json::array();
+  for (int i = 0; i < 300; ++i) {
+    json s = shadow[0];
+    s["name"] = fmt::format("layer{}", i);
+    s["sqnr_db"] = 20.0 + (i * 37 % 300) / 10.0;  // a permutation of 20.0 .. 49.9: layer0 is 20.0 dB
+    s.erase("exact");
+    report["shadow"].push_back(s);
+    json w = weight;
+    w["name"] = fmt::format("layer{}.weight", i);
+    w["node"] = fmt::format("layer{}", i);
+    w["sqnr_db"] = 30.0 + i % 17;
+    report["weights"].push_back(w);
+  }
+  const std::string html = Render(report);
+  const size_t worst = html.find("<section id=\"worst\">"), sqnr = html.find("<section id=\"sqnr\">");
+  REQUIRE(worst != std::string::npos);
+  CHECK(worst < sqnr);
+  CHECK(html.find("<section id=\"summary\">") < worst);
+  const std::string table = html.substr(worst, sqnr - worst);
+  CHECK(Count(table, "<tr><td><span class=\"sw\"") == 10);
+  CHECK_THAT(table, Contains("The 10 of 300 layers with the lowest shadow SQNR"));
+  // Ascending: layer0 (20.0 dB) first, then the next lowest values of the permutation.
+  std::vector<double> shown;
+  const std::regex cell("</span>layer\\d+</td><td>[^<]*</td><td class=\"num[^\"]*\">(\\d+\\.\\d) dB</td>");
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), cell); it != std::sregex_iterator(); ++it) {
+    shown.push_back(std::stod((*it)[1]));
+  }
+  REQUIRE(shown.size() == 10);
+  CHECK(shown.front() == 20.0);
+  CHECK(std::is_sorted(shown.begin(), shown.end()));
+  CHECK(table.find(">layer0</td>") != std::string::npos);
+  // 300 weight charts would be 300 histograms and channel charts: only the 12 with the lowest SQNR are drawn.
+  CHECK_THAT(html, Contains("Showing the 12 of 300 weights with the lowest SQNR"));
+  CHECK(Count(html, "float vs int8 histogram") == 12);
+  CHECK_THAT(html, Contains("<details><summary>All 300 entries</summary>"));
+  CHECK_THAT(html, Contains("<div class=\"scroll\">"));
+  CHECK(Count(html, "<svg") == Count(html, "</svg>"));
+
+  // The sample report (a handful of entries) keeps every chart and open tables.
+  const std::string small = Render(SampleReport());
+  CHECK(small.find("<details>") == std::string::npos);
+  CHECK(small.find("<div class=\"scroll\">") == std::string::npos);
+  CHECK(small.find("Showing the") == std::string::npos);
+}
+
 TEST_CASE("RenderBarChart puts negative values left of zero and spans the markers", "[report_html]") {
   BarChart chart;
   chart.unit = "dB";

@@ -1,7 +1,8 @@
 // Static int8 ResNet-18 and MobileNetV2 (seeded random weights, tests/onnx/large_models.h; skipped when absent):
 // calibrated on 8 seeded N(0, 1) images with the onednn preset (HistogramObserver activations, per-channel symmetric
 // weights), their logits on the committed reference input keep at least 28 dB (ResNet-18) and 34 dB (MobileNetV2)
-// SQNR against float, and run bit-identically at 1 and 2 threads.
+// SQNR against float, run bit-identically at 1 and 2 threads, and pass the numeric guard (issue 21) on the
+// calibration images and the reference input.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "core/executor.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
+#include "numeric_suite/quantization_guard.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/prepare.h"
@@ -60,7 +62,7 @@ void CheckPtq(const std::string& name, double min_sqnr_db) {
     for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = normal(rng);
     batches.push_back({x});
   }
-  auto prepared = Prepare(std::move(graph), GetDefaultQConfigMapping("onednn").value());
+  auto prepared = Prepare(graph, GetDefaultQConfigMapping("onednn").value());
   INFO(prepared.status().message());
   REQUIRE(prepared.ok());
   const Context context = Context::ForIsas(DetectedIsas(), 2);
@@ -81,6 +83,16 @@ void CheckPtq(const std::string& name, double min_sqnr_db) {
   std::printf("quant_large_models: %s static int8 (onednn preset) logits SQNR %.1f dB (need %.0f)\n", name.c_str(),
               sqnr, min_sqnr_db);
   CHECK(sqnr >= min_sqnr_db);
+
+  batches.push_back({input});
+  GuardOptions guard_options;
+  guard_options.context = &context;
+  auto guard = CheckQuantization(graph, *converted, batches, "calibration", guard_options);
+  INFO(guard.status().message());
+  REQUIRE(guard.ok());
+  INFO(FormatGuardReport(*guard));
+  std::printf("quant_large_models: %s guard worst output SQNR %.1f dB\n", name.c_str(), guard->worst_sqnr_db);
+  CHECK(guard->passed);
 }
 
 TEST_CASE("Static int8 ResNet-18 and MobileNetV2 keep 28 and 34 dB logits SQNR (when generated)", "[onnx][convert]") {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `octet run`, `octet inspect`, `octet bench model`, `octet train`, `octet qat` and `octet compare` end to end: outputs against PyTorch's (tests/data/models), file names, exit
+# `octet run`, `octet inspect`, `octet bench model`, `octet train`, `octet qat`, `octet quantize`'s guard and
+# `octet compare` end to end: outputs against PyTorch's (tests/data/models), file names, exit
 # statuses (0 ok, 1 failure naming file/node, 2 usage), and no partial output on failure.
 # Usage: run_command_test.sh OCTET MODELS_DIR
 set -uo pipefail
@@ -213,7 +214,53 @@ expect 1 "do not match" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.n
   "$m/digits_test_x.npy" "$tmp/img0.npy" "$tmp/img1.npy"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
   "$m/digits_calib_x.npy" "$tmp/calib.npy"
-expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" -o "$tmp/cnn.octet"
+expect 0 "guard: passed: output SQNR >= 15.0 dB (--min-sqnr) on 32 held-back calibration samples: logits" -- \
+  "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" -o "$tmp/cnn.octet"
+expect 0 "guard: passed" -- "$octet" inspect "$tmp/cnn.octet"
+expect 0 "metadata guard:" -- "$octet" inspect "$tmp/cnn.octet"
+
+# The guard (issue 21): 2-bit activations break the digits CNN; quantize warns naming the worst layer and the fixes
+# it measured, and still writes the model (with the figures in its metadata, shown by inspect); --strict fails with
+# exit 1 and writes nothing; --no-guard is silent; a calibration set of few batches is checked on itself.
+out=$("$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --activation-bits 2 -o "$tmp/broken.octet" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] || fail "quantize --activation-bits 2 exited $rc: $out"
+for want in "warning: guard: output SQNR" "below 15.0 dB (--min-sqnr) on 32 held-back calibration samples" \
+    "worst layers by shadow SQNR" "/cnn/fc/Gemm (QGemm): shadow SQNR" "--activation-observer minmax:" "--skip /cnn/"; do
+  grep -qF -- "$want" <<<"$out" || fail "quantize --activation-bits 2 output lacks '$want': $out"
+done
+[ -f "$tmp/broken.octet" ] || fail "quantize without --strict wrote no model"
+expect 0 "warning: guard: output SQNR" -- "$octet" inspect "$tmp/broken.octet"
+/usr/bin/python3 - "$tmp/broken.octet" <<'PY' || fail "the .octet metadata lacks the guard's figures"
+import json, re, sys
+data = open(sys.argv[1], "rb").read()
+start = data.index(b'{"fixes"')
+guard = json.JSONDecoder().raw_decode(data[start:].decode("utf-8", "replace"))[0]
+assert guard["passed"] is False and guard["min_sqnr_db"] == 15.0 and guard["samples"] == 32, guard
+assert guard["samples_source"] == "held-back" and guard["outputs"][0]["name"] == "logits", guard
+assert guard["worst_sqnr_db"] < 15 and guard["worst_by_shadow"], guard
+assert any(f["option"] == "--activation-observer minmax" for f in guard["fixes"]), guard
+PY
+expect 1 "the guard failed (--strict)" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --activation-bits 2 --strict -o "$tmp/strict.octet" --onnx "$tmp/strict.onnx"
+[ -e "$tmp/strict.octet" ] || [ -e "$tmp/strict.onnx" ] && fail "a failed --strict guard left an output file"
+expect 1 "below 60.0 dB (--min-sqnr)" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --min-sqnr 60 --strict -o "$tmp/strict.octet"
+[ -e "$tmp/strict.octet" ] && fail "a failed --strict guard left $tmp/strict.octet"
+out=$("$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --activation-bits 2 --no-guard \
+  -o "$tmp/plain.octet" 2>&1) || fail "quantize --no-guard failed: $out"
+grep -q "guard:" <<<"$out" && fail "quantize --no-guard mentions the guard: $out"
+"$octet" inspect "$tmp/plain.octet" | grep -q "guard:" && fail "a --no-guard model has guard metadata"
+expect 0 "on 256 calibration samples (too few batches to hold some back)" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$tmp/calib.npy" --calib-batch 64 -o "$tmp/small.octet"
+expect 2 "--strict needs the guard" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --strict --no-guard -o "$tmp/x.octet"
+expect 2 "--activation-bits must be 2..8" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --activation-bits 1 -o "$tmp/x.octet"
+# Dynamic quantization: --calib feeds the guard only.
+expect 0 "guard: passed" -- "$octet" quantize "$m/digits_mlp.onnx" --mode dynamic --calib x="$m/digits_mlp.input0.npy" \
+  -o "$tmp/dyn.octet"
+expect 0 "guard: skipped: no samples" -- "$octet" quantize "$m/digits_mlp.onnx" --mode dynamic -o "$tmp/dyn.octet"
 # --skip takes scopes ('cnn/conv1' covers /cnn/conv1/Conv); one that matches nothing is an error naming it; a
 # quantization that leaves every Conv/Gemm float says so (issue 21).
 expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --skip cnn/conv1 \
@@ -236,6 +283,10 @@ assert conv["sqnr_db"] > 25 and "accumulator_headroom_bits" in conv and "clipped
 assert r["outputs"][0]["name"] == "logits" and r["outputs"][0]["sqnr_db"] > 25, r["outputs"]
 PY
 grep -q "<svg" "$tmp/report.html" || fail "octet compare: the HTML report has no SVG chart"
+grep -q '<section id="worst">' "$tmp/report.html" || fail "octet compare: the HTML report has no worst-layers table"
+out=$("$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" 2>&1)
+[ "$(grep -n '^worst 5 of 5 layers (lowest shadow SQNR):' <<<"$out" | cut -d: -f1)" = 1 ] &&
+  [ "$(grep -c '^all layers:' <<<"$out")" = 1 ] || fail "octet compare does not lead with the worst layers: $out"
 expect 1 "has no input named 'tokens'" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" \
   --input tokens="$tmp/img0.npy" --json "$tmp/bad.json"
 expect 1 "no quantized node has a float node of the same name" -- "$octet" compare "$m/digits_mlp.onnx" \

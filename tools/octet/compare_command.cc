@@ -32,10 +32,27 @@ struct CompareCommand {
   ContextFlags context;
 };
 
+constexpr size_t kWorstLayers = 10;
+
 std::string Db(double v) {
   if (std::isnan(v)) return "-";
   if (v == INFINITY) return "exact";
   return fmt::format("{:.2f}", v);
+}
+
+void PrintLayer(const ValueComparison& a, const std::map<std::string, double>& weight_db,
+                const std::map<std::string, const ValueComparison*>& shadow, size_t width) {
+  auto w = weight_db.find(a.name);
+  auto s = shadow.find(a.name);
+  const std::string clipped = a.clipping && a.clipping->total > 0
+                                  ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) /
+                                                              static_cast<double>(a.clipping->total))
+                                  : "-";
+  const std::string headroom =
+      a.max_abs_accumulator ? fmt::format("{:.1f}b", AccumulatorHeadroomBits(*a.max_abs_accumulator)) : "-";
+  fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", a.name, width, a.op,
+             w == weight_db.end() ? "-" : Db(w->second), Db(a.sqnr_db()),
+             s == shadow.end() ? "-" : Db(s->second->sqnr_db()), clipped, headroom);
 }
 
 // Batches in the float graph's input order, and the report's record of the files.
@@ -144,22 +161,33 @@ void PrintComparisonTable(const std::vector<WeightComparison>& weights, const Pr
   for (const ValueComparison& s : p.shadow()) shadow[s.name] = &s;
   size_t width = 5;
   for (const ValueComparison& a : p.activations()) width = std::max(width, a.name.size());
-  fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "layer", width, "op", "weight dB", "act dB",
-             "shadow dB", "clipped%", "headroom");
+  const auto header = [&] {
+    fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "layer", width, "op", "weight dB", "act dB",
+               "shadow dB", "clipped%", "headroom");
+  };
+  // The worst layers first (lowest shadow SQNR: where the error is made), so that a model with hundreds of layers
+  // does not have to be searched by hand; then every layer in graph order.
+  std::vector<const ValueComparison*> ranked;
   for (const ValueComparison& a : p.activations()) {
-    auto w = weight_db.find(a.name);
-    auto s = shadow.find(a.name);
-    const std::string clipped =
-        a.clipping && a.clipping->total > 0
-            ? fmt::format("{:.3f}", 100.0 * static_cast<double>(a.clipping->clipped) /
-                                        static_cast<double>(a.clipping->total))
-            : "-";
-    const std::string headroom =
-        a.max_abs_accumulator ? fmt::format("{:.1f}b", AccumulatorHeadroomBits(*a.max_abs_accumulator)) : "-";
-    fmt::print("{:<{}}  {:<14} {:>10} {:>10} {:>10} {:>9} {:>9}\n", a.name, width, a.op,
-               w == weight_db.end() ? "-" : Db(w->second), Db(a.sqnr_db()),
-               s == shadow.end() ? "-" : Db(s->second->sqnr_db()), clipped, headroom);
+    if (shadow.count(a.name) != 0) ranked.push_back(&a);
   }
+  const auto shadow_db = [&](const ValueComparison* a) {
+    const double db = shadow[a->name]->sqnr_db();
+    return std::isnan(db) ? -INFINITY : db;
+  };
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const ValueComparison* a, const ValueComparison* b) { return shadow_db(a) < shadow_db(b); });
+  if (ranked.size() > kWorstLayers) ranked.resize(kWorstLayers);
+  std::vector<const ValueComparison*> all;
+  for (const ValueComparison& a : p.activations()) all.push_back(&a);
+  if (!ranked.empty()) {
+    fmt::print("worst {} of {} layers (lowest shadow SQNR):\n", ranked.size(), all.size());
+    header();
+    for (const ValueComparison* a : ranked) PrintLayer(*a, weight_db, shadow, width);
+    fmt::print("\nall layers:\n");
+  }
+  header();
+  for (const ValueComparison* a : all) PrintLayer(*a, weight_db, shadow, width);
   for (const ValueComparison& o : p.outputs()) fmt::print("output {}: SQNR {} dB\n", o.name, Db(o.sqnr_db()));
 }
 

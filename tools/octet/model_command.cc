@@ -13,10 +13,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "core/executor.h"
 #include "core/graph.h"
 #include "io/octet_file.h"
+#include "numeric_suite/quantization_guard.h"
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
 #include "tools/octet/context_options.h"
@@ -188,7 +190,23 @@ int Inspect(const InspectCommand& c) {
   if (model->is_octet) {
     fmt::print("format .octet version {}\n", model->format_version);
     // Metadata values are free text: keep each on one line.
-    for (const auto& [key, value] : model->metadata) fmt::print("metadata {}: {:?}\n", key, value);
+    for (const auto& [key, value] : model->metadata) {
+      if (key == "guard") {
+        fmt::print("metadata guard: {} bytes of JSON (GuardReportJson), shown below\n", value.size());
+      } else {
+        fmt::print("metadata {}: {:?}\n", key, value);
+      }
+    }
+    // The guard's figures (octet quantize), readable: the JSON above is for tools.
+    if (auto it = model->metadata.find("guard"); it != model->metadata.end()) {
+      const nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+      auto guard = GuardReportFromJson(j);
+      if (guard.ok()) {
+        fmt::print("{}", FormatGuardReport(*guard));
+      } else {
+        fmt::print("guard: unreadable metadata: {}\n", guard.status().message());
+      }
+    }
   }
   for (ValueId id : g.inputs()) fmt::print("input  {}: {}\n", g.value(id).name, shape_of(id));
   for (ValueId id : g.outputs()) fmt::print("output {}: {}\n", g.value(id).name, shape_of(id));

@@ -24,9 +24,10 @@ namespace octet::cli {
 //     failure removes the ones already written.
 //   octet inspect MODEL [--input-shape NAME=D0,D1,...]...
 //     prints the graph: inputs, outputs, and one line per node with its op, inputs, output shapes and parameter
-//     count, then the totals; for a .octet model also its format version and metadata. Dims an input leaves
-//     dynamic (not declared, not given with --input-shape) print symbolically: as the ONNX dim_param ("batch"),
-//     products of them ("35*batch", "batch*seq"), or "?" for an unnamed dim and what cannot be so written
+//     count, then the totals; for a .octet model also its format version and metadata, and the guard's figures
+//     (metadata "guard", written by octet quantize) as FormatGuardReport text. Dims an input leaves dynamic (not
+//     declared, not given with --input-shape) print symbolically: as the ONNX dim_param ("batch"), products of them
+//     ("35*batch", "batch*seq"), or "?" for an unnamed dim and what cannot be so written
 //     (tools/octet/symbolic_shapes.h); the arena size is then the one with every dynamic dim = 1.
 // MODEL is an ONNX model (float operators) or a .octet model (QuantizedGraphRegistry: float, fused and int8
 // operators), told apart by the .octet magic bytes or the .octet extension.

@@ -11,8 +11,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "io/octet_file.h"
+#include "numeric_suite/quantization_guard.h"
 #include "observers/observer_options.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
@@ -45,7 +47,11 @@ struct QuantizeCommand {
   std::string weight_observer;
   bool per_channel = false;
   bool per_tensor = false;
+  int activation_bits = 8;
   std::vector<std::string> skip;
+  double min_sqnr_db = kDefaultGuardMinSqnrDb;
+  bool strict = false;
+  bool no_guard = false;
   std::string output;
   std::string onnx_output;
   ContextFlags context;
@@ -86,6 +92,17 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
     }
     qconfig.activation = WithKind(qconfig.activation, kind, false);
   }
+  if (c.activation_bits != 8) {
+    if (c.mode != "static") return InvalidArgument("--activation-bits applies to --mode static only");
+    if (c.activation_bits < 2 || c.activation_bits > 8) {
+      return InvalidArgument("--activation-bits must be 2..8, got {}", c.activation_bits);
+    }
+    // The low end of the dtype's range: [0, 2^b - 1] for quint8, [-2^(b-1), 2^(b-1) - 1] for qint8.
+    const bool is_signed = qconfig.activation.options.dtype == DType::kS8;
+    qconfig.activation.options.quant_min = is_signed ? -(int64_t{1} << (c.activation_bits - 1)) : 0;
+    qconfig.activation.options.quant_max =
+        is_signed ? (int64_t{1} << (c.activation_bits - 1)) - 1 : (int64_t{1} << c.activation_bits) - 1;
+  }
   if (c.per_channel) qconfig.weight = WithKind(qconfig.weight, ObserverKind::kPerChannelMinMax, true);
   if (c.per_tensor) qconfig.weight = WithKind(qconfig.weight, ObserverKind::kMinMax, true);
   if (!c.weight_observer.empty()) {
@@ -98,12 +115,39 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
   return mapping;
 }
 
+// The guard on `split.guard`; when it fails, the fixes it can measure: for static quantization another activation
+// observer (minmax, unless it is the one used) and the worst layers kept float.
+Result<GuardReport> RunGuard(const QuantizeCommand& c, const Graph& graph, const Graph& quantized,
+                             const GuardSplit& split, const PreparedGraph* calibrated,
+                             const PrepareOptions& prepare_options, const ConvertOptions& convert_options,
+                             const Context& context) {
+  GuardOptions options;
+  options.min_sqnr_db = c.min_sqnr_db;
+  options.context = &context;
+  OCTET_ASSIGN_OR_RETURN(GuardReport report, CheckQuantization(graph, quantized, split.guard, split.source, options));
+  if (report.passed || c.mode != "static") return report;
+  GuardFixCandidates candidates;
+  candidates.calibrated = calibrated;
+  candidates.convert = convert_options;
+  candidates.prepare = prepare_options;
+  candidates.calibration_batches = split.calibration;
+  if (c.activation_observer != "minmax") {
+    QuantizeCommand minmax = c;
+    minmax.activation_observer = "minmax";
+    if (auto mapping = MappingFromFlags(minmax); mapping.ok()) {
+      candidates.alternatives.push_back({"--activation-observer minmax", std::move(*mapping)});
+    }
+  }
+  OCTET_RETURN_IF_ERROR(MeasureGuardFixes(graph, split.guard, candidates, options, report));
+  return report;
+}
+
 int Quantize(const QuantizeCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   if (c.mode != "static" && c.mode != "dynamic" && c.mode != "weight-only") {
     return ReportUsage(fmt::format("--mode must be static, dynamic or weight-only, got '{}'", c.mode));
   }
-  if (c.mode != "static" && !c.calib.empty()) return ReportUsage("--calib applies to --mode static only");
+  if (c.no_guard && c.strict) return ReportUsage("--strict needs the guard: drop --no-guard");
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
   auto mapping = MappingFromFlags(c);
@@ -127,26 +171,38 @@ int Quantize(const QuantizeCommand& c) {
     for (const std::string& node : nodes) mapping->SetModuleName(node, std::nullopt);
   }
 
+  // Static: --calib is calibration data, part of it held back for the guard (SplitGuardBatches). Dynamic and
+  // weight-only: --calib is optional and only feeds the guard.
+  std::vector<std::vector<Tensor>> batches;
+  if (c.mode == "static" || !c.calib.empty()) {
+    auto read = BatchesFromFiles(
+        c.calib, *graph, c.model, c.calib_batch,
+        {"--calib", c.mode == "static" ? "static quantization needs calibration data" : "the guard needs samples"});
+    if (!read.ok()) return ReportFailure(read.status().WithContext(where));
+    batches = std::move(*read);
+  }
+  GuardSplit split{batches, batches, "--calib"};
+  if (c.mode == "static" && !c.no_guard) split = SplitGuardBatches(batches);
+
   Result<Graph> quantized = Status(Internal("unreachable"));
   std::string warning;  // the model came out float
+  PrepareOptions prepare_options;
+  prepare_options.context = &*context;
+  ConvertOptions convert_options;
+  convert_options.profile = *profile;
+  std::optional<PreparedGraph> calibrated;
   if (c.mode == "static") {
-    auto batches = BatchesFromFiles(c.calib, *graph, c.model, c.calib_batch,
-                                    {"--calib", "static quantization needs calibration data"});
-    if (!batches.ok()) return ReportFailure(batches.status().WithContext(where));
-    PrepareOptions prepare_options;
-    prepare_options.context = &*context;
     auto prepared = Prepare(*graph, *mapping, prepare_options);
     if (!prepared.ok()) return ReportFailure(prepared.status().WithContext(where));
     CalibrateOptions calibrate_options;
     calibrate_options.progress = CommandProgress("calibrating");
-    if (Status s = Calibrate(*prepared, *context, *batches, calibrate_options); !s.ok()) {
+    if (Status s = Calibrate(*prepared, *context, split.calibration, calibrate_options); !s.ok()) {
       return ReportFailure(s.WithContext(where));
     }
-    ConvertOptions convert_options;
-    convert_options.profile = *profile;
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
     if (quantized.ok()) warning = NothingQuantizedWarning(prepared->graph(), report);
+    calibrated = std::move(*prepared);
   } else if (c.mode == "dynamic") {
     QuantizeDynamicReport report;
     quantized = QuantizeDynamic(*graph, *mapping, {}, &report);
@@ -155,6 +211,35 @@ int Quantize(const QuantizeCommand& c) {
     quantized = QuantizeWeightOnly(*graph, *mapping);
   }
   if (!quantized.ok()) return ReportFailure(quantized.status().WithContext(where));
+
+  std::optional<GuardReport> guard;
+  if (c.no_guard) {
+    // The user asked for no check.
+  } else if (split.guard.empty()) {
+    fmt::print("guard: skipped: no samples to check the {} model on (give --calib NAME=FILE.npy)\n", c.mode);
+  } else {
+    auto checked = RunGuard(c, *graph, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
+                            convert_options, *context);
+    if (checked.ok()) {
+      guard = std::move(*checked);
+    } else if (c.strict) {
+      return ReportFailure(checked.status().WithContext(where + ": the guard (--strict) could not run"));
+    } else {
+      // The model was made; a guard that cannot run is no reason to lose it.
+      fmt::print(stderr, "warning: guard: could not check the int8 model (--no-guard silences this): {}\n",
+                 checked.status().message());
+    }
+  }
+  if (guard && guard->passed) {
+    fmt::print("{}", FormatGuardReport(*guard));
+  } else if (guard) {
+    fmt::print(stderr, "{}", FormatGuardReport(*guard));
+    if (c.strict) {
+      return ReportFailure(FailedPrecondition(
+          "{}: the guard failed (--strict): output SQNR {:.1f} dB is below {:.1f} dB (--min-sqnr); '{}' not written",
+          where, guard->worst_sqnr_db, guard->min_sqnr_db, c.output));
+    }
+  }
 
   // Both files are built before either is written, so a failure leaves neither.
 #if OCTET_WITH_ONNX
@@ -165,10 +250,11 @@ int Quantize(const QuantizeCommand& c) {
     onnx_bytes = std::move(*bytes);
   }
 #endif
-  const std::map<std::string, std::string> metadata = {
-      {"producer", "octet quantize"}, {"source", c.model},       {"mode", c.mode},
+  std::map<std::string, std::string> metadata = {
+      {"producer", "octet quantize"}, {"source", c.model},    {"mode", c.mode},
       {"backend", c.backend},         {"profile", c.profile},
   };
+  if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
   if (Status s = WriteOctetFile(c.output, *quantized, metadata); !s.ok()) return ReportFailure(s);
 #if OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) {
@@ -227,9 +313,20 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--weight-observer", c->weight_observer, "Weight observer, e.g. per_channel_minmax, minmax");
   auto* per_channel = sub->add_flag("--per-channel", c->per_channel, "Per-channel symmetric weights");
   sub->add_flag("--per-tensor", c->per_tensor, "Per-tensor symmetric weights")->excludes(per_channel);
+  sub->add_option("--activation-bits", c->activation_bits,
+                  "Activation bits (static; 2..8): the low end of the activation dtype's range")
+      ->capture_default_str();
   sub->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   sub->add_option("-o,--output", c->output, "The quantized model (.octet)")->required();
   sub->add_option("--onnx", c->onnx_output, "Also write the model as ONNX QDQ (opset 13)");
+  sub->add_option("--min-sqnr", c->min_sqnr_db,
+                  "Guard: the least output SQNR in dB of the int8 model against the float one on held-back "
+                  "calibration samples; below it octet warns and names the worst layers")
+      ->type_name("DB")
+      ->check(CLI::Range(-200.0, 200.0))
+      ->capture_default_str();
+  sub->add_flag("--strict", c->strict, "Guard: fail (exit 1, no output written) when the output SQNR is too low");
+  sub->add_flag("--no-guard", c->no_guard, "Do not check the int8 model (calibrate on every --calib sample)");
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return Quantize(*c); });
 }

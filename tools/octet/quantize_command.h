@@ -13,11 +13,20 @@ namespace octet::cli {
 // Adds to `app`:
 //   octet quantize MODEL.onnx --mode static|dynamic|weight-only [--calib NAME=FILE.npy ...] [--calib-batch N]
 //     [--backend x86|fbgemm|qnnpack|onednn|symmetric] [--profile reference|tflite|pytorch-fbgemm|pytorch-qnnpack]
-//     [--activation-observer NAME] [--weight-observer NAME] [--per-channel|--per-tensor] [--skip NODE ...]
-//     -o OUT.octet [--onnx OUT.onnx] [--isa TIER] [--threads T]
+//     [--activation-observer NAME] [--activation-bits B] [--weight-observer NAME] [--per-channel|--per-tensor]
+//     [--skip NODE ...] [--min-sqnr DB] [--strict | --no-guard] -o OUT.octet [--onnx OUT.onnx] [--isa TIER]
+//     [--threads T]
 // Static mode needs a calibration file for every graph input (samples along axis 0, split into batches of
-// --calib-batch, default 32); the others need none. --skip keeps the named nodes (or every node under a name
-// prefix, as QConfigMapping's module names) float. Prints a summary of what was quantized; writes nothing on failure.
+// --calib-batch, default 32); the others need none, and use --calib only for the guard. --skip keeps the named nodes
+// (or every node under a name prefix, as QConfigMapping's module names) float. --activation-bits narrows the
+// activation range to the low end of its dtype (quint8: [0, 2^B - 1]).
+// The guard (numeric_suite/quantization_guard.h) then runs the int8 model against the float one: static mode holds
+// back the last fifth of the calibration batches for it (SplitGuardBatches; fewer than 5 batches: the calibration
+// set itself), other modes run it on their --calib samples (and skip it, saying so, without). It prints each
+// output's SQNR; below --min-sqnr (default 15 dB) it warns on stderr, naming the worst layers and the SQNR of the
+// fixes it measured; --strict makes that a failure (exit 1, nothing written). Its figures go into the .octet
+// metadata under "guard" (GuardReportJson). --no-guard skips it and calibrates on every sample.
+// Prints a summary of what was quantized; writes nothing on failure.
 void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry);
 
 // For `--onnx OUT.onnx` (quantize, qat): one warning line on stderr when ONNX Runtime's fused int8 kernels on x86 CPUs
