@@ -151,7 +151,8 @@ TEST_CASE("Guard: 2-bit activations on one layer are caught and named; fixes are
   INFO(text);
   CHECK(text.rfind("warning: guard: output SQNR", 0) == 0);
   CHECK(text.find("conv1 (QConv): shadow SQNR") != std::string::npos);
-  const bool any_passes = std::any_of(report->fixes.begin(), report->fixes.end(), [](const GuardFix& f) { return f.passes; });
+  const bool any_passes =
+      std::any_of(report->fixes.begin(), report->fixes.end(), [](const GuardFix& f) { return f.passes; });
   if (report->fixes[0].passes) {
     CHECK(text.find("fix: quantize again with 8-bit everywhere") != std::string::npos);
   } else if (any_passes) {
