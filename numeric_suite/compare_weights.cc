@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/op_table.h"
 #include "numeric_suite/graph_matching.h"
 
 namespace octet {
@@ -24,7 +25,7 @@ Result<std::vector<WeightComparison>> CompareWeights(const Graph& float_graph, c
   std::vector<WeightComparison> out;
   for (int i = 0; i < quantized.num_nodes(); ++i) {
     const Node& node = quantized.node(i);
-    if (node.domain == "octet" && node.op_type == "Dequantize") continue;  // its consumer reports the weight
+    if (IsInt8Op(node, Int8Op::kDequantize)) continue;  // its consumer reports the weight
     const int f = float_graph.FindNode(node.name);
     if (f < 0) continue;
     const Node& float_node = float_graph.node(f);

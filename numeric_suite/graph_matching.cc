@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "ops/int8/int8_ops.h"
+#include "core/op_table.h"
 #include "ops/reference/quantize_reference.h"
 #include "quant/fuse.h"
 
@@ -20,9 +20,9 @@ Result<Graph> FloatReferenceGraph(const Graph& float_graph, bool fuse) {
 }
 
 bool IsInt8ComputeNode(const Node& node) {
-  if (node.domain != kInt8Domain) return false;
-  if (node.op_type == "Quantize" || node.op_type == "Dequantize" || node.op_type == "Requantize") return false;
-  return node.op_type.starts_with("Q") || node.op_type.starts_with("Dynamic");
+  // Every int8 operator but those Convert inserts between layers (Quantize, Dequantize, Requantize).
+  const std::optional<Int8Op> op = FindInt8Op(node.domain, node.op_type);
+  return op && Int8OpInfoOf(*op).convert != ConvertForm::kInserted;
 }
 
 ValueId QuantizedConstantInput(const Graph& graph, int node_index, size_t slot) {
@@ -39,8 +39,8 @@ ValueId QuantizedConstantInput(const Graph& graph, int node_index, size_t slot) 
   // Weight-only graphs: s8 constant -> octet.Dequantize -> the float operator.
   for (const Node& producer : graph.nodes()) {
     if (std::find(producer.outputs.begin(), producer.outputs.end(), id) == producer.outputs.end()) continue;
-    if (producer.domain == kInt8Domain && producer.op_type == "Dequantize" && !producer.inputs.empty() &&
-        producer.inputs[0] != kNoValue && is_quantized_constant(producer.inputs[0])) {
+    if (IsInt8Op(producer, Int8Op::kDequantize) && !producer.inputs.empty() && producer.inputs[0] != kNoValue &&
+        is_quantized_constant(producer.inputs[0])) {
       return producer.inputs[0];
     }
     return kNoValue;

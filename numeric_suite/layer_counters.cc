@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <iterator>
 #include <limits>
 #include <vector>
 
+#include "core/op_table.h"
 #include "ops/float/op_util.h"
-#include "ops/reference/qconv2d_reference.h"
-#include "ops/reference/qgemm_reference.h"
+#include "ops/reference/qconv_op_reference.h"
+#include "ops/reference/qgemm_op_reference.h"
 
 namespace octet {
 namespace {
@@ -28,11 +28,10 @@ std::vector<int32_t> WeightZeroPoints(const QParams& qp, int64_t channels) {
 }
 
 // Operators whose output is a requantization (a new scale), so a saturated output is information lost; max pools,
-// QClamp and shape operators pass their input's integers through.
+// QClamp and shape operators pass their input's integers through (the op table's `requantizes`).
 bool Requantizes(const Node& node) {
-  static const char* const kOps[] = {"QConv",  "QGemm",        "QMatMul",           "QAdd",    "QMul",
-                                     "QAveragePool", "QGlobalAveragePool", "QLookup", "QConcat", "Requantize"};
-  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* op) { return node.op_type == op; });
+  const std::optional<Int8Op> op = FindInt8Op(node.domain, node.op_type);
+  return op && Int8OpInfoOf(*op).requantizes;
 }
 
 int64_t MaxAbs(const std::vector<int32_t>& acc) {
@@ -67,48 +66,14 @@ Result<std::optional<int64_t>> ConvMaxAbsAccumulator(const Graph& graph, const N
   OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, at.GetString("auto_pad", "NOTSET"));
   OCTET_ASSIGN_OR_RETURN(const int64_t group, at.GetInt("group", 1));
   OCTET_ASSIGN_OR_RETURN(auto pads, float_ops::ResolvePads(auto_pad, pads_attr, in, kernel, strides, dilations));
-  // 1-D convolutions are 2-D ones of height 1.
-  const int64_t h = nd == 2 ? in[0] : 1, wd = in[nd - 1];
-  const int64_t pt = nd == 2 ? pads[0] : 0, pb = nd == 2 ? pads[2] : 0;
-  const int64_t pl = pads[nd - 1], pr = pads[2 * nd - 1];
-  const int64_t n = x.dim(0), c = x.dim(1), m = w.dim(0), cg = w.dim(1);
-  reference::Conv2dGeometry g;
-  g.n = n;
-  g.h = h + pt + pb;  // explicit padding with x_zp below handles asymmetric pads
-  g.w = wd + pl + pr;
-  g.c_in = c;
-  g.c_out = m;
-  g.kh = nd == 2 ? kernel[0] : 1;
-  g.kw = kernel[nd - 1];
-  g.stride_h = nd == 2 ? strides[0] : 1;
-  g.stride_w = strides[nd - 1];
-  g.dilation_h = nd == 2 ? dilations[0] : 1;
-  g.dilation_w = dilations[nd - 1];
-  g.groups = group;
-  if (g.OutH() <= 0 || g.OutW() <= 0 || cg * group != c) return std::optional<int64_t>();
-  // OIHW -> OHWI weights.
-  std::vector<int8_t> w_ohwi(static_cast<size_t>(w.NumElements()));
-  const int8_t* wd8 = w.data<int8_t>();
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < cg; ++i)
-      for (int64_t ky = 0; ky < g.kh; ++ky)
-        for (int64_t kx = 0; kx < g.kw; ++kx)
-          w_ohwi[static_cast<size_t>(((o * g.kh + ky) * g.kw + kx) * cg + i)] =
-              wd8[((o * cg + i) * g.kh + ky) * g.kw + kx];
-  const std::vector<int32_t> w_zps = WeightZeroPoints(*wq, m);
-  std::vector<int32_t> acc(static_cast<size_t>(n * g.OutH() * g.OutW() * m));
+  const reference::QConvOpGeometry g =
+      reference::MakeQConvOpGeometry(x.shape(), w.shape(), strides, dilations, pads, group);
+  if (g.OutH() <= 0 || g.OutW() <= 0 || w.dim(1) * group != g.c_in) return std::optional<int64_t>();
+  const std::vector<int32_t> w_zps = WeightZeroPoints(*wq, g.c_out);
+  std::vector<int32_t> acc(static_cast<size_t>(g.n * g.c_out * g.OutH() * g.OutW()));
   WithActivationType(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    // NCHW -> padded NHWC, the pad taps reading x_zp (so they add exactly 0, as the operator's padding does).
-    std::vector<T> xp(static_cast<size_t>(n * g.h * g.w * c), static_cast<T>(xq->zero_point()));
-    const T* xs = x.data<T>();
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t y = 0; y < h; ++y)
-          for (int64_t xx = 0; xx < wd; ++xx)
-            xp[static_cast<size_t>(((b * g.h + y + pt) * g.w + xx + pl) * c + ch)] =
-                xs[((b * c + ch) * h + y) * wd + xx];
-    reference::QConv2dAccumulate<T>(g, xp.data(), xq->zero_point(), w_ohwi.data(), w_zps.data(), acc.data());
+    reference::QConvOpAccumulate<T>(g, x.data<T>(), xq->zero_point(), w.data<int8_t>(), w_zps.data(), acc.data());
     return 0;
   });
   return std::optional<int64_t>(MaxAbs(acc));
@@ -125,25 +90,19 @@ Result<std::optional<int64_t>> GemmMaxAbsAccumulator(const Graph& graph, const N
     return std::optional<int64_t>();
   }
   int64_t trans_b = 0;
-  if (node.op_type == "QGemm") {
+  if (IsInt8Op(node, Int8Op::kQGemm)) {
     OCTET_ASSIGN_OR_RETURN(trans_b, node.attributes.GetInt("transB", 0));
   }
   const int64_t k = x.dim(x.rank() - 1);
   const int64_t m = x.NumElements() / std::max<int64_t>(k, 1);
   const int64_t n = trans_b ? w.dim(0) : w.dim(1);
   if ((trans_b ? w.dim(1) : w.dim(0)) != k) return std::optional<int64_t>();
-  // W as N x K rows (output channel j = row j).
-  std::vector<int8_t> w_nk(static_cast<size_t>(n * k));
-  const int8_t* ws = w.data<int8_t>();
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < k; ++i) w_nk[static_cast<size_t>(j * k + i)] = trans_b ? ws[j * k + i] : ws[i * n + j];
   const std::vector<int32_t> w_zps = WeightZeroPoints(*wq, n);
   std::vector<int32_t> acc(static_cast<size_t>(m * n));
   WithActivationType(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    reference::QGemmAccumulate<T>(static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k),
-                                  x.data<T>(), static_cast<size_t>(k), xq->zero_point(), w_nk.data(),
-                                  static_cast<size_t>(k), w_zps.data(), acc.data(), static_cast<size_t>(n));
+    reference::QGemmOpAccumulate<T>(m, n, k, x.data<T>(), xq->zero_point(), w.data<int8_t>(), /*w_rows=*/trans_b != 0,
+                                    w_zps.data(), acc.data());
     return 0;
   });
   return std::optional<int64_t>(MaxAbs(acc));
@@ -176,9 +135,13 @@ Result<std::optional<int64_t>> MaxAbsAccumulator(const Graph& graph, const NodeC
     return std::optional<int64_t>();
   }
   if (call.inputs[0].dtype() != DType::kU8 && call.inputs[0].dtype() != DType::kS8) return std::optional<int64_t>();
+  const std::optional<Int8Op> id = FindInt8Op(call.node.domain, op);
   Result<std::optional<int64_t>> r = std::optional<int64_t>();
-  if (op == "QConv") r = ConvMaxAbsAccumulator(graph, call);
-  else if (op == "QGemm" || op == "QMatMul") r = GemmMaxAbsAccumulator(graph, call);
+  switch (id ? Int8OpInfoOf(*id).accumulator : AccumulatorKind::kNone) {
+    case AccumulatorKind::kConv: r = ConvMaxAbsAccumulator(graph, call); break;
+    case AccumulatorKind::kGemm: r = GemmMaxAbsAccumulator(graph, call); break;
+    case AccumulatorKind::kNone: break;
+  }
   if (!r.ok()) {
     return r.status().WithContext(fmt::format("failed to recompute the accumulators of node '{}' ({})",
                                               call.node.name, op));

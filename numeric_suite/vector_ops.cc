@@ -16,10 +16,12 @@
 
 #include "core/context.h"
 #include "core/op_registry.h"
+#include "core/op_table.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool.h"
-#include "ops/reference/qconv2d_reference.h"
+#include "ops/reference/qconv_op_reference.h"
 #include "ops/reference/qelementwise_reference.h"
+#include "ops/reference/qgemm_op_reference.h"
 #include "ops/reference/qgemm_reference.h"
 #include "ops/reference/qlookup_reference.h"
 #include "ops/reference/qpool_reference.h"
@@ -30,12 +32,6 @@ namespace octet::vectors {
 namespace {
 
 using nlohmann::json;
-
-bool IsInt8Op(const NodeVectors& v, const char* op) { return v.domain == "octet" && v.op_type == op; }
-
-bool IsLinear(const std::string& domain, const std::string& op) {
-  return domain == "octet" && (op == "QConv" || op == "QGemm" || op == "QMatMul");
-}
 
 bool IsShapeOnly(const std::string& domain, const std::string& op) {
   return (domain.empty() || domain == "ai.onnx") &&
@@ -172,21 +168,21 @@ struct LinearShape {
 
 Result<LinearShape> ReadLinearShape(const NodeVectors& v, const Tensor& x, const Tensor& w, const Tensor& y) {
   LinearShape s;
-  const bool ranks_ok = v.op_type == "QConv"
+  const bool ranks_ok = IsInt8Op(v, Int8Op::kQConv)
                             ? (x.shape().rank() == 3 || x.shape().rank() == 4) &&
                                   w.shape().rank() == x.shape().rank() && y.shape().rank() == x.shape().rank()
-                            : w.shape().rank() == 2 && x.shape().rank() >= (v.op_type == "QGemm" ? 2 : 1) &&
+                            : w.shape().rank() == 2 && x.shape().rank() >= (IsInt8Op(v, Int8Op::kQGemm) ? 2 : 1) &&
                                   y.shape().rank() == x.shape().rank();
   if (!ranks_ok) {
     return InvalidArgument("node '{}' ({}): input {}, weight {} and output {} have unsupported ranks", v.name,
                            v.op_type, x.shape(), w.shape(), y.shape());
   }
-  if (v.op_type == "QConv") {
+  if (IsInt8Op(v, Int8Op::kQConv)) {
     s.channels = w.shape().dim(0);
     s.channel_axis = 1;
   } else {
     OCTET_ASSIGN_OR_RETURN(const int64_t trans_b, v.attributes.GetInt("transB", 0));
-    const bool rows = v.op_type == "QGemm" && trans_b == 1;  // w [N, K]
+    const bool rows = IsInt8Op(v, Int8Op::kQGemm) && trans_b == 1;  // w [N, K]
     s.w_axis = rows ? 0 : 1;
     s.channels = w.shape().dim(s.w_axis);
     s.channel_axis = y.shape().rank() - 1;
@@ -199,42 +195,33 @@ Result<LinearShape> ReadLinearShape(const NodeVectors& v, const Tensor& x, const
   return s;
 }
 
-// NCHW (or NCW) -> NHWC with the input explicitly padded by its zero point, as the reference's pad-free geometry.
-template <typename T>
-Tensor PaddedNhwc(const Tensor& x, int64_t h, int64_t w, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int32_t zp) {
-  const int64_t n = x.shape().dim(0), c = x.shape().dim(1), hp = h + pt + pb, wp = w + pl + pr;
-  Tensor out = Tensor::Create(x.dtype(), Shape{n, hp, wp, c}).value();
-  T* o = out.data<T>();
-  std::fill(o, o + out.NumElements(), static_cast<T>(zp));
-  const T* in = x.data<T>();
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t iy = 0; iy < h; ++iy)
-        for (int64_t ix = 0; ix < w; ++ix)
-          o[((b * hp + iy + pt) * wp + ix + pl) * c + ch] = in[((b * c + ch) * h + iy) * w + ix];
-  return out;
-}
-
-Result<json> ConvGeometry(const NodeVectors& v, const Shape& x, const Shape& w) {
+// A QConv node's geometry: its attributes with the pads resolved, 1-D as height 1 (the op-level spec's form).
+Result<reference::QConvOpGeometry> ConvGeometry(const NodeVectors& v, const Shape& x, const Shape& w) {
   if (x.rank() != 3 && x.rank() != 4) return InvalidArgument("node '{}': QConv input must be rank 3 or 4", v.name);
   const size_t nd = static_cast<size_t>(x.rank() - 2);
-  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
-  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> strides, v.attributes.GetInts("strides", std::vector<int64_t>(nd, 1)));
-  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  OCTET_ASSIGN_OR_RETURN(const std::vector<int64_t> strides,
+                         v.attributes.GetInts("strides", std::vector<int64_t>(nd, 1)));
+  OCTET_ASSIGN_OR_RETURN(const std::vector<int64_t> dilations,
                          v.attributes.GetInts("dilations", std::vector<int64_t>(nd, 1)));
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, v.attributes.GetInts("pads", {}));
   OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, v.attributes.GetString("auto_pad", "NOTSET"));
   OCTET_ASSIGN_OR_RETURN(const int64_t group, v.attributes.GetInt("group", 1));
+  if (strides.size() != nd || dilations.size() != nd) {
+    return InvalidArgument("node '{}': QConv attributes 'strides' and 'dilations' must have {} values", v.name, nd);
+  }
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
   OCTET_ASSIGN_OR_RETURN(pads, float_ops::ResolvePads(auto_pad, std::move(pads), in, kernel, strides, dilations));
-  if (nd == 1) {  // a 1-D convolution is the h = kh = 1 case
-    kernel.insert(kernel.begin(), 1);
-    strides.insert(strides.begin(), 1);
-    dilations.insert(dilations.begin(), 1);
-    pads = {0, pads[0], 0, pads[1]};
-  }
-  return json{{"group", group},         {"kernel", kernel}, {"strides", strides},
-              {"dilations", dilations}, {"pads", pads},     {"pads_order", "top, left, bottom, right"}};
+  return reference::MakeQConvOpGeometry(x, w, strides, dilations, pads, group);
+}
+
+json ConvGeometryJson(const reference::QConvOpGeometry& g) {
+  return json{{"group", g.groups},
+              {"kernel", {g.kh, g.kw}},
+              {"strides", {g.stride_h, g.stride_w}},
+              {"dilations", {g.dilation_h, g.dilation_w}},
+              {"pads", {g.pad_top, g.pad_left, g.pad_bottom, g.pad_right}},
+              {"pads_order", "top, left, bottom, right"}};
 }
 
 // The accumulators of a linear node, in the output's layout.
@@ -242,40 +229,19 @@ template <typename TA>
 Result<Tensor> LinearAccumulators(const NodeVectors& v, const Tensor& x, int32_t x_zp, const Tensor& w,
                                   const std::vector<int32_t>& w_zp, const Shape& y_shape, const LinearShape& ls) {
   OCTET_ASSIGN_OR_RETURN(Tensor acc, Tensor::Create(DType::kS32, y_shape));
-  if (v.op_type != "QConv") {
+  if (!IsInt8Op(v, Int8Op::kQConv)) {
     const int64_t n = ls.channels, k = w.shape().dim(ls.w_axis == 0 ? 1 : 0);
     const int64_t m = k == 0 ? 0 : x.NumElements() / k;
     if (x.shape().dim(x.shape().rank() - 1) != k || m * n != acc.NumElements()) {
       return InvalidArgument("node '{}' ({}): input {} and weight {} do not multiply into {}", v.name, v.op_type,
                              x.shape(), w.shape(), y_shape);
     }
-    std::vector<int8_t> rows(static_cast<size_t>(n * k));  // W as N x K
-    const int8_t* pw = w.data<int8_t>();
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p)
-        rows[static_cast<size_t>(j * k + p)] = ls.w_axis == 0 ? pw[j * k + p] : pw[p * n + j];
-    reference::QGemmAccumulate<TA>(static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k), x.data<TA>(),
-                                   static_cast<size_t>(k), x_zp, rows.data(), static_cast<size_t>(k), w_zp.data(),
-                                   acc.data<int32_t>(), static_cast<size_t>(n));
+    reference::QGemmOpAccumulate<TA>(m, n, k, x.data<TA>(), x_zp, w.data<int8_t>(), /*w_rows=*/ls.w_axis == 0,
+                                     w_zp.data(), acc.data<int32_t>());
     return acc;
   }
-  OCTET_ASSIGN_OR_RETURN(const json geo, ConvGeometry(v, x.shape(), w.shape()));
+  OCTET_ASSIGN_OR_RETURN(const reference::QConvOpGeometry g, ConvGeometry(v, x.shape(), w.shape()));
   const bool one_d = x.shape().rank() == 3;
-  const std::vector<int64_t> pads = geo["pads"], strides = geo["strides"], dil = geo["dilations"];
-  reference::Conv2dGeometry g;
-  g.n = x.shape().dim(0);
-  g.c_in = x.shape().dim(1);
-  const int64_t h = one_d ? 1 : x.shape().dim(2), wd = x.shape().dim(one_d ? 2 : 3);
-  g.h = h + pads[0] + pads[2];
-  g.w = wd + pads[1] + pads[3];
-  g.c_out = ls.channels;
-  g.kh = one_d ? 1 : w.shape().dim(2);
-  g.kw = w.shape().dim(one_d ? 2 : 3);
-  g.stride_h = strides[0];
-  g.stride_w = strides[1];
-  g.dilation_h = dil[0];
-  g.dilation_w = dil[1];
-  g.groups = geo["group"];
   const int64_t cg = w.shape().dim(1);
   if (g.groups <= 0 || g.c_in != cg * g.groups || g.c_out % g.groups != 0) {
     return InvalidArgument("node '{}' (QConv): input {} and weight {} do not fit group {}", v.name, x.shape(),
@@ -286,22 +252,7 @@ Result<Tensor> LinearAccumulators(const NodeVectors& v, const Tensor& x, int32_t
     return InvalidArgument("node '{}' (QConv): the geometry gives {} x {} outputs, the output is {}", v.name, oh, ow,
                            y_shape);
   }
-  const Tensor xp = PaddedNhwc<TA>(x, h, wd, pads[0], pads[1], pads[2], pads[3], x_zp);
-  std::vector<int8_t> ohwi(static_cast<size_t>(w.NumElements()));  // OIHW -> OHWI
-  const int8_t* pw = w.data<int8_t>();
-  for (int64_t o = 0; o < g.c_out; ++o)
-    for (int64_t i = 0; i < cg; ++i)
-      for (int64_t ky = 0; ky < g.kh; ++ky)
-        for (int64_t kx = 0; kx < g.kw; ++kx)
-          ohwi[static_cast<size_t>(((o * g.kh + ky) * g.kw + kx) * cg + i)] =
-              pw[((o * cg + i) * g.kh + ky) * g.kw + kx];
-  std::vector<int32_t> nhwc(static_cast<size_t>(g.n * oh * ow * g.c_out));
-  reference::QConv2dAccumulate<TA>(g, xp.data<TA>(), x_zp, ohwi.data(), w_zp.data(), nhwc.data());
-  int32_t* pa = acc.data<int32_t>();
-  for (int64_t b = 0; b < g.n; ++b)
-    for (int64_t o = 0; o < g.c_out; ++o)
-      for (int64_t p = 0; p < oh * ow; ++p)
-        pa[(b * g.c_out + o) * oh * ow + p] = nhwc[static_cast<size_t>((b * oh * ow + p) * g.c_out + o)];
+  reference::QConvOpAccumulate<TA>(g, x.data<TA>(), x_zp, w.data<int8_t>(), w_zp.data(), acc.data<int32_t>());
   return acc;
 }
 
@@ -386,8 +337,9 @@ Status DeriveLinear(NodeVectors& v) {
                                 {"zero_point", y_qp.zero_point()},
                                 {"lo", bounds.lo},
                                 {"hi", bounds.hi}};
-  if (v.op_type == "QConv") {
-    OCTET_ASSIGN_OR_RETURN(v.params["geometry"], ConvGeometry(v, x->tensor.shape(), w->tensor.shape()));
+  if (IsInt8Op(v, Int8Op::kQConv)) {
+    OCTET_ASSIGN_OR_RETURN(const reference::QConvOpGeometry g, ConvGeometry(v, x->tensor.shape(), w->tensor.shape()));
+    v.params["geometry"] = ConvGeometryJson(g);
   }
   for (VectorTensor& t : derived) v.tensors.push_back(std::move(t));
   return OkStatus();
@@ -575,8 +527,8 @@ Status DerivePool(NodeVectors& v) {
   OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
   OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
   OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
-  const bool global = v.op_type == "QGlobalMaxPool" || v.op_type == "QGlobalAveragePool";
-  const bool is_max = v.op_type == "QMaxPool" || v.op_type == "QGlobalMaxPool";
+  const bool global = IsInt8Op(v, Int8Op::kQGlobalMaxPool) || IsInt8Op(v, Int8Op::kQGlobalAveragePool);
+  const bool is_max = IsInt8Op(v, Int8Op::kQMaxPool) || IsInt8Op(v, Int8Op::kQGlobalMaxPool);
   const QParams &xq = *x->qparams, &yq = *y->qparams;
   if (!global) {
     OCTET_ASSIGN_OR_RETURN(const float_ops::PoolGeometry g, PoolGeometryOf(v, x->tensor.shape(), is_max));
@@ -607,8 +559,8 @@ Status DerivePool(NodeVectors& v) {
 
 template <typename T>
 Result<Tensor> ReplayPoolT(const NodeVectors& v, const Tensor& x, const Tensor& y) {
-  const bool global = v.op_type == "QGlobalMaxPool" || v.op_type == "QGlobalAveragePool";
-  const bool is_max = v.op_type == "QMaxPool" || v.op_type == "QGlobalMaxPool";
+  const bool global = IsInt8Op(v, Int8Op::kQGlobalMaxPool) || IsInt8Op(v, Int8Op::kQGlobalAveragePool);
+  const bool is_max = IsInt8Op(v, Int8Op::kQMaxPool) || IsInt8Op(v, Int8Op::kQGlobalMaxPool);
   reference::QAveragePoolParams q{};
   if (!is_max) {
     const json& r = v.params.at("requantization");
@@ -678,7 +630,7 @@ Status DeriveBinary(NodeVectors& v) {
   const reference::QOperand qa{a->qparams->scale(), a->qparams->zero_point()};
   const reference::QOperand qb{b->qparams->scale(), b->qparams->zero_point()};
   const reference::QOperand qy{y->qparams->scale(), y->qparams->zero_point()};
-  const bool add = v.op_type == "QAdd";
+  const bool add = IsInt8Op(v, Int8Op::kQAdd);
   json r = {{"scheme", stage == reference::QGemmStage::kQ31 ? "q31" : "fp32"},
             {"a_zero_point", qa.zero_point},
             {"b_zero_point", qb.zero_point},
@@ -721,7 +673,7 @@ Result<Tensor> ReplayBinaryT(const NodeVectors& v, const Tensor& a, const Tensor
   if (shape != y.shape())
     return InvalidArgument("node '{}': broadcast shape {} != output {}", v.name, shape, y.shape());
   OCTET_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(y.dtype(), y.shape()));
-  const bool add = v.op_type == "QAdd";
+  const bool add = IsInt8Op(v, Int8Op::kQAdd);
   auto walk = [&](auto f) {
     reference::BroadcastElementwise<T>(a.shape(), a.data<T>(), b.shape(), b.data<T>(), shape, out.data<T>(), f);
   };
@@ -938,21 +890,48 @@ Result<Tensor> ReplayTranspose(const NodeVectors& v) {
   return out;
 }
 
+Status DeriveNothing(NodeVectors&) { return OkStatus(); }
+
+// How test vectors derive and replay each int8 operator with the op-level references; nullopt for those without
+// one (the op table's `reference` says which). A new Int8Op without a case fails to compile (-Wswitch).
+struct ReplayRule {
+  Status (*derive)(NodeVectors&);
+  Result<Tensor> (*output)(const NodeVectors&);
+};
+std::optional<ReplayRule> RuleOf(Int8Op op) {
+  switch (op) {
+    case Int8Op::kQuantize: return ReplayRule{DeriveQuantize, ReplayQuantize};
+    case Int8Op::kDequantize: return ReplayRule{DeriveNothing, ReplayDequantize};
+    case Int8Op::kRequantize: return ReplayRule{DeriveRequantize, ReplayRequantize};
+    case Int8Op::kQConv:
+    case Int8Op::kQGemm:
+    case Int8Op::kQMatMul: return ReplayRule{DeriveLinear, ReplayLinearOutput};
+    case Int8Op::kQAdd:
+    case Int8Op::kQMul: return ReplayRule{DeriveBinary, ReplayBinary};
+    case Int8Op::kQMaxPool:
+    case Int8Op::kQAveragePool:
+    case Int8Op::kQGlobalMaxPool:
+    case Int8Op::kQGlobalAveragePool: return ReplayRule{DerivePool, ReplayPool};
+    case Int8Op::kQConcat: return ReplayRule{DeriveConcat, ReplayConcat};
+    case Int8Op::kQLookup: return ReplayRule{DeriveLookup, ReplayLookup};
+    case Int8Op::kQClamp: return ReplayRule{DeriveClamp, ReplayClamp};
+    case Int8Op::kDynamicQGemm:
+    case Int8Op::kDynamicQMatMul:
+    case Int8Op::kDynamicQLSTM:
+    case Int8Op::kDynamicQGRU: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<ReplayRule> RuleOf(const std::string& domain, const std::string& op_type) {
+  const std::optional<Int8Op> op = FindInt8Op(domain, op_type);
+  return op ? RuleOf(*op) : std::nullopt;
+}
+
 Result<Tensor> ReferenceOutput(const NodeVectors& v) {
   if ((v.domain.empty() || v.domain == "ai.onnx") && v.op_type == "Transpose") return ReplayTranspose(v);
-  if (IsLinear(v.domain, v.op_type)) return ReplayLinearOutput(v);
   if (IsShapeOnly(v.domain, v.op_type)) return ReplayShapeOnly(v);
-  if (IsInt8Op(v, "Quantize")) return ReplayQuantize(v);
-  if (IsInt8Op(v, "Dequantize")) return ReplayDequantize(v);
-  if (IsInt8Op(v, "Requantize")) return ReplayRequantize(v);
-  if (IsInt8Op(v, "QMaxPool") || IsInt8Op(v, "QAveragePool") || IsInt8Op(v, "QGlobalMaxPool") ||
-      IsInt8Op(v, "QGlobalAveragePool")) {
-    return ReplayPool(v);
-  }
-  if (IsInt8Op(v, "QAdd") || IsInt8Op(v, "QMul")) return ReplayBinary(v);
-  if (IsInt8Op(v, "QClamp")) return ReplayClamp(v);
-  if (IsInt8Op(v, "QLookup")) return ReplayLookup(v);
-  if (IsInt8Op(v, "QConcat")) return ReplayConcat(v);
+  if (const std::optional<ReplayRule> rule = RuleOf(v.domain, v.op_type)) return rule->output(v);
   return Unimplemented("node '{}': no reference replay for {}", v.name, v.op_type);
 }
 
@@ -977,11 +956,7 @@ const VectorTensor* NodeVectors::Find(const std::string& role, int slot) const {
 
 bool HasReference(const std::string& domain, const std::string& op) {
   if (IsShapeOnly(domain, op) || ((domain.empty() || domain == "ai.onnx") && op == "Transpose")) return true;
-  if (domain != "octet") return false;
-  static const char* const kOps[] = {"Quantize", "Dequantize", "Requantize",   "QConv",          "QGemm",
-                                     "QMatMul",  "QMaxPool",   "QAveragePool", "QGlobalMaxPool", "QGlobalAveragePool",
-                                     "QAdd",     "QMul",       "QClamp",       "QLookup",        "QConcat"};
-  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return op == k; });
+  return RuleOf(domain, op).has_value();
 }
 
 bool IsDerivedRole(const std::string& role) {
@@ -991,18 +966,8 @@ bool IsDerivedRole(const std::string& role) {
 
 Status DeriveNodeVectors(NodeVectors& v) {
   return Guarded(v, [&]() -> Status {
-    if (IsLinear(v.domain, v.op_type)) return DeriveLinear(v);
-    if (IsInt8Op(v, "Quantize")) return DeriveQuantize(v);
-    if (IsInt8Op(v, "Requantize")) return DeriveRequantize(v);
-    if (IsInt8Op(v, "QMaxPool") || IsInt8Op(v, "QAveragePool") || IsInt8Op(v, "QGlobalMaxPool") ||
-        IsInt8Op(v, "QGlobalAveragePool")) {
-      return DerivePool(v);
-    }
-    if (IsInt8Op(v, "QAdd") || IsInt8Op(v, "QMul")) return DeriveBinary(v);
-    if (IsInt8Op(v, "QClamp")) return DeriveClamp(v);
-    if (IsInt8Op(v, "QLookup")) return DeriveLookup(v);
-    if (IsInt8Op(v, "QConcat")) return DeriveConcat(v);
-    return OkStatus();  // Dequantize, shape-only and unreplayed ops record nothing more
+    if (const std::optional<ReplayRule> rule = RuleOf(v.domain, v.op_type)) return rule->derive(v);
+    return OkStatus();  // shape-only and unreplayed ops record nothing more
   });
 }
 

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/executor.h"
+#include "core/op_table.h"
 #include "core/version.h"
 #include "io/file_util.h"
 #include "io/npy.h"
@@ -57,8 +58,8 @@ std::string FileName(const VectorTensor& t) {
 
 // The role of input `slot` of a node: the linear operators name their weight and bias.
 std::string InputRole(const Node& node, size_t slot) {
-  const bool linear =
-      node.domain == "octet" && (node.op_type == "QConv" || node.op_type == "QGemm" || node.op_type == "QMatMul");
+  const std::optional<Int8Op> op = FindInt8Op(node.domain, node.op_type);
+  const bool linear = op && Int8OpInfoOf(*op).convert == ConvertForm::kWeighted;  // QConv, QGemm, QMatMul
   if (linear && slot == 1) return "weight";
   if (linear && slot == 2) return "bias";
   return "input";

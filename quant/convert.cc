@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/op_table.h"
 #include "core/verifier.h"
 #include "observers/qparams_math.h"
 #include "ops/int8/int8_ops.h"
@@ -67,8 +68,29 @@ struct Plan {
 };
 
 Plan KeepFloat(std::string reason) { return Plan{Action::kFloat, "", "", std::move(reason)}; }
-Plan Int8(Action action, std::string op_type) {
-  return Plan{action, std::move(op_type), std::string(kInt8Domain), ""};
+
+// The conversion the op table declares for int8 operator `op`.
+Plan Int8(Int8Op op) {
+  Action action = Action::kFloat;
+  switch (Int8OpInfoOf(op).convert) {
+    case ConvertForm::kWeighted: action = Action::kWeighted; break;
+    case ConvertForm::kBinary: action = Action::kBinary; break;
+    case ConvertForm::kUnary: action = Action::kUnary; break;
+    case ConvertForm::kShared: action = Action::kPassThrough; break;
+    case ConvertForm::kClamp: action = Action::kClamp; break;
+    case ConvertForm::kConcat: action = Action::kConcat; break;
+    case ConvertForm::kUnset:
+    case ConvertForm::kInserted:
+    case ConvertForm::kDynamic: return KeepFloat(fmt::format("{} is not made by Convert", Int8OpName(op)));
+  }
+  return Plan{action, std::string(Int8OpName(op)), std::string(kInt8Domain), ""};
+}
+
+// The int8 operator the op table makes of float node `n`, or why it stays float.
+Plan Int8Of(const Node& n) {
+  const std::optional<Int8Op> op = Int8OpFrom(n.op_type, /*dynamic=*/false);
+  if (!op) return KeepFloat(fmt::format("{} has no int8 operator", n.op_type));
+  return Int8(*op);
 }
 
 // The form in which a converted node takes input `slot`.
@@ -144,7 +166,7 @@ Plan PlanWeighted(const Graph& g, const Node& n) {
                                    out_channels));
     }
   }
-  return Int8(Action::kWeighted, "Q" + n.op_type);
+  return Int8Of(n);
 }
 
 Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& uses,
@@ -184,24 +206,16 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
     case QuantOpKind::kWeighted:
       return PlanWeighted(g, n);
     case QuantOpKind::kGeneral:
-      if (In(op, {"Add", "Mul"})) return Int8(Action::kBinary, "Q" + n.op_type);
-      if (In(op, {"AveragePool", "GlobalAveragePool"})) return Int8(Action::kUnary, "Q" + n.op_type);
-      if (In(op, {"HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu"})) {
-        return Int8(Action::kUnary, "QLookup");
-      }
       if (op == "MatMul") {
         return KeepFloat("MatMul of two activations has no int8 operator (QMatMul needs a constant weight)");
       }
-      return KeepFloat(fmt::format("{} has no int8 operator", op));
+      return Int8Of(n);  // Add, Mul, the average pools, the lookups
     case QuantOpKind::kShared:
-      if (In(op, {"MaxPool", "GlobalMaxPool"})) return Int8(Action::kPassThrough, "Q" + n.op_type);
-      if (op == "Relu") return Int8(Action::kClamp, "QClamp");
       if (op == "Clip") {
         if (auto bounds = ReadClipBounds(g, n); !bounds.ok()) return KeepFloat(bounds.status().message());
-        return Int8(Action::kClamp, "QClamp");
       }
-      if (op == "Concat") return Int8(Action::kConcat, "QConcat");
       if (op == "Dropout") return Plan{Action::kDropout, "Identity", "", ""};
+      if (Int8OpFrom(op, /*dynamic=*/false)) return Int8Of(n);     // max pools, Relu, Clip, Concat
       return Plan{Action::kPassThrough, n.op_type, n.domain, ""};  // shape ops run on int8 in ONNX's domain
     case QuantOpKind::kFloat:
       break;
@@ -243,10 +257,7 @@ void QuantizeConstantInto(const Tensor& x, const QParams& q, QuantizeRounding ro
     if (rounding == QuantizeRounding::kHalfEvenMulReciprocal) {
       y[i] = reference::QuantizeValue<T>(xs[i], inv[c], zp, q.quant_min(), q.quant_max());
     } else {  // TFLite: TfLiteRound(x / s) + zp, half away from zero
-      const float v = xs[i] / q.scales()[c];
-      double r = std::isnan(v) ? zp : std::round(static_cast<double>(v)) + zp;
-      r = std::min<double>(std::max<double>(r, q.quant_min()), q.quant_max());
-      y[i] = static_cast<T>(static_cast<int64_t>(r));
+      y[i] = reference::QuantizeValueHalfAway<T>(xs[i], q.scales()[c], zp, q.quant_min(), q.quant_max());
     }
   }
 }
@@ -477,7 +488,12 @@ Result<ValueId> Converter::FloatOf(ValueId v) {
   // One Dequantize per value, shared by every float consumer.
   const ValueId src = int8_[i].front().second;
   OCTET_ASSIGN_OR_RETURN(ValueId y, NewValue(ClaimOrDerive(v, ".dq"), DType::kF32, std::nullopt));
-  Node dq{DeriveNodeName(val.name + ".dequantize"), "Dequantize", std::string(kInt8Domain), {}, {src}, {y}};
+  Node dq{DeriveNodeName(val.name + ".dequantize"),
+          std::string(Int8OpName(Int8Op::kDequantize)),
+          std::string(kInt8Domain),
+          {},
+          {src},
+          {y}};
   OCTET_RETURN_IF_ERROR(out_.AddNode(std::move(dq)).status());
   float_[i] = y;
   return y;
@@ -500,13 +516,22 @@ Result<ValueId> Converter::Int8Of(ValueId v, const QParams& q) {
     if (int8_[i].empty()) return Internal("failed to convert: value '{}' is used before it is produced", val.name);
     const ValueId src = int8_[i].front().second;
     OCTET_ASSIGN_OR_RETURN(id, NewValue(DeriveValueName(val.name + ".rq"), q.dtype(), q));
-    Node rq{DeriveNodeName(val.name + ".requantize"), "Requantize", std::string(kInt8Domain), {}, {src}, {id}};
+    Node rq{DeriveNodeName(val.name + ".requantize"),
+            std::string(Int8OpName(Int8Op::kRequantize)),
+            std::string(kInt8Domain),
+            {},
+            {src},
+            {id}};
     OCTET_RETURN_IF_ERROR(out_.AddNode(std::move(rq)).status());
   } else {  // a graph input or the output of a float node: quantized straight from float
     OCTET_ASSIGN_OR_RETURN(ValueId src, FloatOf(v));
     OCTET_ASSIGN_OR_RETURN(id, NewValue(DeriveValueName(val.name + ".q"), q.dtype(), q));
-    Node qn{DeriveNodeName(val.name + ".quantize"), "Quantize", std::string(kInt8Domain), QuantizeAttributes(),
-            {src}, {id}};
+    Node qn{DeriveNodeName(val.name + ".quantize"),
+            std::string(Int8OpName(Int8Op::kQuantize)),
+            std::string(kInt8Domain),
+            QuantizeAttributes(),
+            {src},
+            {id}};
     OCTET_RETURN_IF_ERROR(out_.AddNode(std::move(qn)).status());
   }
   int8_[i].emplace_back(q, id);
@@ -603,7 +628,7 @@ Status Converter::EmitUnary(int index, const Node& n, const Plan& plan) {
   OCTET_RETURN_IF_ERROR(CheckActivation(n, n.outputs[0], yq));
   OCTET_ASSIGN_OR_RETURN(ValueId y, NewInt8Output(n.outputs[0], yq));
   Node q{n.name, plan.op_type, plan.domain, n.attributes, std::move(inputs), {y}};
-  if (plan.op_type == "QLookup") q.attributes.Set("function", n.op_type);
+  if (plan.op_type == Int8OpName(Int8Op::kQLookup)) q.attributes.Set("function", n.op_type);
   return out_.AddNode(std::move(q)).status();
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/op_table.h"
 #include "ops/int8/int8_ops.h"
 #include "quant/fuse.h"
 #include "quant/weight_quantizer.h"
@@ -53,7 +54,7 @@ DynamicPlan PlanNode(const Graph& g, const Node& n) {
           return p;
         }
       }
-      p.op_type = "DynamicQGemm";
+      p.op_type = Int8OpName(Int8Op::kDynamicQGemm);
       p.weights.push_back({1, trans_b ? 0 : 1, "weight"});
     }
     return p;
@@ -65,7 +66,7 @@ DynamicPlan PlanNode(const Graph& g, const Node& n) {
       p.why_not = "input 1 is not a constant f32 matrix";
       return p;
     }
-    p.op_type = "DynamicQMatMul";
+    p.op_type = Int8OpName(Int8Op::kDynamicQMatMul);
     p.weights.push_back({1, 1, "weight"});
     return p;
   }
@@ -74,7 +75,7 @@ DynamicPlan PlanNode(const Graph& g, const Node& n) {
       p.why_not = "W and R (inputs 1 and 2) are not both f32 constants";
       return p;
     }
-    p.op_type = n.op_type == "LSTM" ? "DynamicQLSTM" : "DynamicQGRU";
+    p.op_type = Int8OpName(*Int8OpFrom(n.op_type, /*dynamic=*/true));  // DynamicQLSTM, DynamicQGRU
     p.weights.push_back({1, 1, "W"});
     p.weights.push_back({2, 1, "R"});
   }

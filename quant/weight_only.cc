@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/op_table.h"
 #include "ops/int8/int8_ops.h"
 #include "quant/fuse.h"
 #include "quant/graph_rewrite.h"
@@ -60,7 +61,7 @@ Result<Graph> QuantizeWeightOnly(const Graph& float_graph, const QConfigMapping&
         OCTET_ASSIGN_OR_RETURN(ValueId out, g.AddNodeValue(out_name, DType::kF32));
         Node dq;
         dq.name = fmt::format("{}.{}_dequantize", node.name, w.role);
-        dq.op_type = "Dequantize";
+        dq.op_type = Int8OpName(Int8Op::kDequantize);
         dq.domain = std::string(kInt8Domain);
         dq.inputs = {qw};
         dq.outputs = {out};

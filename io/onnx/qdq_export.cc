@@ -15,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "core/op_table.h"
 #include "io/file_util.h"
 
 namespace octet {
@@ -93,28 +94,6 @@ Tensor ScalarF32(float v) {
   return t;
 }
 
-// The ONNX operator an int8 operator computes in float, or "" for those handled on their own.
-std::string_view FloatOpOf(std::string_view op) {
-  static const std::map<std::string_view, std::string_view> kOps = {
-      {"QConv", "Conv"},
-      {"QGemm", "Gemm"},
-      {"QMatMul", "MatMul"},
-      {"QAdd", "Add"},
-      {"QMul", "Mul"},
-      {"QMaxPool", "MaxPool"},
-      {"QAveragePool", "AveragePool"},
-      {"QGlobalAveragePool", "GlobalAveragePool"},
-      {"QGlobalMaxPool", "GlobalMaxPool"},
-      {"QConcat", "Concat"},
-      {"DynamicQGemm", "Gemm"},
-      {"DynamicQMatMul", "MatMul"},
-      {"DynamicQLSTM", "LSTM"},
-      {"DynamicQGRU", "GRU"},
-  };
-  auto it = kOps.find(op);
-  return it == kOps.end() ? std::string_view() : it->second;
-}
-
 class QdqWriter {
  public:
   QdqWriter(const Graph& graph, const QdqExportOptions& options, onnx::GraphProto& proto)
@@ -140,7 +119,7 @@ class QdqWriter {
     if (options_.expose_quantized_outputs) {
       for (ValueId id : graph_.outputs()) {
         const int p = producers[static_cast<size_t>(id)];
-        if (p < 0 || graph_.node(p).op_type != "Dequantize" || graph_.node(p).domain != "octet") continue;
+        if (p < 0 || !IsInt8Op(graph_.node(p), Int8Op::kDequantize)) continue;
         OCTET_RETURN_IF_ERROR(AddValueInfo(graph_.node(p).inputs[0], proto_.add_output()));
       }
     }
@@ -329,26 +308,33 @@ class QdqWriter {
 
   Status WriteNode(const Node& node) {
     if (node.domain.empty() || node.domain == "ai.onnx") return WriteOnnxNode(node);
-    if (node.domain != "octet") return Unimplemented("operators of domain '{}' have no ONNX form", node.domain);
-    const std::string& op = node.op_type;
-    if (op == "Quantize") {
-      OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
-      return QuantizeTo(in, node.outputs.at(0));
+    const std::optional<Int8Op> op = FindInt8Op(node.domain, node.op_type);
+    if (!op) {
+      if (node.domain != kInt8Domain) return Unimplemented("operators of domain '{}' have no ONNX form", node.domain);
+      if (node.attributes.Has("activation")) return WriteFused(node);
+      return Unimplemented("no QDQ form for this operator");
     }
-    if (op == "Dequantize") {
-      OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(node.inputs.at(0)));
-      OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
-      return WriteDequantize(in, *q, graph_.value(node.outputs.at(0)).name);
+    const Int8OpInfo& info = Int8OpInfoOf(*op);
+    switch (info.qdq) {
+      case QdqPattern::kQuantizeLinear: {
+        OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
+        return QuantizeTo(in, node.outputs.at(0));
+      }
+      case QdqPattern::kDequantizeLinear: {
+        OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(node.inputs.at(0)));
+        OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
+        return WriteDequantize(in, *q, graph_.value(node.outputs.at(0)).name);
+      }
+      case QdqPattern::kRequantize: {
+        OCTET_ASSIGN_OR_RETURN(std::string in, Dequantized(node.inputs.at(0)));
+        return QuantizeTo(in, node.outputs.at(0));
+      }
+      case QdqPattern::kFloatOp: return WriteInt8(node, info.float_op);
+      case QdqPattern::kClip:
+      case QdqPattern::kLookup: return WriteElementwise(node, info.qdq);
+      case QdqPattern::kDynamic: return WriteDynamic(node, info.float_op);
+      case QdqPattern::kUnset: break;
     }
-    if (op == "Requantize") {
-      OCTET_ASSIGN_OR_RETURN(std::string in, Dequantized(node.inputs.at(0)));
-      return QuantizeTo(in, node.outputs.at(0));
-    }
-    if (op == "QLookup" || op == "QClamp") return WriteElementwise(node);
-    if (op.rfind("Dynamic", 0) == 0) return WriteDynamic(node);
-    const std::string_view float_op = FloatOpOf(op);
-    if (!float_op.empty()) return WriteInt8(node, float_op);
-    if (node.attributes.Has("activation")) return WriteFused(node);
     return Unimplemented("no QDQ form for this operator");
   }
 
@@ -385,11 +371,11 @@ class QdqWriter {
   }
 
   // QLookup (its function) and QClamp (Clip) between DequantizeLinear and QuantizeLinear.
-  Status WriteElementwise(const Node& node) {
+  Status WriteElementwise(const Node& node, QdqPattern pattern) {
     OCTET_ASSIGN_OR_RETURN(std::string x, Dequantized(node.inputs.at(0)));
     const ValueId out = node.outputs.at(0);
     const std::string result = Fresh(graph_.value(out).name + ".float");
-    if (node.op_type == "QClamp") {
+    if (pattern == QdqPattern::kClip) {
       OCTET_ASSIGN_OR_RETURN(float lo, node.attributes.GetFloat("min", -std::numeric_limits<float>::infinity()));
       OCTET_ASSIGN_OR_RETURN(float hi, node.attributes.GetFloat("max", std::numeric_limits<float>::infinity()));
       const std::string min_name = std::isinf(lo) ? "" : AddInitializer(node.name + ".min", ScalarF32(lo));
@@ -414,9 +400,7 @@ class QdqWriter {
   }
 
   // A dynamic operator: its float operator on the dequantized weights; the activations stay float.
-  Status WriteDynamic(const Node& node) {
-    const std::string_view float_op = FloatOpOf(node.op_type);
-    if (float_op.empty()) return Unimplemented("no QDQ form for this dynamic operator");
+  Status WriteDynamic(const Node& node, std::string_view float_op) {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
     onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, Outputs(node));
     return CopyAttributes(node, proto);
@@ -489,9 +473,8 @@ Status WriteQdqModel(const std::string& path, const Graph& graph, const QdqExpor
 std::vector<std::string> NodesSaturatingWithoutVnni(const Graph& graph) {
   std::vector<std::string> names;
   for (const Node& node : graph.nodes()) {
-    if (node.domain != "octet" || (node.op_type != "QConv" && node.op_type != "QGemm" && node.op_type != "QMatMul")) {
-      continue;
-    }
+    const std::optional<Int8Op> op = FindInt8Op(node.domain, node.op_type);
+    if (!op || Int8OpInfoOf(*op).convert != ConvertForm::kWeighted) continue;  // QConv, QGemm, QMatMul
     if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue) continue;
     const std::optional<QParams>& x = graph.value(node.inputs[0]).qparams;
     const std::optional<QParams>& w = graph.value(node.inputs[1]).qparams;

@@ -65,7 +65,7 @@ Result<QActivation> ReadOutputActivation(const OpPrepareArgs& args, size_t slot,
   return FromQParams(qp, qp.dtype(), what);
 }
 
-Status CheckSharedQParams(const QActivation& x, const QActivation& y, const char* op) {
+Status CheckSharedQParams(const QActivation& x, const QActivation& y, std::string_view op) {
   if (!x.SameAs(y)) {
     return InvalidArgument("{} needs the output qparams equal to the input's (it moves codes without "
                            "requantizing), got input {} and output {}",

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/op_registry.h"
 #include "core/qparams.h"
@@ -40,7 +41,7 @@ Result<QActivation> ReadInputActivation(const OpPrepareArgs& args, size_t slot, 
 // Output `slot`: has per-tensor u8 / s8 qparams (the output's dtype is theirs).
 Result<QActivation> ReadOutputActivation(const OpPrepareArgs& args, size_t slot, const char* role);
 // Fails unless y's qparams equal x's (operators that move codes without arithmetic: max pools, QClamp).
-Status CheckSharedQParams(const QActivation& x, const QActivation& y, const char* op);
+Status CheckSharedQParams(const QActivation& x, const QActivation& y, std::string_view op);
 
 // The "activation" attribute: "" (default) or "Relu". Returns the clamp bounds [lo, hi] of y: its [quant_min,
 // quant_max], lo raised to y's zero point by Relu.

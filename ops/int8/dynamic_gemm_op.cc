@@ -198,8 +198,8 @@ Result<PreparedOp> PrepareDynamicQMatMul(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterDynamicGemmOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "DynamicQGemm", PrepareDynamicQGemm));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "DynamicQMatMul", PrepareDynamicQMatMul));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kDynamicQGemm, PrepareDynamicQGemm));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kDynamicQMatMul, PrepareDynamicQMatMul));
   return OkStatus();
 }
 

@@ -113,10 +113,10 @@ Result<PreparedOp> PrepareDynamicRnn(const OpPrepareArgs& args, bool lstm) {
 }  // namespace
 
 Status RegisterDynamicRnnOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "DynamicQLSTM",
-                                          [](const OpPrepareArgs& a) { return PrepareDynamicRnn(a, true); }));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "DynamicQGRU",
-                                          [](const OpPrepareArgs& a) { return PrepareDynamicRnn(a, false); }));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kDynamicQLSTM,
+                                       [](const OpPrepareArgs& a) { return PrepareDynamicRnn(a, true); }));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kDynamicQGRU,
+                                       [](const OpPrepareArgs& a) { return PrepareDynamicRnn(a, false); }));
   return OkStatus();
 }
 

@@ -47,16 +47,20 @@
 // the default domain; their output carries its input's qparams.
 #pragma once
 
-#include <string_view>
+#include <utility>
 
 #include "core/op_registry.h"
+#include "core/op_table.h"
 #include "core/status.h"
 
 namespace octet {
 
-inline constexpr std::string_view kInt8Domain = "octet";
-
-// Registers every int8 operator above into `registry` (domain kInt8Domain).
+// Registers every int8 operator above into `registry` (domain kInt8Domain, names from core/op_table.h).
 Status RegisterInt8Ops(OpRegistry& registry);
+
+// Registers `prepare` as int8 operator `op`: the op files name their operators by id, never by string.
+inline Status RegisterInt8Op(OpRegistry& registry, Int8Op op, OpPrepareFn prepare) {
+  return registry.Register(kInt8Domain, Int8OpName(op), std::move(prepare));
+}
 
 }  // namespace octet

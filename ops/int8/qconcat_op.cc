@@ -106,6 +106,6 @@ Result<PreparedOp> PrepareQConcat(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterQConcatOp(OpRegistry& registry) { return registry.Register(kInt8Domain, "QConcat", PrepareQConcat); }
+Status RegisterQConcatOp(OpRegistry& registry) { return RegisterInt8Op(registry, Int8Op::kQConcat, PrepareQConcat); }
 
 }  // namespace octet::int8_ops

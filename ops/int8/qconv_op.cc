@@ -16,6 +16,7 @@
 #include "ops/int8/int8_ops.h"
 #include "ops/int8/linear_output.h"
 #include "ops/qconv2d.h"
+#include "ops/reference/qconv_op_reference.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -219,24 +220,24 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   }
   OCTET_ASSIGN_OR_RETURN(const Spatial s, ReadSpatial(at, x, w));
   const bool one_d = x.rank() == 3;
-  const size_t nd = s.kernel.size();
+  // The op-level spec's geometry: a 1-D convolution is the 2-D one of height 1.
+  const reference::QConvOpGeometry g = reference::MakeQConvOpGeometry(x, w, s.strides, s.dilations, s.pads, group);
 
   ConvLayout l;
-  l.n = x.dim(0);
+  l.n = g.n;
   l.c = c;
   l.m = m;
-  l.h = one_d ? 1 : x.dim(2);
-  l.w = x.dim(x.rank() - 1);
+  l.h = g.h;
+  l.w = g.w;
   Conv2dParams p;
-  p.kernel_h = one_d ? 1 : s.kernel[0];
-  p.kernel_w = s.kernel[nd - 1];
-  p.stride_h = one_d ? 1 : s.strides[0];
-  p.stride_w = s.strides[nd - 1];
-  p.dilation_h = one_d ? 1 : s.dilations[0];
-  p.dilation_w = s.dilations[nd - 1];
+  p.kernel_h = g.kh;
+  p.kernel_w = g.kw;
+  p.stride_h = g.stride_h;
+  p.stride_w = g.stride_w;
+  p.dilation_h = g.dilation_h;
+  p.dilation_w = g.dilation_w;
   p.groups = group;
-  const int64_t pt = one_d ? 0 : s.pads[0], pb = one_d ? 0 : s.pads[nd];
-  const int64_t pl = s.pads[nd - 1], pr = s.pads[2 * nd - 1];
+  const int64_t pt = g.pad_top, pb = g.pad_bottom, pl = g.pad_left, pr = g.pad_right;
   OCTET_ASSIGN_OR_RETURN(l.oh, float_ops::WindowOutputSize(l.h, p.kernel_h, p.stride_h, pt, pb, p.dilation_h, false));
   OCTET_ASSIGN_OR_RETURN(l.ow, float_ops::WindowOutputSize(l.w, p.kernel_w, p.stride_w, pl, pr, p.dilation_w, false));
   std::vector<int64_t> out_dims = {l.n, m};
@@ -297,8 +298,6 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterQConvOps(OpRegistry& registry) {
-  return registry.Register(kInt8Domain, "QConv", PrepareQConv);
-}
+Status RegisterQConvOps(OpRegistry& registry) { return RegisterInt8Op(registry, Int8Op::kQConv, PrepareQConv); }
 
 }  // namespace octet::int8_ops

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "core/threading.h"
@@ -89,7 +90,7 @@ void RunQBinary(const OpRunArgs& r, const BroadcastPlan& plan, const QBinaryPara
 }
 
 Result<PreparedOp> PrepareQBinary(const OpPrepareArgs& args, QBinaryKind kind) {
-  const char* op = kind == QBinaryKind::kAdd ? "QAdd" : "QMul";
+  const std::string_view op = Int8OpName(kind == QBinaryKind::kAdd ? Int8Op::kQAdd : Int8Op::kQMul);
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 2, 2));
   OCTET_ASSIGN_OR_RETURN(const QActivation qa, ReadInputActivation(args, 0, "A"));
   OCTET_ASSIGN_OR_RETURN(const QActivation qb, ReadInputActivation(args, 1, "B"));
@@ -154,12 +155,10 @@ Result<PreparedOp> PrepareQBinary(const OpPrepareArgs& args, QBinaryKind kind) {
 }  // namespace
 
 Status RegisterQElementwiseOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QAdd", [](const OpPrepareArgs& a) {
-    return PrepareQBinary(a, QBinaryKind::kAdd);
-  }));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QMul", [](const OpPrepareArgs& a) {
-    return PrepareQBinary(a, QBinaryKind::kMul);
-  }));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQAdd,
+                                       [](const OpPrepareArgs& a) { return PrepareQBinary(a, QBinaryKind::kAdd); }));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQMul,
+                                       [](const OpPrepareArgs& a) { return PrepareQBinary(a, QBinaryKind::kMul); }));
   return OkStatus();
 }
 

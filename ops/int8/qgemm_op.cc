@@ -104,8 +104,8 @@ Result<PreparedOp> PrepareQMatMul(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterQGemmOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QGemm", PrepareQGemm));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QMatMul", PrepareQMatMul));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQGemm, PrepareQGemm));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQMatMul, PrepareQMatMul));
   return OkStatus();
 }
 

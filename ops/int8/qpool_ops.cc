@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <utility>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
@@ -135,7 +136,8 @@ void RunGlobalPool(const OpRunArgs& r, int64_t planes, int64_t spatial, bool is_
 }
 
 // Reads x's and y's qparams; max pools need them equal.
-Result<std::pair<QActivation, QActivation>> ReadPoolQParams(const OpPrepareArgs& args, bool is_max, const char* op) {
+Result<std::pair<QActivation, QActivation>> ReadPoolQParams(const OpPrepareArgs& args, bool is_max,
+                                                            std::string_view op) {
   OCTET_ASSIGN_OR_RETURN(const QActivation qx, ReadInputActivation(args, 0, "X"));
   OCTET_ASSIGN_OR_RETURN(const QActivation qy, ReadOutputActivation(args, 0, "Y"));
   if (is_max) {
@@ -151,7 +153,7 @@ reference::QAveragePoolParams AverageParams(const QActivation& qx, const QActiva
 }
 
 Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
-  const char* op = is_max ? "QMaxPool" : "QAveragePool";
+  const std::string_view op = Int8OpName(is_max ? Int8Op::kQMaxPool : Int8Op::kQAveragePool);
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
   OCTET_ASSIGN_OR_RETURN(const auto qparams, ReadPoolQParams(args, is_max, op));
   const auto& [qx, qy] = qparams;
@@ -180,7 +182,7 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
 }
 
 Result<PreparedOp> PrepareQGlobalPool(const OpPrepareArgs& args, bool is_max) {
-  const char* op = is_max ? "QGlobalMaxPool" : "QGlobalAveragePool";
+  const std::string_view op = Int8OpName(is_max ? Int8Op::kQGlobalMaxPool : Int8Op::kQGlobalAveragePool);
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
   OCTET_ASSIGN_OR_RETURN(const auto qparams, ReadPoolQParams(args, is_max, op));
   const auto& [qx, qy] = qparams;
@@ -216,13 +218,13 @@ Result<PreparedOp> PrepareQGlobalPool(const OpPrepareArgs& args, bool is_max) {
 
 Status RegisterQPoolOps(OpRegistry& registry) {
   OCTET_RETURN_IF_ERROR(
-      registry.Register(kInt8Domain, "QMaxPool", [](const OpPrepareArgs& a) { return PrepareQPool(a, true); }));
+      RegisterInt8Op(registry, Int8Op::kQMaxPool, [](const OpPrepareArgs& a) { return PrepareQPool(a, true); }));
   OCTET_RETURN_IF_ERROR(
-      registry.Register(kInt8Domain, "QAveragePool", [](const OpPrepareArgs& a) { return PrepareQPool(a, false); }));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QGlobalMaxPool",
-                                          [](const OpPrepareArgs& a) { return PrepareQGlobalPool(a, true); }));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QGlobalAveragePool",
-                                          [](const OpPrepareArgs& a) { return PrepareQGlobalPool(a, false); }));
+      RegisterInt8Op(registry, Int8Op::kQAveragePool, [](const OpPrepareArgs& a) { return PrepareQPool(a, false); }));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQGlobalMaxPool,
+                                       [](const OpPrepareArgs& a) { return PrepareQGlobalPool(a, true); }));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQGlobalAveragePool,
+                                       [](const OpPrepareArgs& a) { return PrepareQGlobalPool(a, false); }));
   return OkStatus();
 }
 

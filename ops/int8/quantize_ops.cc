@@ -201,9 +201,9 @@ Result<PreparedOp> PrepareRequantize(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterQuantizeOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "Quantize", PrepareQuantize));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "Dequantize", PrepareDequantize));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "Requantize", PrepareRequantize));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQuantize, PrepareQuantize));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kDequantize, PrepareDequantize));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kRequantize, PrepareRequantize));
   return OkStatus();
 }
 

@@ -76,7 +76,7 @@ Result<PreparedOp> PrepareQClamp(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
   OCTET_ASSIGN_OR_RETURN(const QActivation qx, ReadInputActivation(args, 0, "X"));
   OCTET_ASSIGN_OR_RETURN(const QActivation qy, ReadOutputActivation(args, 0, "Y"));
-  OCTET_RETURN_IF_ERROR(CheckSharedQParams(qx, qy, "QClamp"));
+  OCTET_RETURN_IF_ERROR(CheckSharedQParams(qx, qy, Int8OpName(Int8Op::kQClamp)));
   constexpr float kInf = std::numeric_limits<float>::infinity();
   OCTET_ASSIGN_OR_RETURN(const float min, args.node.attributes.GetFloat("min", -kInf));
   OCTET_ASSIGN_OR_RETURN(const float max, args.node.attributes.GetFloat("max", kInf));
@@ -105,8 +105,8 @@ Result<PreparedOp> PrepareQClamp(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterQUnaryOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QLookup", PrepareQLookup));
-  OCTET_RETURN_IF_ERROR(registry.Register(kInt8Domain, "QClamp", PrepareQClamp));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQLookup, PrepareQLookup));
+  OCTET_RETURN_IF_ERROR(RegisterInt8Op(registry, Int8Op::kQClamp, PrepareQClamp));
   return OkStatus();
 }
 

@@ -1,15 +1,15 @@
-// QConv as a graph operator: NCHW / OIHW in, the scalar reference (reference::QConv2dAccumulate in NHWC / OHWI,
-// then the output stage from qgemm_reference.h) bit for bit, for u8 and s8 activations, per-tensor and per-channel
-// (symmetric and affine) weights, each requantization scheme, fused Relu, s32 / f32 / no bias, groups, depthwise,
-// strides, asymmetric and auto pads, dilation, 1-D, odd shapes and batch > 1, at 1 and 2 threads; a float sanity
-// check against the float Conv; and the errors of Prepare.
+// QConv as a graph operator: NCHW / OIHW in, the op-level reference (reference::QConvOpAccumulate, over
+// QConv2dAccumulate in NHWC / OHWI, then the output stage from qgemm_reference.h) bit for bit, for u8 and s8
+// activations, per-tensor and per-channel (symmetric and affine) weights, each requantization scheme, fused Relu, s32 /
+// f32 / no bias, groups, depthwise, strides, asymmetric and auto pads, dilation, 1-D, odd shapes and batch > 1, at 1
+// and 2 threads; a float sanity check against the float Conv; and the errors of Prepare.
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
 #include "ops/quantize.h"
-#include "ops/reference/qconv2d_reference.h"
+#include "ops/reference/qconv_op_reference.h"
 #include "tests/ops/float/float_op_tester.h"
 #include "tests/ops/int8/int8_op_tester.h"
 #include "tests/test_util.h"
@@ -70,61 +70,34 @@ AttributeMap ConvAttributes(const ConvCase& c) {
   return at;
 }
 
-// The reference output, NCHW bytes: x padded explicitly with its zero point where the pads are asymmetric (the
-// spec's rule: a tap outside the image reads x_zp), else by the reference's own symmetric padding.
+// The reference output, NCHW bytes: the op-level spec (reference::QConvOpAccumulate: taps outside the image read
+// x_zp) with the pads resolved here, then the output stage per pixel.
 std::vector<uint8_t> ReferenceConv(const ConvCase& c, const Tensor& x, const QParams& x_qp, const Tensor& w,
                                    const QParams& w_qp, const QParams& y_qp, QGemmStage stage, bool relu,
                                    const std::vector<int32_t>& bias_s32, const std::vector<float>& bias_f32) {
-  const std::vector<int64_t> pads = ResolvedPads(c);
-  const bool symmetric = pads[0] == pads[2] && pads[1] == pads[3];
-  const int64_t ph = symmetric ? 0 : pads[0] + pads[2], pw = symmetric ? 0 : pads[1] + pads[3];
-  const int64_t hp = c.h + ph, wp = c.w + pw, cg = c.c / c.group;
-  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
-  std::vector<uint8_t> nhwc(static_cast<size_t>(c.n * hp * wp * c.c), static_cast<uint8_t>(x_qp.zero_point()));
-  for (int64_t b = 0; b < c.n; ++b) {
-    for (int64_t ch = 0; ch < c.c; ++ch) {
-      for (int64_t y = 0; y < c.h; ++y) {
-        for (int64_t xx = 0; xx < c.w; ++xx) {
-          const int64_t yy = y + (symmetric ? 0 : pads[0]), xo = xx + (symmetric ? 0 : pads[1]);
-          nhwc[static_cast<size_t>(((b * hp + yy) * wp + xo) * c.c + ch)] =
-              xb[((b * c.c + ch) * c.h + y) * c.w + xx];
-        }
-      }
-    }
-  }
-  std::vector<int8_t> ohwi(static_cast<size_t>(c.m * c.kh * c.kw * cg));
-  const int8_t* wb = w.data<int8_t>();
-  for (int64_t o = 0; o < c.m; ++o) {
-    for (int64_t i = 0; i < cg; ++i) {
-      for (int64_t t = 0; t < c.kh * c.kw; ++t) {
-        ohwi[static_cast<size_t>((o * c.kh * c.kw + t) * cg + i)] = wb[(o * cg + i) * c.kh * c.kw + t];
-      }
-    }
-  }
-  reference::Conv2dGeometry g;
-  g.n = c.n;
-  g.h = hp;
-  g.w = wp;
-  g.c_in = c.c;
-  g.c_out = c.m;
-  g.kh = c.kh;
-  g.kw = c.kw;
-  g.stride_h = c.one_d ? 1 : c.strides[0];
-  g.stride_w = c.strides.back();
-  g.dilation_h = c.one_d ? 1 : c.dilations[0];
-  g.dilation_w = c.dilations.back();
-  g.pad_h = symmetric ? pads[0] : 0;
-  g.pad_w = symmetric ? pads[1] : 0;
-  g.groups = c.group;
+  const std::vector<int64_t> p = ResolvedPads(c);                                    // [t, l, b, r]
+  const std::vector<int64_t> pads = c.one_d ? std::vector<int64_t>{p[1], p[3]} : p;  // ONNX's [begin..., end...]
+  const reference::QConvOpGeometry g =
+      reference::MakeQConvOpGeometry(x.shape(), w.shape(), c.strides, c.dilations, pads, c.group);
   const int64_t oh = g.OutH(), ow = g.OutW(), pixels = c.n * oh * ow;
   std::vector<int32_t> w_zp(static_cast<size_t>(c.m));
   for (int64_t o = 0; o < c.m; ++o) w_zp[static_cast<size_t>(o)] = w_qp.zero_points()[w_qp.per_channel() ? o : 0];
-  std::vector<int32_t> acc(static_cast<size_t>(pixels * c.m));
+  std::vector<int32_t> acc_nchw(static_cast<size_t>(pixels * c.m));
   if (x.dtype() == DType::kU8) {
-    reference::QConv2dAccumulate(g, nhwc.data(), x_qp.zero_point(), ohwi.data(), w_zp.data(), acc.data());
+    reference::QConvOpAccumulate(g, x.data<uint8_t>(), x_qp.zero_point(), w.data<int8_t>(), w_zp.data(),
+                                 acc_nchw.data());
   } else {
-    reference::QConv2dAccumulate(g, reinterpret_cast<const int8_t*>(nhwc.data()), x_qp.zero_point(), ohwi.data(),
-                                 w_zp.data(), acc.data());
+    reference::QConvOpAccumulate(g, x.data<int8_t>(), x_qp.zero_point(), w.data<int8_t>(), w_zp.data(),
+                                 acc_nchw.data());
+  }
+  std::vector<int32_t> acc(acc_nchw.size());  // [pixel][m], as the stage takes it
+  for (int64_t b = 0; b < c.n; ++b) {
+    for (int64_t q = 0; q < oh * ow; ++q) {
+      for (int64_t o = 0; o < c.m; ++o) {
+        acc[static_cast<size_t>((b * oh * ow + q) * c.m + o)] =
+            acc_nchw[static_cast<size_t>((b * c.m + o) * oh * ow + q)];
+      }
+    }
   }
   const std::vector<uint8_t> y_nhwc =
       testing::ReferenceStage(acc, pixels, c.m, stage, x_qp.scale(), w_qp, y_qp, relu, bias_s32, bias_f32);
