@@ -7,7 +7,7 @@
 //   convert      how Convert (quant/convert.cc) or QuantizeDynamic makes it, from which float operators (`from`);
 //                kInserted for the operators Convert places between layers.
 //   qdq          its ONNX QDQ export pattern (io/onnx/qdq_export.cc) and the ONNX operator it computes in float.
-//   reference    whether test vectors derive and replay it with the op-level references (numeric_suite/vectors.h),
+//   reference    whether test vectors derive and replay it with the op-level references (io/vectors/vectors.h),
 //                or why not.
 //   counters     its layer counters (numeric_suite/layer_counters.h): saturation of a requantized output, the int32
 //                accumulators recomputed for headroom.

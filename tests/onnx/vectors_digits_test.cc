@@ -17,7 +17,7 @@
 #include "io/file_util.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
-#include "numeric_suite/vectors.h"
+#include "io/vectors/vectors.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/prepare.h"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "numeric_suite/vectors.h"
+#include "io/vectors/vectors.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
 

@@ -1,5 +1,5 @@
 // `octet vectors`: per-layer test vectors of an int8 model for hardware bring-up, and their replay through the
-// reference kernels (numeric_suite/vectors.h, docs/test_vectors.md).
+// reference kernels (io/vectors/vectors.h, docs/test_vectors.md).
 #pragma once
 
 #include <CLI/CLI.hpp>

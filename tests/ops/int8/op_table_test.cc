@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/op_table.h"
-#include "numeric_suite/vector_ops.h"
+#include "io/vectors/vector_ops.h"
 #include "ops/int8/int8_ops.h"
 
 namespace octet {

@@ -1,6 +1,6 @@
 // Test vectors: capture through the executor's hooks, the directory and its manifest, and the replay driver. The
 // per-operator rules are in vector_ops.cc.
-#include "numeric_suite/vectors.h"
+#include "io/vectors/vectors.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,7 +24,8 @@
 #include "core/version.h"
 #include "io/file_util.h"
 #include "io/npy.h"
-#include "numeric_suite/vector_ops.h"
+#include "io/vectors/vector_ops.h"
+#include "io/vectors/vectors_json.h"
 #include "quant/quantized_registry.h"
 
 namespace octet {

@@ -1,4 +1,4 @@
-// Test vectors (numeric_suite/vectors.h) of a converted builder model that uses most int8 operators (QConv, its
+// Test vectors (io/vectors/vectors.h) of a converted builder model that uses most int8 operators (QConv, its
 // depthwise case, QAveragePool, QLookup, QAdd, QMul, QConcat, QClamp, QGlobalAveragePool, QGemm, QMatMul,
 // Quantize, Dequantize, Flatten) in the reference, tflite (q31) and pytorch-fbgemm profiles: every node replays bit
 // for bit; a changed output, accumulator or multiplier makes the replay fail naming node, tensor and element; the
@@ -20,7 +20,7 @@
 #include "core/cpu_features.h"
 #include "io/file_util.h"
 #include "io/npy.h"
-#include "numeric_suite/vectors.h"
+#include "io/vectors/vectors.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/prepare.h"

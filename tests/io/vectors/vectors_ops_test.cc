@@ -15,11 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/graph.h"
 #include "core/cpu_features.h"
+#include "core/graph.h"
 #include "io/file_util.h"
 #include "io/npy.h"
-#include "numeric_suite/vectors.h"
+#include "io/vectors/vectors.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 

@@ -1,4 +1,4 @@
-// Per-operator rules of the test vectors (numeric_suite/vectors.h): what each int8 operator records beside its
+// Per-operator rules of the test vectors (io/vectors/vectors.h): what each int8 operator records beside its
 // inputs and outputs (int32 accumulators, requantization parameters, resolved geometry, lookup tables), and how its
 // outputs are recomputed with the scalar reference kernels (ops/reference) from what was recorded.
 #pragma once
@@ -62,11 +62,5 @@ Status DeriveNodeVectors(NodeVectors& v);
 // naming the node, the tensor, the flat element index (and the multi-index), the recorded and the reference value.
 // `elements` (optional) receives how many output and accumulator elements were compared.
 Status ReplayNode(const NodeVectors& recorded, int64_t* elements = nullptr);
-
-// JSON forms shared by the writer and the reader of manifest.json.
-nlohmann::json QParamsToJson(const QParams& qp);
-Result<QParams> QParamsFromJson(const nlohmann::json& j);
-nlohmann::json AttributesToJson(const AttributeMap& attributes);
-Result<AttributeMap> AttributesFromJson(const nlohmann::json& j);
 
 }  // namespace octet::vectors
