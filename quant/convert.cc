@@ -248,17 +248,18 @@ void QuantizeConstantInto(const Tensor& x, const QParams& q, QuantizeRounding ro
   const Shape& shape = x.shape();
   const int64_t channels = q.per_channel() ? shape.dim(q.axis()) : 1;
   const int64_t inner = q.per_channel() ? shape.Product(q.axis() + 1, shape.rank()) : 1;
+  // PyTorch's zp + rne(x * (1 / s)), or TFLite's zp + round_half_away(x / s).
+  const reference::QuantizeOpRounding op_rounding = rounding == QuantizeRounding::kHalfEvenMulReciprocal
+                                                        ? reference::QuantizeOpRounding::kHalfEven
+                                                        : reference::QuantizeOpRounding::kHalfAway;
   std::vector<float> inv(static_cast<size_t>(q.num_channels()));
   for (size_t c = 0; c < inv.size(); ++c) inv[c] = 1.0f / q.scales()[c];
   const float* xs = x.data<float>();
   for (int64_t i = 0; i < x.NumElements(); ++i) {
     const size_t c = q.per_channel() ? static_cast<size_t>((i / inner) % channels) : 0;
     const int32_t zp = q.zero_points()[c];
-    if (rounding == QuantizeRounding::kHalfEvenMulReciprocal) {
-      y[i] = reference::QuantizeValue<T>(xs[i], inv[c], zp, q.quant_min(), q.quant_max());
-    } else {  // TFLite: TfLiteRound(x / s) + zp, half away from zero
-      y[i] = reference::QuantizeValueHalfAway<T>(xs[i], q.scales()[c], zp, q.quant_min(), q.quant_max());
-    }
+    y[i] = reference::QuantizeOpValue<T>(xs[i], q.scales()[c], inv[c], zp, q.quant_min(), q.quant_max(), op_rounding,
+                                         /*nan_to_quant_min=*/false);
   }
 }
 

@@ -446,16 +446,11 @@ Result<Tensor> ReplayQuantize(const NodeVectors& v) {
     const size_t c = static_cast<size_t>((i / layout.first) % layout.second);
     const float scale = qp->scales()[c], inv = 1.0f / scale;
     const int32_t zp = qp->zero_points()[c];
-    const float scaled = half_away ? px[i] / scale : px[i] * inv;
-    int32_t code;
-    if (quant_min && reference::PyTorchMapsToQuantMin(scaled)) {
-      code = qp->quant_min();
-    } else if (half_away) {
-      code = reference::QuantizeValueHalfAway<int32_t>(px[i], scale, zp, qp->quant_min(), qp->quant_max());
-    } else {
-      code = reference::QuantizeValue<int32_t>(px[i], inv, zp, qp->quant_min(), qp->quant_max());
-    }
-    SetCode(out, i, code);
+    SetCode(out, i,
+            reference::QuantizeOpValue<int32_t>(
+                px[i], scale, inv, zp, qp->quant_min(), qp->quant_max(),
+                half_away ? reference::QuantizeOpRounding::kHalfAway : reference::QuantizeOpRounding::kHalfEven,
+                quant_min));
   }
   return out;
 }

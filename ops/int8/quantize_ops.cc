@@ -38,7 +38,7 @@ Tensor AsTensor(const TensorView& v) { return Tensor::Borrow(v.dtype(), v.shape(
 
 // ---- Quantize ----
 
-enum class Rounding : uint8_t { kHalfEven, kHalfAway };
+using Rounding = reference::QuantizeOpRounding;
 enum class NonFinite : uint8_t { kError, kQuantMin };
 
 struct QuantizeRule {
@@ -51,10 +51,8 @@ template <typename T>
 T QuantizeOne(float x, float scale, float inv_scale, int32_t zp, int32_t qmin, int32_t qmax, QuantizeRule rule,
               bool* nan) {
   if (std::isnan(x)) *nan = true;
-  const float v = rule.rounding == Rounding::kHalfEven ? x * inv_scale : x / scale;
-  if (rule.non_finite == NonFinite::kQuantMin && reference::PyTorchMapsToQuantMin(v)) return static_cast<T>(qmin);
-  return rule.rounding == Rounding::kHalfEven ? reference::QuantizeValue<T>(x, inv_scale, zp, qmin, qmax)
-                                              : reference::QuantizeValueHalfAway<T>(x, scale, zp, qmin, qmax);
+  return reference::QuantizeOpValue<T>(x, scale, inv_scale, zp, qmin, qmax, rule.rounding,
+                                       rule.non_finite == NonFinite::kQuantMin);
 }
 
 // Runs fn(offset, count, channel) over runs of elements sharing one channel's qparams, in tiles of the shape alone.

@@ -42,6 +42,22 @@ inline T QuantizeValueHalfAway(float x, float scale, int32_t zero_point, int32_t
 // which the clamp takes to the bottom of the range. (-Inf and v <= -2^63 reach quant_min by saturation anyway.)
 inline bool PyTorchMapsToQuantMin(float v) { return std::isnan(v) || v >= 9223372036854775808.0f; }
 
+// The Quantize operator's rule for one element (ops/int8/quantize_ops.h; Convert quantizes constants with it too):
+// rounding half_even (QuantizeValue: zp + rne(x * inv_scale), PyTorch) or half_away (QuantizeValueHalfAway:
+// zp + round_half_away(x / scale), TFLite); with nan_to_quant_min (non_finite "quant_min", PyTorch 1.13) NaN and
+// scaled values >= 2^63 give quant_min. inv_scale is 1.0f / scale.
+enum class QuantizeOpRounding : uint8_t { kHalfEven, kHalfAway };
+template <typename T>
+inline T QuantizeOpValue(float x, float scale, float inv_scale, int32_t zero_point, int32_t quant_min,
+                         int32_t quant_max, QuantizeOpRounding rounding, bool nan_to_quant_min) {
+  const bool half_even = rounding == QuantizeOpRounding::kHalfEven;
+  if (nan_to_quant_min && PyTorchMapsToQuantMin(half_even ? x * inv_scale : x / scale)) {
+    return static_cast<T>(quant_min);
+  }
+  return half_even ? QuantizeValue<T>(x, inv_scale, zero_point, quant_min, quant_max)
+                   : QuantizeValueHalfAway<T>(x, scale, zero_point, quant_min, quant_max);
+}
+
 // x = scale * float(q - zero_point): the difference is exact in int64, converted to float with round-to-nearest-
 // even, then one float32 multiply.
 template <typename T>
