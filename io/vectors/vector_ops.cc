@@ -19,6 +19,7 @@
 #include "core/op_table.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool.h"
+#include "ops/reference/qconcat_reference.h"
 #include "ops/reference/qconv_op_reference.h"
 #include "ops/reference/qelementwise_reference.h"
 #include "ops/reference/qgemm_op_reference.h"
@@ -789,7 +790,7 @@ Status DeriveConcat(NodeVectors& v) {
                       xq.quant_min() == yq.quant_min() && xq.quant_max() == yq.quant_max();
     json in = {{"requantize", !same}};
     if (!same) {
-      in["multiplier"] = xq.scale() / yq.scale();  // f32(x_scale / y_scale), qconcat_op.h
+      in["multiplier"] = reference::QConcatMultiplier(xq.scale(), yq.scale());
       in["input_zero_point"] = xq.zero_point();
     }
     inputs.push_back(std::move(in));
@@ -823,8 +824,8 @@ Result<Tensor> ReplayConcat(const NodeVectors& v) {
       for (int64_t k = 0; k < row; ++k) {
         const int32_t code = CodeAt(x->tensor, o * row + k);
         SetCode(out, o * y_row + offset + k,
-                in.at("requantize") ? reference::RequantizeFp32Value(code - in.at("input_zero_point").get<int32_t>(),
-                                                                     in.at("multiplier").get<float>(), zp, lo, hi)
+                in.at("requantize") ? reference::QConcatRequantizeValue(code, in.at("input_zero_point").get<int32_t>(),
+                                                                        in.at("multiplier").get<float>(), zp, lo, hi)
                                     : code);
       }
     }

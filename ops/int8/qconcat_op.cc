@@ -11,7 +11,7 @@
 #include "ops/float/op_util.h"
 #include "ops/int8/activation_qparams.h"
 #include "ops/int8/int8_ops.h"
-#include "ops/reference/requantize_reference.h"
+#include "ops/reference/qconcat_reference.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -80,7 +80,7 @@ Result<PreparedOp> PrepareQConcat(const OpPrepareArgs& args) {
     in.y_offset = plan->y_row;
     plan->y_row += in.row;
     if (!qx.SameAs(qy)) {
-      const float m = qx.scale / qy.scale;
+      const float m = reference::QConcatMultiplier(qx.scale, qy.scale);
       if (!std::isfinite(m)) {
         return InvalidArgument("{}: the requantization multiplier x_scale / y_scale = {} / {} is not finite", what,
                                qx.scale, qy.scale);
@@ -89,7 +89,7 @@ Result<PreparedOp> PrepareQConcat(const OpPrepareArgs& args) {
       for (int code = 0; code < 256; ++code) {
         const int32_t x = qx.dtype == DType::kU8 ? code : static_cast<int8_t>(static_cast<uint8_t>(code));
         const int32_t v =
-            reference::RequantizeFp32Value(x - qx.zero_point, m, qy.zero_point, qy.quant_min, qy.quant_max);
+            reference::QConcatRequantizeValue(x, qx.zero_point, m, qy.zero_point, qy.quant_min, qy.quant_max);
         in.table[static_cast<size_t>(code)] = static_cast<uint8_t>(v);
       }
     }
