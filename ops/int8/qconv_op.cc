@@ -223,20 +223,14 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   // The op-level spec's geometry: a 1-D convolution is the 2-D one of height 1.
   const reference::QConvOpGeometry g = reference::MakeQConvOpGeometry(x, w, s.strides, s.dilations, s.pads, group);
 
-  ConvLayout l;
-  l.n = g.n;
-  l.c = c;
-  l.m = m;
-  l.h = g.h;
-  l.w = g.w;
-  Conv2dParams p;
-  p.kernel_h = g.kh;
-  p.kernel_w = g.kw;
-  p.stride_h = g.stride_h;
-  p.stride_w = g.stride_w;
-  p.dilation_h = g.dilation_h;
-  p.dilation_w = g.dilation_w;
-  p.groups = group;
+  ConvLayout l{.n = g.n, .c = c, .h = g.h, .w = g.w, .m = m};
+  Conv2dParams p{.kernel_h = g.kh,
+                 .kernel_w = g.kw,
+                 .stride_h = g.stride_h,
+                 .stride_w = g.stride_w,
+                 .dilation_h = g.dilation_h,
+                 .dilation_w = g.dilation_w,
+                 .groups = group};
   const int64_t pt = g.pad_top, pb = g.pad_bottom, pl = g.pad_left, pr = g.pad_right;
   OCTET_ASSIGN_OR_RETURN(l.oh, float_ops::WindowOutputSize(l.h, p.kernel_h, p.stride_h, pt, pb, p.dilation_h, false));
   OCTET_ASSIGN_OR_RETURN(l.ow, float_ops::WindowOutputSize(l.w, p.kernel_w, p.stride_w, pl, pr, p.dilation_w, false));

@@ -7,20 +7,18 @@
 namespace octet::reference {
 
 Conv2dGeometry QConvOpGeometry::Padded() const {
-  Conv2dGeometry g;
-  g.n = n;
-  g.h = h + pad_top + pad_bottom;
-  g.w = w + pad_left + pad_right;
-  g.c_in = c_in;
-  g.c_out = c_out;
-  g.kh = kh;
-  g.kw = kw;
-  g.stride_h = stride_h;
-  g.stride_w = stride_w;
-  g.dilation_h = dilation_h;
-  g.dilation_w = dilation_w;
-  g.groups = groups;
-  return g;
+  return Conv2dGeometry{.n = n,
+                        .h = h + pad_top + pad_bottom,
+                        .w = w + pad_left + pad_right,
+                        .c_in = c_in,
+                        .c_out = c_out,
+                        .kh = kh,
+                        .kw = kw,
+                        .stride_h = stride_h,
+                        .stride_w = stride_w,
+                        .dilation_h = dilation_h,
+                        .dilation_w = dilation_w,
+                        .groups = groups};
 }
 
 QConvOpGeometry MakeQConvOpGeometry(const Shape& x, const Shape& w, std::span<const int64_t> strides,
