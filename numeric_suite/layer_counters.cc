@@ -47,15 +47,18 @@ auto WithActivationType(DType dtype, Fn fn) {
   return fn(int8_t{});
 }
 
-Result<std::optional<int64_t>> ConvMaxAbsAccumulator(const Graph& graph, const NodeCall& call) {
-  const Node& node = call.node;
-  const ConstTensorView& x = call.inputs[0];
-  const ConstTensorView& w = call.inputs[1];
-  const QParams* xq = QParamsOf(graph, node.inputs[0]);
-  const QParams* wq = QParamsOf(graph, node.inputs[1]);
-  if (xq == nullptr || wq == nullptr || w.dtype() != DType::kS8 || (x.rank() != 3 && x.rank() != 4)) {
-    return std::optional<int64_t>();
-  }
+// The operands of a QConv / QGemm / QMatMul call: int8 x and s8 w with their qparams.
+struct LinearOperands {
+  const ConstTensorView& x;
+  const ConstTensorView& w;
+  const QParams& xq;
+  const QParams& wq;
+};
+
+Result<std::optional<int64_t>> ConvMaxAbsAccumulator(const Node& node, const LinearOperands& o) {
+  const ConstTensorView &x = o.x, &w = o.w;
+  const QParams &xq = o.xq, &wq = o.wq;
+  if (x.rank() != 3 && x.rank() != 4) return std::optional<int64_t>();
   const int nd = x.rank() - 2;
   std::vector<int64_t> in(x.shape().dims().begin() + 2, x.shape().dims().end());
   std::vector<int64_t> kernel(w.shape().dims().begin() + 2, w.shape().dims().end());
@@ -69,26 +72,20 @@ Result<std::optional<int64_t>> ConvMaxAbsAccumulator(const Graph& graph, const N
   const reference::QConvOpGeometry g =
       reference::MakeQConvOpGeometry(x.shape(), w.shape(), strides, dilations, pads, group);
   if (g.OutH() <= 0 || g.OutW() <= 0 || w.dim(1) * group != g.c_in) return std::optional<int64_t>();
-  const std::vector<int32_t> w_zps = WeightZeroPoints(*wq, g.c_out);
+  const std::vector<int32_t> w_zps = WeightZeroPoints(wq, g.c_out);
   std::vector<int32_t> acc(static_cast<size_t>(g.n * g.c_out * g.OutH() * g.OutW()));
   WithActivationType(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    reference::QConvOpAccumulate<T>(g, x.data<T>(), xq->zero_point(), w.data<int8_t>(), w_zps.data(), acc.data());
+    reference::QConvOpAccumulate<T>(g, x.data<T>(), xq.zero_point(), w.data<int8_t>(), w_zps.data(), acc.data());
     return 0;
   });
   return std::optional<int64_t>(MaxAbs(acc));
 }
 
 // QGemm (x [M, K], w [N, K] with transB = 1 or [K, N]) and QMatMul (x [..., K], w [K, N]).
-Result<std::optional<int64_t>> GemmMaxAbsAccumulator(const Graph& graph, const NodeCall& call) {
-  const Node& node = call.node;
-  const ConstTensorView& x = call.inputs[0];
-  const ConstTensorView& w = call.inputs[1];
-  const QParams* xq = QParamsOf(graph, node.inputs[0]);
-  const QParams* wq = QParamsOf(graph, node.inputs[1]);
-  if (xq == nullptr || wq == nullptr || w.dtype() != DType::kS8 || w.rank() != 2 || x.rank() < 1) {
-    return std::optional<int64_t>();
-  }
+Result<std::optional<int64_t>> GemmMaxAbsAccumulator(const Node& node, const LinearOperands& o) {
+  const ConstTensorView &x = o.x, &w = o.w;
+  if (w.rank() != 2 || x.rank() < 1) return std::optional<int64_t>();
   int64_t trans_b = 0;
   if (IsInt8Op(node, Int8Op::kQGemm)) {
     OCTET_ASSIGN_OR_RETURN(trans_b, node.attributes.GetInt("transB", 0));
@@ -97,11 +94,11 @@ Result<std::optional<int64_t>> GemmMaxAbsAccumulator(const Graph& graph, const N
   const int64_t m = x.NumElements() / std::max<int64_t>(k, 1);
   const int64_t n = trans_b ? w.dim(0) : w.dim(1);
   if ((trans_b ? w.dim(1) : w.dim(0)) != k) return std::optional<int64_t>();
-  const std::vector<int32_t> w_zps = WeightZeroPoints(*wq, n);
+  const std::vector<int32_t> w_zps = WeightZeroPoints(o.wq, n);
   std::vector<int32_t> acc(static_cast<size_t>(m * n));
   WithActivationType(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    reference::QGemmOpAccumulate<T>(m, n, k, x.data<T>(), xq->zero_point(), w.data<int8_t>(), /*w_rows=*/trans_b != 0,
+    reference::QGemmOpAccumulate<T>(m, n, k, x.data<T>(), o.xq.zero_point(), w.data<int8_t>(), /*w_rows=*/trans_b != 0,
                                     w_zps.data(), acc.data());
     return 0;
   });
@@ -135,11 +132,15 @@ Result<std::optional<int64_t>> MaxAbsAccumulator(const Graph& graph, const NodeC
     return std::optional<int64_t>();
   }
   if (call.inputs[0].dtype() != DType::kU8 && call.inputs[0].dtype() != DType::kS8) return std::optional<int64_t>();
+  const QParams* xq = QParamsOf(graph, call.node.inputs[0]);
+  const QParams* wq = QParamsOf(graph, call.node.inputs[1]);
+  if (xq == nullptr || wq == nullptr || call.inputs[1].dtype() != DType::kS8) return std::optional<int64_t>();
+  const LinearOperands operands{call.inputs[0], call.inputs[1], *xq, *wq};
   const std::optional<Int8Op> id = FindInt8Op(call.node.domain, op);
   Result<std::optional<int64_t>> r = std::optional<int64_t>();
   switch (id ? Int8OpInfoOf(*id).accumulator : AccumulatorKind::kNone) {
-    case AccumulatorKind::kConv: r = ConvMaxAbsAccumulator(graph, call); break;
-    case AccumulatorKind::kGemm: r = GemmMaxAbsAccumulator(graph, call); break;
+    case AccumulatorKind::kConv: r = ConvMaxAbsAccumulator(call.node, operands); break;
+    case AccumulatorKind::kGemm: r = GemmMaxAbsAccumulator(call.node, operands); break;
     case AccumulatorKind::kNone: break;
   }
   if (!r.ok()) {

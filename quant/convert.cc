@@ -41,13 +41,6 @@ bool IsConstant(const Graph& g, ValueId v, DType dtype) {
   return v != kNoValue && g.value(v).kind == ValueKind::kConstant && g.value(v).data.dtype() == dtype;
 }
 
-bool In(std::string_view op, std::initializer_list<std::string_view> ops) {
-  for (std::string_view o : ops) {
-    if (o == op) return true;
-  }
-  return false;
-}
-
 // How one node is converted.
 enum class Action {
   kFloat,        // stays float
@@ -234,7 +227,7 @@ std::vector<bool> DivisorValues(const Graph& g) {
     if (n.op_type == "Div" && n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
       divisor[static_cast<size_t>(n.inputs[1])] = true;
     }
-    if (In(n.op_type, {"Sqrt", "Identity"}) && n.inputs[0] != kNoValue && !n.outputs.empty() &&
+    if (OpIn(n.op_type, {"Sqrt", "Identity"}) && n.inputs[0] != kNoValue && !n.outputs.empty() &&
         n.outputs[0] != kNoValue && divisor[static_cast<size_t>(n.outputs[0])]) {
       divisor[static_cast<size_t>(n.inputs[0])] = true;
     }

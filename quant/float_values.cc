@@ -4,15 +4,10 @@
 
 #include <string_view>
 
+#include "quant/graph_rewrite.h"
+
 namespace octet {
 namespace {
-
-bool In(std::string_view op, std::initializer_list<std::string_view> ops) {
-  for (std::string_view o : ops) {
-    if (o == op) return true;
-  }
-  return false;
-}
 
 // ONNX TensorProto element types: FLOAT 1, UINT8 2, INT8 3, BOOL 9; everything
 // else that octet runs is an integer.
@@ -37,10 +32,10 @@ DType OutputDType(const Node &n, size_t slot, const std::vector<DType> &dtypes) 
   };
   if (n.domain.empty()) {
     const std::string_view op = n.op_type;
-    if (In(op, {"Shape", "Size", "NonZero", "ArgMax", "ArgMin"})) return DType::kS32;
+    if (OpIn(op, {"Shape", "Size", "NonZero", "ArgMax", "ArgMin"})) return DType::kS32;
     if (op == "TopK") return slot == 1 ? DType::kS32 : input(0);
-    if (In(op, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
-                "IsInf"})) {
+    if (OpIn(op, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
+                  "IsInf"})) {
       return DType::kU8;
     }
     if (op == "Cast") {

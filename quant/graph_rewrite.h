@@ -1,7 +1,9 @@
 // Small helpers the rewriting passes share: who uses a value, fresh names, removing nodes.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph.h"
@@ -14,5 +16,12 @@ std::vector<int> CountUses(const Graph& graph);
 std::string UniqueValueName(const Graph& graph, const std::string& base);
 // Removes the nodes whose flag is set (values stay; orphaned ones are unused).
 void RemoveNodes(Graph& graph, const std::vector<bool>& remove);
+// Whether op type `op` is one of `ops`.
+inline bool OpIn(std::string_view op, std::initializer_list<std::string_view> ops) {
+  for (std::string_view o : ops) {
+    if (o == op) return true;
+  }
+  return false;
+}
 
 }  // namespace octet

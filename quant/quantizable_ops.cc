@@ -4,19 +4,9 @@
 #include <string_view>
 
 #include "quant/fused_ops.h"
+#include "quant/graph_rewrite.h"
 
 namespace octet {
-
-namespace {
-
-bool In(std::string_view op, std::initializer_list<std::string_view> ops) {
-  for (std::string_view o : ops) {
-    if (o == op) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 QuantOpInfo LookupQuantOp(const Node& node, int weight_rank) {
   QuantOpInfo info;
@@ -24,7 +14,7 @@ QuantOpInfo LookupQuantOp(const Node& node, int weight_rank) {
   if (!node.domain.empty() && !fused) return info;
   const std::string_view op = node.op_type;
   const int n = static_cast<int>(node.inputs.size());
-  if (In(op, {"Conv", "Gemm", "MatMul"}) && n >= 2) {
+  if (OpIn(op, {"Conv", "Gemm", "MatMul"}) && n >= 2) {
     info.kind = QuantOpKind::kWeighted;
     info.activation_inputs = {0};
     if (weight_rank == 0) {
@@ -45,20 +35,20 @@ QuantOpInfo LookupQuantOp(const Node& node, int weight_rank) {
     }
     return info;
   }
-  if (In(op, {"Add", "Mul"}) && n == 2) {
+  if (OpIn(op, {"Add", "Mul"}) && n == 2) {
     info.kind = QuantOpKind::kGeneral;
     info.activation_inputs = {0, 1};
     return info;
   }
-  if (In(op, {"AveragePool", "GlobalAveragePool", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-              "Softmax"}) &&
+  if (OpIn(op, {"AveragePool", "GlobalAveragePool", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+                "Softmax"}) &&
       n >= 1) {
     info.kind = QuantOpKind::kGeneral;
     info.activation_inputs = {0};
     return info;
   }
-  if (In(op, {"MaxPool", "GlobalMaxPool", "Relu", "Clip", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
-              "Identity", "Dropout"}) &&
+  if (OpIn(op, {"MaxPool", "GlobalMaxPool", "Relu", "Clip", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
+                "Identity", "Dropout"}) &&
       n >= 1) {
     info.kind = QuantOpKind::kShared;
     info.activation_inputs = {0};

@@ -130,6 +130,15 @@ Status Compare(const NodeVectors& v, const std::string& what, const Tensor& reco
   return OkStatus();
 }
 
+// Input 0 and output 0, both u8 or s8 with per-tensor qparams.
+Result<std::pair<const VectorTensor*, const VectorTensor*>> NeedActivations(const NodeVectors& v) {
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
+  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
+  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  return std::pair<const VectorTensor*, const VectorTensor*>{x, y};
+}
+
 template <typename T>
 Tensor VectorTensorOf(Shape shape, const std::vector<T>& values) {
   return Tensor::FromValues<T>(std::move(shape), std::span<const T>(values)).value();
@@ -472,10 +481,8 @@ Result<Tensor> ReplayDequantize(const NodeVectors& v) {
 }
 
 Status DeriveRequantize(NodeVectors& v) {
-  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
-  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
-  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
-  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  OCTET_ASSIGN_OR_RETURN(const auto io, NeedActivations(v));
+  const auto [x, y] = io;
   const QParams &xq = *x->qparams, &yq = *y->qparams;
   v.params["requantization"] = {{"scheme", "fp32"},
                                 {"multiplier", reference::RequantizeQ8Multiplier(xq.scale(), yq.scale())},
@@ -519,10 +526,8 @@ Result<float_ops::PoolGeometry> PoolGeometryOf(const NodeVectors& v, const Shape
 }
 
 Status DerivePool(NodeVectors& v) {
-  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
-  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
-  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
-  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  OCTET_ASSIGN_OR_RETURN(const auto io, NeedActivations(v));
+  const auto [x, y] = io;
   const bool global = IsInt8Op(v, Int8Op::kQGlobalMaxPool) || IsInt8Op(v, Int8Op::kQGlobalAveragePool);
   const bool is_max = IsInt8Op(v, Int8Op::kQMaxPool) || IsInt8Op(v, Int8Op::kQGlobalMaxPool);
   const QParams &xq = *x->qparams, &yq = *y->qparams;
@@ -736,10 +741,8 @@ Result<Tensor> ReplayClamp(const NodeVectors& v) {
 }
 
 Status DeriveLookup(NodeVectors& v) {
-  OCTET_ASSIGN_OR_RETURN(const VectorTensor* x, Need(v, "input", 0));
-  OCTET_ASSIGN_OR_RETURN(const VectorTensor* y, Need(v, "output", 0));
-  OCTET_RETURN_IF_ERROR(CheckActivation(v, *x));
-  OCTET_RETURN_IF_ERROR(CheckActivation(v, *y));
+  OCTET_ASSIGN_OR_RETURN(const auto io, NeedActivations(v));
+  const auto [x, y] = io;
   OCTET_ASSIGN_OR_RETURN(const std::string name, v.attributes.GetString("function"));
   OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction f, reference::ParseLookupFunction(name));
   reference::QLookupParams p;
