@@ -1,6 +1,8 @@
 // Per-operator rules of the test vectors (io/vectors/vectors.h): what each int8 operator records beside its
 // inputs and outputs (int32 accumulators, requantization parameters, resolved geometry, lookup tables), and how its
-// outputs are recomputed with the scalar reference kernels (ops/reference) from what was recorded.
+// outputs are recomputed with the scalar reference kernels (ops/reference) from what was recorded. The arithmetic
+// is the op-level references' (qconv_op_reference.h, qgemm_op_reference.h, quantize_reference.h, ...); this file
+// reads and writes the records, dispatching on the op table's ids (core/op_table.h).
 #pragma once
 
 #include <cstdint>
@@ -46,9 +48,9 @@ struct NodeVectors {
   const VectorTensor* Find(const std::string& role, int slot = 0) const;
 };
 
-// Whether the op has a reference replay (the int8 operators of ops/int8/int8_ops.h except the dynamic ones, and
-// the shape-only ONNX operators Reshape, Flatten, Squeeze, Unsqueeze, Identity and Transpose). Others are recorded with
-// their inputs and outputs only.
+// Whether the op has a reference replay (the int8 operators whose op table entry says reference = true: all but
+// the dynamic ones; and the shape-only ONNX operators Reshape, Flatten, Squeeze, Unsqueeze, Identity and Transpose).
+// Others are recorded with their inputs and outputs only.
 bool HasReference(const std::string& domain, const std::string& op_type);
 
 bool IsDerivedRole(const std::string& role);
