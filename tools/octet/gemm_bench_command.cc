@@ -1,35 +1,25 @@
 // `octet bench gemm`.
 #include "tools/octet/gemm_bench_command.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
-#include <random>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/harness/kernel_isa.h"
+#include "bench/harness/peer_problem.h"
+#include "bench/harness/spot_check.h"
+#include "bench/harness/timing.h"
 #include "core/context.h"
-#include "core/isa.h"
-#include "core/qparams.h"
 #include "core/tensor.h"
 #include "ops/qgemm.h"
-#include "ops/reference/qgemm_reference.h"
-#include "tools/octet/bench_timing.h"
 #include "tools/octet/context_options.h"
 
 namespace octet::cli {
 namespace {
 
-// The peer tool's quantized linear layer: activation zero point 117, output zero point 121.
-constexpr int32_t kActivationZeroPoint = 117;
-constexpr int32_t kOutputZeroPoint = 121;
-constexpr float kActivationScale = 0.02f;
-constexpr float kWeightScale = 0.003f;
 constexpr int64_t kMaxDim = int64_t{1} << 20;
 
 struct GemmBenchCommand {
@@ -44,114 +34,16 @@ struct GemmBenchCommand {
   ContextFlags context;
 };
 
-struct Problem {
-  QTensor a;
-  QTensor w;
-  QGemmOutput output;
-};
-
-Result<Problem> MakeProblem(const GemmBenchCommand& c, QGemmStage stage) {
-  std::mt19937_64 rng(0x5eed);
-  Problem p;
-  const bool quantized = c.output == "u8";
-  OCTET_ASSIGN_OR_RETURN(Tensor a, Tensor::Create(DType::kU8, Shape{c.m, c.k}));
-  // 7 bits: activations in [0, 127] (PyTorch's reduce_range), where AVX2's vpmaddubsw cannot saturate.
-  const auto a_mask = static_cast<uint8_t>((1u << c.activation_bits) - 1);
-  for (auto& v : a.values<uint8_t>()) v = static_cast<uint8_t>(rng()) & a_mask;
-  OCTET_ASSIGN_OR_RETURN(QParams aq,
-                         QParams::PerTensor(DType::kU8, kActivationScale, quantized ? kActivationZeroPoint : 0));
-  OCTET_ASSIGN_OR_RETURN(p.a, QTensor::Create(std::move(a), std::move(aq)));
-  OCTET_ASSIGN_OR_RETURN(Tensor w, Tensor::Create(DType::kS8, Shape{c.n, c.k}));
-  for (auto& v : w.values<int8_t>()) v = static_cast<int8_t>(rng());
-  OCTET_ASSIGN_OR_RETURN(QParams wq, QParams::PerTensor(DType::kS8, kWeightScale, 0));
-  OCTET_ASSIGN_OR_RETURN(p.w, QTensor::Create(std::move(w), std::move(wq)));
-  if (!quantized) {
-    p.output = QGemmOutput::Int32();
-    return p;
+// Every output of small problems, else 300 samples and the four corners; u8 outputs must not be mostly clamped (a
+// check that proves nothing otherwise).
+Status Check(const bench::GemmProblem& p, const Tensor& y, const std::string& kernel) {
+  OCTET_ASSIGN_OR_RETURN(const bench::SpotCheck check, bench::CheckGemm(p, y));
+  if (!check.mismatch.empty()) {
+    return Internal("bench gemm: {} differs from the reference at {}", kernel, check.mismatch);
   }
-  // Uniform operands: the accumulator's spread is sqrt(K) * 73.9 (u8 around 117) * 73.9 (s8); map it to ~40 LSB.
-  const double acc_std = std::sqrt(static_cast<double>(std::max<int64_t>(c.k, 1))) * 73.9 * 73.9;
-  const float y_scale = static_cast<float>(kActivationScale * kWeightScale * acc_std / 40.0);
-  std::vector<int32_t> bias(static_cast<size_t>(c.n));
-  for (auto& b : bias) b = static_cast<int32_t>(rng() % 20001) - 10000;
-  p.output = QGemmOutput::Requantized(stage, DType::kU8, y_scale, kOutputZeroPoint);
-  if (stage == QGemmStage::kFbgemm) {
-    for (int32_t b : bias) p.output.bias_f32.push_back(static_cast<float>(b) * kActivationScale * kWeightScale);
-  } else {
-    p.output.bias_s32 = std::move(bias);
-  }
-  return p;
-}
-
-// One output from the reference: row i of A times row j of W through the stage, as ops/qgemm.cc derives it.
-Result<int64_t> ReferenceValue(const Problem& p, int64_t i, int64_t j) {
-  const int64_t k = p.w.shape().dim(1);
-  int32_t acc = 0;
-  const int32_t w_zp = p.w.qparams().zero_point();
-  reference::QGemmAccumulate(1, 1, static_cast<size_t>(k), p.a.values().data<uint8_t>() + i * k, 0,
-                             p.a.qparams().zero_point(), p.w.values().data<int8_t>() + j * k, 0, &w_zp, &acc, 1);
-  const QGemmOutput& o = p.output;
-  reference::QGemmStageParams s;
-  s.stage = o.stage;
-  const int32_t bias = o.bias_s32.empty() ? 0 : o.bias_s32[static_cast<size_t>(j)];
-  s.bias_s32 = &bias;
-  const float a_scale = p.a.qparams().scale(), w_scale = p.w.qparams().scale();
-  float multiplier = reference::QGemmFp32Multiplier(a_scale, w_scale, o.output_scale);
-  float bias_f = 0.0f;
-  int32_t q31_m = 0, q31_s = 0;
-  reference::QGemmQ31Multiplier(a_scale, w_scale, o.output_scale, &q31_m, &q31_s);
-  if (o.stage == QGemmStage::kFbgemm) {
-    reference::QGemmFbgemmParams(a_scale, w_scale, o.output_scale, o.bias_f32[static_cast<size_t>(j)], &multiplier,
-                                 &bias_f);
-  }
-  s.multipliers = &multiplier;
-  s.bias_f32 = &bias_f;
-  s.q31_multipliers = &q31_m;
-  s.q31_shifts = &q31_s;
-  s.zero_point = o.output_zero_point;
-  s.lo = 0;
-  s.hi = 255;
-  if (o.stage == QGemmStage::kS32) {
-    int32_t y = 0;
-    reference::QGemmApplyStage(1, 1, &acc, 1, s, &y, 1);
-    return int64_t{y};
-  }
-  uint8_t y = 0;
-  reference::QGemmApplyStage(1, 1, &acc, 1, s, &y, 1);
-  return int64_t{y};
-}
-
-// Every output of small problems, else 300 random ones plus the four corners; u8 outputs must not be mostly
-// clamped (a check that proves nothing otherwise).
-Status Check(const Problem& p, const Tensor& y, const std::string& kernel) {
-  const int64_t m = p.a.shape().dim(0), n = p.w.shape().dim(0), k = p.w.shape().dim(1);
-  std::vector<std::pair<int64_t, int64_t>> points;
-  if (m * n * std::max<int64_t>(k, 1) <= (int64_t{1} << 24)) {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) points.emplace_back(i, j);
-    }
-  } else {
-    std::mt19937_64 rng(7);
-    points = {{0, 0}, {0, n - 1}, {m - 1, 0}, {m - 1, n - 1}};
-    for (int i = 0; i < 300; ++i) {
-      points.emplace_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(m)),
-                          static_cast<int64_t>(rng() % static_cast<uint64_t>(n)));
-    }
-  }
-  size_t inside = 0;
-  for (const auto& [i, j] : points) {
-    OCTET_ASSIGN_OR_RETURN(int64_t want, ReferenceValue(p, i, j));
-    const int64_t got = y.dtype() == DType::kS32 ? int64_t{y.data<int32_t>()[i * n + j]}
-                                                 : int64_t{y.data<uint8_t>()[i * n + j]};
-    if (got != want) {
-      return Internal("bench gemm: {} differs from the reference at row {}, column {}: got {}, expected {}", kernel, i,
-                      j, got, want);
-    }
-    inside += want > 0 && want < 255;
-  }
-  if (y.dtype() == DType::kU8 && inside * 4 < points.size()) {
+  if (y.dtype() == DType::kU8 && check.MostlyClamped()) {
     return Internal("bench gemm: only {} of {} checked outputs are inside (0, 255): the check is not meaningful",
-                    inside, points.size());
+                    check.inside, check.checked);
   }
   return OkStatus();
 }
@@ -182,7 +74,10 @@ int RunGemmBench(const GemmBenchCommand& c) {
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
 
-  Result<Problem> problem = MakeProblem(c, stage);
+  bench::GemmProblemOptions problem_options;
+  problem_options.stage = stage;
+  problem_options.activation_bits = c.activation_bits;
+  Result<bench::GemmProblem> problem = bench::MakeGemmProblem({c.m, c.n, c.k}, problem_options);
   if (!problem.ok()) return ReportFailure(problem.status());
   Result<PackedWeights> packed = PackedWeights::Prepack(*context, problem->w);
   if (!packed.ok()) return ReportFailure(packed.status());
@@ -196,10 +91,10 @@ int RunGemmBench(const GemmBenchCommand& c) {
   const std::string kernel = context->LastKernel("qgemm");
   if (Status s = Check(*problem, out, kernel); !s.ok()) return ReportFailure(s);
 
-  TimingOptions options;
+  bench::TimingOptions options;
   options.repetitions = c.repetitions;
   Status run_status;
-  const Timing t = MeasureCalls(
+  const bench::Timing t = bench::MeasureCalls(
       [&] {
         Status s = plan->RunInto(*context, a, out);
         if (!s.ok()) run_status = s;
@@ -207,12 +102,8 @@ int RunGemmBench(const GemmBenchCommand& c) {
       options);
   if (!run_status.ok()) return ReportFailure(run_status);
 
-  const char* isa = "scalar";
-  for (const auto& e : QGemmUkernels()) {
-    if (kernel == e.name) isa = IsaName(e.isa);
-  }
-  const double ops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
-  const double gops = ops / (t.median_us * 1e3);
+  const char* isa = bench::KernelIsa(kernel, "scalar");
+  const double gops = bench::GemmOps({c.m, c.n, c.k}) / (t.median_us * 1e3);
   if (c.json) {
     nlohmann::ordered_json j;
     j["op"] = "gemm";

@@ -1,8 +1,6 @@
 // `octet bench model`: compiles a model once, then times Run; optionally per op type through the executor's hooks.
 #include "tools/octet/model_bench_command.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,8 +17,9 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/harness/timing.h"
 #include "core/executor.h"
-#include "tools/octet/bench_timing.h"
+#include "core/latency.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/symbolic_shapes.h"
@@ -74,26 +73,6 @@ Status CheckFinite(const Executor& exec, const std::vector<Tensor>& outputs) {
   return OkStatus();
 }
 
-// CPU time of the calling thread: with one thread every node runs on it, and on a shared machine (other processes
-// taking the cores) this, unlike wall time, counts only the time the model really had the CPU.
-double ThreadCpuUs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
-}
-
-// The median over `runs` runs of the calling thread's CPU time per run.
-Result<double> MedianThreadCpuUs(const Executor& exec, const std::vector<Tensor>& inputs, int runs) {
-  std::vector<double> us;
-  for (int r = 0; r < runs; ++r) {
-    const double start = ThreadCpuUs();
-    OCTET_RETURN_IF_ERROR(exec.Run(inputs).status());
-    us.push_back(ThreadCpuUs() - start);
-  }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
-
 struct OpTypeTime {
   int nodes = 0;
   double us = 0.0;      // wall time, summed over the timed runs
@@ -112,7 +91,7 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
   std::vector<double> started_cpu(nodes, 0.0), node_us(nodes, 0.0), node_cpu_us(nodes, 0.0);
   RunOptions options;
   options.before_node.push_back([&](const NodeCall& call) {
-    started_cpu[static_cast<size_t>(call.node_index)] = ThreadCpuUs();
+    started_cpu[static_cast<size_t>(call.node_index)] = NowUs(LatencyClock::kThreadCpu);
     started[static_cast<size_t>(call.node_index)] = Clock::now();
     return OkStatus();
   });
@@ -120,7 +99,7 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
     const auto elapsed = Clock::now() - started[static_cast<size_t>(call.node_index)];
     const size_t n = static_cast<size_t>(call.node_index);
     node_us[n] += std::chrono::duration<double, std::micro>(elapsed).count();
-    node_cpu_us[n] += ThreadCpuUs() - started_cpu[n];
+    node_cpu_us[n] += NowUs(LatencyClock::kThreadCpu) - started_cpu[n];
     return OkStatus();
   });
   for (int r = 0; r < runs; ++r) OCTET_RETURN_IF_ERROR(exec.Run(inputs, options).status());
@@ -183,15 +162,16 @@ int RunModelBench(const ModelBenchCommand& c) {
   Result<std::vector<Tensor>> first = exec->Run(*inputs);
   Status status = first.ok() ? CheckFinite(*exec, *first) : first.status();
   if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
-  TimingOptions timing_options;
+  bench::TimingOptions timing_options;
   timing_options.repetitions = c.repetitions;
-  const Timing timing = MeasureCalls(
+  const bench::Timing timing = bench::MeasureCalls(
       [&] {
         if (status.ok()) status = exec->Run(*inputs).status();
       },
       timing_options);
   if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
-  Result<double> cpu_us = MedianThreadCpuUs(*exec, *inputs, c.repetitions);
+  // The calling thread's CPU time: on a shared machine it counts only the time the model really had the CPU.
+  Result<double> cpu_us = MedianRunUs(LatencyClock::kThreadCpu, 0, c.repetitions, [&] { return exec->Run(*inputs).status(); });
   if (!cpu_us.ok()) return ReportFailure(cpu_us.status().WithContext(fmt::format("failed to run '{}'", c.model)));
   int nodes = 0;
   for (int n = 0; n < exec->graph().num_nodes(); ++n) nodes += exec->is_folded(n) ? 0 : 1;

@@ -19,6 +19,7 @@
 #include "quant/qat/prepare_qat.h"
 #include "quant/qat/train_qat.h"
 #include "quant/quantized_registry.h"
+#include "quant/training/top1.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/quantize_command.h"
@@ -84,13 +85,7 @@ Result<double> Int8Accuracy(const Graph& graph, const Context& context, const Te
     return InvalidArgument("the int8 model's first output is {}, expected logits [{}, C]", logits.shape(),
                            labels.size());
   }
-  const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * k;
-    right += std::max_element(row, row + k) - row == labels[static_cast<size_t>(i)];
-  }
-  return static_cast<double>(right) / static_cast<double>(n);
+  return training::Top1Accuracy(logits, labels);
 }
 
 int Qat(const QatCommand& c) {

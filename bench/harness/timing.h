@@ -1,10 +1,11 @@
-// The timing loop of `octet bench`: warm-up, calls per repetition calibrated to a minimum duration, median.
+// The timing loop of `octet bench` (bench/ programs use Google Benchmark's): warm-up, calls per repetition calibrated
+// to a minimum duration, median.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 
-namespace octet::cli {
+namespace octet::bench {
 
 struct TimingOptions {
   double warmup_s = 0.020;      // keep calling for at least this long before measuring (>= 1 call)
@@ -23,4 +24,4 @@ struct Timing {
 // Times `fn` (steady clock): warm-up, then `repetitions` repetitions of the calibrated number of calls.
 Timing MeasureCalls(const std::function<void()>& fn, const TimingOptions& options);
 
-}  // namespace octet::cli
+}  // namespace octet::bench

@@ -1,19 +1,17 @@
 // The timing loop of `octet bench`.
-#include "tools/octet/bench_timing.h"
+#include "bench/harness/timing.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <vector>
 
-namespace octet::cli {
+namespace octet::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 
@@ -46,4 +44,4 @@ Timing MeasureCalls(const std::function<void()>& fn, const TimingOptions& option
   return timing;
 }
 
-}  // namespace octet::cli
+}  // namespace octet::bench

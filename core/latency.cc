@@ -1,0 +1,27 @@
+// Latency clocks and the median.
+#include "core/latency.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace octet {
+
+double NowUs(LatencyClock clock) {
+  if (clock == LatencyClock::kWall) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
+}
+
+double MedianUs(std::vector<double> samples_us) {
+  if (samples_us.empty()) return 0.0;
+  const auto middle = samples_us.begin() + static_cast<std::ptrdiff_t>(samples_us.size() / 2);
+  std::nth_element(samples_us.begin(), middle, samples_us.end());
+  return *middle;
+}
+
+}  // namespace octet
