@@ -19,6 +19,7 @@
 
 #include "bench/harness/gbench_util.h"
 #include "bench/harness/peer_problem.h"
+#include "bench/harness/shapes.h"
 #include "bench/harness/spot_check.h"
 #include "core/context.h"
 #include "core/cpu_features.h"

@@ -10,8 +10,8 @@ namespace octet {
 std::string SafeFileName(const std::string& name) {
   std::string s;
   for (char c : name) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '-' || c == '_';
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
     s += safe ? c : '_';
   }
   if (s.empty()) s = "output";

@@ -29,9 +29,8 @@ TEST_CASE("MedianRunUs makes the warm-up and timed calls and returns the first e
     CHECK(NowUs(clock) >= 0.0);
   }
   int calls = 0;
-  const Result<double> failed = MedianRunUs(LatencyClock::kWall, 1, 5, [&] {
-    return ++calls == 3 ? InvalidArgument("third call") : OkStatus();
-  });
+  const Result<double> failed =
+      MedianRunUs(LatencyClock::kWall, 1, 5, [&] { return ++calls == 3 ? InvalidArgument("third call") : OkStatus(); });
   CHECK(failed.status().message() == "third call");
   CHECK(calls == 3);
 }

@@ -171,7 +171,8 @@ int RunModelBench(const ModelBenchCommand& c) {
       timing_options);
   if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
   // The calling thread's CPU time: on a shared machine it counts only the time the model really had the CPU.
-  Result<double> cpu_us = MedianRunUs(LatencyClock::kThreadCpu, 0, c.repetitions, [&] { return exec->Run(*inputs).status(); });
+  Result<double> cpu_us =
+      MedianRunUs(LatencyClock::kThreadCpu, 0, c.repetitions, [&] { return exec->Run(*inputs).status(); });
   if (!cpu_us.ok()) return ReportFailure(cpu_us.status().WithContext(fmt::format("failed to run '{}'", c.model)));
   int nodes = 0;
   for (int n = 0; n < exec->graph().num_nodes(); ++n) nodes += exec->is_folded(n) ? 0 : 1;

@@ -42,7 +42,6 @@ struct InspectCommand {
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
 };
 
-
 int RunModel(const RunCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   std::map<std::string, std::string> files;

@@ -17,8 +17,13 @@ Tensor Logits(int64_t n, int64_t c, const std::vector<float>& values) {
 }
 
 TEST_CASE("ArgMax picks the first largest value, as std::max_element", "[train]") {
-  const std::vector<float> rows[] = {{0.1f, 0.7f, 0.2f}, {3.f, 3.f, 1.f}, {-1.f, -2.f, -1.f}, {NAN, 5.f, 1.f},
-                                     {1.f, NAN, 2.f},    {-INFINITY, -INFINITY}, {4.f}};
+  const std::vector<float> rows[] = {{0.1f, 0.7f, 0.2f},
+                                     {3.f, 3.f, 1.f},
+                                     {-1.f, -2.f, -1.f},
+                                     {NAN, 5.f, 1.f},
+                                     {1.f, NAN, 2.f},
+                                     {-INFINITY, -INFINITY},
+                                     {4.f}};
   for (const std::vector<float>& row : rows) {
     const int64_t want = std::max_element(row.begin(), row.end()) - row.begin();
     CHECK(ArgMax(row) == want);
@@ -28,10 +33,11 @@ TEST_CASE("ArgMax picks the first largest value, as std::max_element", "[train]"
 }
 
 TEST_CASE("CountTop1 and Top1Accuracy count rows whose argmax is the label", "[train]") {
-  const Tensor logits = Logits(4, 3, {0.f, 2.f, 1.f,  //
-                                      5.f, 5.f, 0.f,  //
-                                      1.f, 0.f, 9.f,  //
-                                      0.f, 1.f, 0.f});
+  const Tensor logits = Logits(4, 3,
+                               {0.f, 2.f, 1.f,  //
+                                5.f, 5.f, 0.f,  //
+                                1.f, 0.f, 9.f,  //
+                                0.f, 1.f, 0.f});
   const std::vector<int64_t> labels = {1, 1, 2, 7};  // the tie goes to class 0; 7 is never right
   CHECK(CountTop1(logits, labels).value() == 2);
   CHECK(Top1Accuracy(logits, labels).value() == 0.5);
