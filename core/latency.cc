@@ -8,13 +8,14 @@
 
 namespace octet {
 
-double NowUs(LatencyClock clock) {
+int64_t NowNs(LatencyClock clock) {
   if (clock == LatencyClock::kWall) {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + static_cast<int64_t>(t.tv_nsec);
 }
 
 double MedianUs(std::vector<double> samples_us) {

@@ -3,6 +3,7 @@
 // is what a user waits.
 #pragma once
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -15,8 +16,14 @@ enum class LatencyClock {
   kThreadCpu,  // the calling thread's CPU time (with one thread, every node runs on it)
 };
 
-// Microseconds on `clock` since an arbitrary origin: differences of two readings are durations.
-double NowUs(LatencyClock clock);
+// Nanoseconds on `clock` since an arbitrary origin: differences of two readings are durations. (Integers: a double
+// of microseconds since boot would blur the last digits of every difference.)
+int64_t NowNs(LatencyClock clock);
+
+// Microseconds from `start_ns` (a NowNs reading) to now.
+inline double MicrosecondsSince(LatencyClock clock, int64_t start_ns) {
+  return static_cast<double>(NowNs(clock) - start_ns) / 1e3;
+}
 
 // The median of `samples_us` (the upper middle one of an even count, as every octet figure has reported it);
 // 0 for no samples.
@@ -29,9 +36,9 @@ Result<double> MedianRunUs(LatencyClock clock, int warmups, int runs, Fn&& run) 
   for (int w = 0; w < warmups; ++w) OCTET_RETURN_IF_ERROR(run());
   std::vector<double> samples;
   for (int r = 0; r < runs; ++r) {
-    const double start = NowUs(clock);
+    const int64_t start = NowNs(clock);
     OCTET_RETURN_IF_ERROR(run());
-    samples.push_back(NowUs(clock) - start);
+    samples.push_back(MicrosecondsSince(clock, start));
   }
   return MedianUs(std::move(samples));
 }

@@ -69,16 +69,16 @@ Result<std::map<std::string, double>> MedianNodeCpuUs(const Graph& g, const OpRe
                                                       int runs) {
   OCTET_ASSIGN_OR_RETURN(Executor exec, CompileFor(g, one_thread, registry, batch));
   const size_t nodes = static_cast<size_t>(g.num_nodes());
-  std::vector<double> started(nodes, 0.0);
+  std::vector<int64_t> started(nodes, 0);
   std::vector<std::vector<double>> samples(nodes);
   RunOptions options;
   options.before_node.push_back([&](const NodeCall& call) {
-    started[static_cast<size_t>(call.node_index)] = NowUs(LatencyClock::kThreadCpu);
+    started[static_cast<size_t>(call.node_index)] = NowNs(LatencyClock::kThreadCpu);
     return OkStatus();
   });
   options.after_node.push_back([&](const NodeCall& call) {
     const size_t n = static_cast<size_t>(call.node_index);
-    samples[n].push_back(NowUs(LatencyClock::kThreadCpu) - started[n]);
+    samples[n].push_back(MicrosecondsSince(LatencyClock::kThreadCpu, started[n]));
     return OkStatus();
   });
   OCTET_RETURN_IF_ERROR(exec.Run(batch).status());  // warm-up: caches, lazily touched memory

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace octet::bench {
 namespace {
 
@@ -42,6 +44,30 @@ Timing MeasureCalls(const std::function<void()>& fn, const TimingOptions& option
   timing.max_us = per_call_us.back();
   timing.repetitions = static_cast<int>(n);
   return timing;
+}
+
+Result<Timing> MeasureStatusCalls(const std::function<Status()>& fn, const TimingOptions& options) {
+  Status status;
+  const Timing timing = MeasureCalls(
+      [&] {
+        if (status.ok()) status = fn();
+      },
+      options);
+  OCTET_RETURN_IF_ERROR(status);
+  return timing;
+}
+
+std::string TimingText(const Timing& t) {
+  return fmt::format("{:.1f} us median of {} (min {:.1f}, max {:.1f})", t.median_us, t.repetitions, t.min_us, t.max_us);
+}
+
+void AddTimingJson(nlohmann::ordered_json& j, const Timing& t, const char* rate_key, double rate) {
+  j["us"] = t.median_us;
+  j[rate_key] = rate;
+  j["us_min"] = t.min_us;
+  j["us_max"] = t.max_us;
+  j["repetitions"] = t.repetitions;
+  j["calls_per_repetition"] = t.calls_per_repetition;
 }
 
 }  // namespace octet::bench

@@ -4,6 +4,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
 
 namespace octet::bench {
 
@@ -23,5 +28,15 @@ struct Timing {
 
 // Times `fn` (steady clock): warm-up, then `repetitions` repetitions of the calibrated number of calls.
 Timing MeasureCalls(const std::function<void()>& fn, const TimingOptions& options);
+
+// MeasureCalls of a call that can fail: after the first error no more calls are made and that error is returned.
+Result<Timing> MeasureStatusCalls(const std::function<Status()>& fn, const TimingOptions& options);
+
+// "12.3 us median of 5 (min 12.0, max 13.1)": the timing in `octet bench`'s text lines.
+std::string TimingText(const Timing& t);
+
+// The timing in `octet bench`'s JSON lines, in this order: "us", `rate_key` (= `rate`, e.g. "gops"), "us_min",
+// "us_max", "repetitions", "calls_per_repetition" (../shared/peers/compare reads "us" and the rate).
+void AddTimingJson(nlohmann::ordered_json& j, const Timing& t, const char* rate_key, double rate);
 
 }  // namespace octet::bench

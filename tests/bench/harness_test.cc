@@ -206,6 +206,29 @@ TEST_CASE("harness: fillers are seeded, quantize inputs saturate, kernel names g
   CHECK(t.repetitions == 4);
   CHECK(calls == 1 + 4 * t.calls_per_repetition);
   CHECK((t.min_us <= t.median_us && t.median_us <= t.max_us));
+
+  // A failing call stops the timing: no call after the first error, and that error comes back.
+  calls = 0;
+  const Result<bench::Timing> failed =
+      bench::MeasureStatusCalls([&] { return ++calls == 2 ? InvalidArgument("second call") : OkStatus(); }, o);
+  CHECK(failed.status().message() == "second call");
+  CHECK(calls == 2);
+  const Result<bench::Timing> fine = bench::MeasureStatusCalls([] { return OkStatus(); }, o);
+  REQUIRE(fine.ok());
+
+  bench::Timing shown;
+  shown.median_us = 12.34;
+  shown.min_us = 12.0;
+  shown.max_us = 13.06;
+  shown.repetitions = 5;
+  shown.calls_per_repetition = 40;
+  CHECK(bench::TimingText(shown) == "12.3 us median of 5 (min 12.0, max 13.1)");
+  nlohmann::ordered_json j;
+  j["op"] = "gemm";
+  bench::AddTimingJson(j, shown, "gops", 2.5);
+  CHECK(
+      j.dump() ==
+      R"({"op":"gemm","us":12.34,"gops":2.5,"us_min":12.0,"us_max":13.06,"repetitions":5,"calls_per_repetition":40})");
 }
 
 }  // namespace

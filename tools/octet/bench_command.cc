@@ -57,10 +57,8 @@ Result<Measurement> BenchQuantize(const Context& context, int64_t n, const bench
   OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(dtype, Shape{n}));
   bench::FillQuantizeInputs(x.values<float>(), 0x9e3779b9u);
   OCTET_ASSIGN_OR_RETURN(QParams qparams, QParams::PerTensor(dtype, kScale, kZeroPoint));
-  Status status;
-  auto run = [&] { status = QuantizeInto(context, x, qparams, y); };
-  run();
-  OCTET_RETURN_IF_ERROR(status);
+  auto run = [&] { return QuantizeInto(context, x, qparams, y); };
+  OCTET_RETURN_IF_ERROR(run());
   const float* xp = x.data<float>();
   const T* yp = y.data<T>();
   const float inv_scale = 1.0f / kScale;
@@ -72,8 +70,7 @@ Result<Measurement> BenchQuantize(const Context& context, int64_t n, const bench
                       int64_t{want});
     }
   }
-  const bench::Timing timing = bench::MeasureCalls(run, timing_options);
-  OCTET_RETURN_IF_ERROR(status);
+  OCTET_ASSIGN_OR_RETURN(const bench::Timing timing, bench::MeasureStatusCalls(run, timing_options));
   return Ran(context, fmt::format("quantize_f32_{}", DTypeName(dtype)), timing);
 }
 
@@ -86,10 +83,8 @@ Result<Measurement> BenchDequantize(const Context& context, int64_t n, const ben
   bench::FillIntegers(q.values<T>(), 0x85ebca6bu);
   OCTET_ASSIGN_OR_RETURN(QParams qparams, QParams::PerTensor(dtype, kScale, kZeroPoint));
   OCTET_ASSIGN_OR_RETURN(QTensor qt, QTensor::Create(q, qparams));
-  Status status;
-  auto run = [&] { status = DequantizeInto(context, qt, y); };
-  run();
-  OCTET_RETURN_IF_ERROR(status);
+  auto run = [&] { return DequantizeInto(context, qt, y); };
+  OCTET_RETURN_IF_ERROR(run());
   const T* qp = q.data<T>();
   const float* yp = y.data<float>();
   for (int64_t i = 0; i < n; ++i) {
@@ -100,8 +95,7 @@ Result<Measurement> BenchDequantize(const Context& context, int64_t n, const ben
                       yp[i], want);
     }
   }
-  const bench::Timing timing = bench::MeasureCalls(run, timing_options);
-  OCTET_RETURN_IF_ERROR(status);
+  OCTET_ASSIGN_OR_RETURN(const bench::Timing timing, bench::MeasureStatusCalls(run, timing_options));
   return Ran(context, fmt::format("dequantize_{}_f32", DTypeName(dtype)), timing);
 }
 
@@ -149,22 +143,15 @@ int RunBench(const BenchCommand& c) {
     j["isa"] = m->isa;
     j["kernel"] = m->kernel;
     j["dtype"] = DTypeName(*dtype);
-    j["us"] = m->timing.median_us;
-    j["gbps"] = gbps;
-    j["us_min"] = m->timing.min_us;
-    j["us_max"] = m->timing.max_us;
-    j["repetitions"] = m->timing.repetitions;
-    j["calls_per_repetition"] = m->timing.calls_per_repetition;
+    bench::AddTimingJson(j, m->timing, "gbps", gbps);
     j["bytes"] = bytes;
     j["scale"] = kScale;
     j["zero_point"] = kZeroPoint;
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("{} {} elements ({}), {} thread(s), {} [{}]: {:.1f} us median of {} (min {:.1f}, max {:.1f}), "
-               "{:.2f} GB/s read+written\n",
-               c.op, *n, DTypeName(*dtype), context->threads(), m->kernel, m->isa, m->timing.median_us,
-               m->timing.repetitions, m->timing.min_us, m->timing.max_us, gbps);
+    fmt::print("{} {} elements ({}), {} thread(s), {} [{}]: {}, {:.2f} GB/s read+written\n", c.op, *n,
+               DTypeName(*dtype), context->threads(), m->kernel, m->isa, bench::TimingText(m->timing), gbps);
   }
   std::fflush(stdout);
   return kExitOk;

@@ -95,14 +95,10 @@ int RunConvBench(const ConvBenchCommand& c) {
 
   bench::TimingOptions options;
   options.repetitions = c.repetitions;
-  Status run_status;
-  const bench::Timing t = bench::MeasureCalls(
-      [&] {
-        Status s = plan->RunInto(*context, x, out);
-        if (!s.ok()) run_status = s;
-      },
-      options);
-  if (!run_status.ok()) return ReportFailure(run_status);
+  const Result<bench::Timing> timed =
+      bench::MeasureStatusCalls([&] { return plan->RunInto(*context, x, out); }, options);
+  if (!timed.ok()) return ReportFailure(timed.status());
+  const bench::Timing& t = *timed;
 
   const char* isa = bench::KernelIsa(kernel, "scalar");
   const double gops = bench::ConvOps(conv, shape->dim(1), shape->dim(2)) / (t.median_us * 1e3);
@@ -123,19 +119,13 @@ int RunConvBench(const ConvBenchCommand& c) {
     j["kernel"] = kernel;
     j["path"] = path;
     j["scheme"] = c.scheme;
-    j["us"] = t.median_us;
-    j["gops"] = gops;
-    j["us_min"] = t.min_us;
-    j["us_max"] = t.max_us;
-    j["repetitions"] = t.repetitions;
-    j["calls_per_repetition"] = t.calls_per_repetition;
+    bench::AddTimingJson(j, t, "gops", gops);
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("conv {}->{} @{}x{} k{}x{} s{} p{} g{}, {} thread(s), {} path, {} [{}]: {:.1f} us median of {} "
-               "(min {:.1f}, max {:.1f}), {:.1f} GOPS\n",
-               c.c_in, c.c_out, c.h, c.w, c.kh, c.kw, c.stride, c.pad, c.groups, context->threads(), path, kernel,
-               isa, t.median_us, t.repetitions, t.min_us, t.max_us, gops);
+    fmt::print("conv {}->{} @{}x{} k{}x{} s{} p{} g{}, {} thread(s), {} path, {} [{}]: {}, {:.1f} GOPS\n", c.c_in,
+               c.c_out, c.h, c.w, c.kh, c.kw, c.stride, c.pad, c.groups, context->threads(), path, kernel, isa,
+               bench::TimingText(t), gops);
   }
   std::fflush(stdout);
   return kExitOk;

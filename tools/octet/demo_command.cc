@@ -116,9 +116,9 @@ Result<double> LatencyUs(const Graph& graph, const OpRegistry& registry, const C
     for (int64_t i = 0; i < n; ++i) {
       OCTET_ASSIGN_OR_RETURN(Tensor x, Tensor::Create(DType::kF32, Shape(dims)));
       std::copy_n(images.data<float>() + i * per_image, per_image, x.data<float>());
-      const double start = NowUs(LatencyClock::kWall);
+      const int64_t start = NowNs(LatencyClock::kWall);
       OCTET_ASSIGN_OR_RETURN(std::vector<Tensor> y, executor.Run(std::span<const Tensor>(&x, 1)));
-      times.push_back(NowUs(LatencyClock::kWall) - start);
+      times.push_back(MicrosecondsSince(LatencyClock::kWall, start));
     }
   }
   return MedianUs(std::move(times));
@@ -191,8 +191,8 @@ class Demo {
     v.method = method;
     v.file = file;
     OCTET_ASSIGN_OR_RETURN(const Tensor logits, Logits(graph, registry, context_, test_x));
-    OCTET_ASSIGN_OR_RETURN(const double accuracy, training::Top1Accuracy(logits, split_.test.labels));
-    v.accuracy = 100.0 * accuracy;
+    OCTET_ASSIGN_OR_RETURN(const int64_t correct, training::CountTop1(logits, split_.test.labels));
+    v.accuracy = 100.0 * static_cast<double>(correct) / static_cast<double>(split_.test.labels.size());
     if (float_logits != nullptr) {
       OCTET_ASSIGN_OR_RETURN(v.sqnr_db, Sqnr(*float_logits, logits));
     }

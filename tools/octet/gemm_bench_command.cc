@@ -93,14 +93,10 @@ int RunGemmBench(const GemmBenchCommand& c) {
 
   bench::TimingOptions options;
   options.repetitions = c.repetitions;
-  Status run_status;
-  const bench::Timing t = bench::MeasureCalls(
-      [&] {
-        Status s = plan->RunInto(*context, a, out);
-        if (!s.ok()) run_status = s;
-      },
-      options);
-  if (!run_status.ok()) return ReportFailure(run_status);
+  const Result<bench::Timing> timed =
+      bench::MeasureStatusCalls([&] { return plan->RunInto(*context, a, out); }, options);
+  if (!timed.ok()) return ReportFailure(timed.status());
+  const bench::Timing& t = *timed;
 
   const char* isa = bench::KernelIsa(kernel, "scalar");
   const double gops = bench::GemmOps({c.m, c.n, c.k}) / (t.median_us * 1e3);
@@ -116,21 +112,14 @@ int RunGemmBench(const GemmBenchCommand& c) {
     j["output"] = c.output;
     if (c.output == "u8") j["scheme"] = c.scheme;
     j["activation_bits"] = c.activation_bits;
-    j["us"] = t.median_us;
-    j["gops"] = gops;
-    j["us_min"] = t.min_us;
-    j["us_max"] = t.max_us;
-    j["repetitions"] = t.repetitions;
-    j["calls_per_repetition"] = t.calls_per_repetition;
+    bench::AddTimingJson(j, t, "gops", gops);
     j["layout"] = QGemmLayoutName(packed->layout());
     if (packed->alt_layout().nr != 0) j["alt_layout"] = QGemmLayoutName(packed->alt_layout());
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("gemm {}x{}x{} -> {}, {} thread(s), {} [{}]: {:.1f} us median of {} (min {:.1f}, max {:.1f}), "
-               "{:.1f} GOPS\n",
-               c.m, c.n, c.k, c.output, context->threads(), kernel, isa, t.median_us, t.repetitions, t.min_us,
-               t.max_us, gops);
+    fmt::print("gemm {}x{}x{} -> {}, {} thread(s), {} [{}]: {}, {:.1f} GOPS\n", c.m, c.n, c.k, c.output,
+               context->threads(), kernel, isa, bench::TimingText(t), gops);
   }
   std::fflush(stdout);
   return kExitOk;

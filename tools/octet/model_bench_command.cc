@@ -88,10 +88,11 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
   const Graph& g = exec.graph();
   const size_t nodes = static_cast<size_t>(g.num_nodes());
   std::vector<Clock::time_point> started(nodes);
-  std::vector<double> started_cpu(nodes, 0.0), node_us(nodes, 0.0), node_cpu_us(nodes, 0.0);
+  std::vector<int64_t> started_cpu(nodes, 0);
+  std::vector<double> node_us(nodes, 0.0), node_cpu_us(nodes, 0.0);
   RunOptions options;
   options.before_node.push_back([&](const NodeCall& call) {
-    started_cpu[static_cast<size_t>(call.node_index)] = NowUs(LatencyClock::kThreadCpu);
+    started_cpu[static_cast<size_t>(call.node_index)] = NowNs(LatencyClock::kThreadCpu);
     started[static_cast<size_t>(call.node_index)] = Clock::now();
     return OkStatus();
   });
@@ -99,7 +100,7 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
     const auto elapsed = Clock::now() - started[static_cast<size_t>(call.node_index)];
     const size_t n = static_cast<size_t>(call.node_index);
     node_us[n] += std::chrono::duration<double, std::micro>(elapsed).count();
-    node_cpu_us[n] += NowUs(LatencyClock::kThreadCpu) - started_cpu[n];
+    node_cpu_us[n] += MicrosecondsSince(LatencyClock::kThreadCpu, started_cpu[n]);
     return OkStatus();
   });
   for (int r = 0; r < runs; ++r) OCTET_RETURN_IF_ERROR(exec.Run(inputs, options).status());
@@ -164,12 +165,10 @@ int RunModelBench(const ModelBenchCommand& c) {
   if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
   bench::TimingOptions timing_options;
   timing_options.repetitions = c.repetitions;
-  const bench::Timing timing = bench::MeasureCalls(
-      [&] {
-        if (status.ok()) status = exec->Run(*inputs).status();
-      },
-      timing_options);
-  if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
+  const Result<bench::Timing> timed =
+      bench::MeasureStatusCalls([&] { return exec->Run(*inputs).status(); }, timing_options);
+  if (!timed.ok()) return ReportFailure(timed.status().WithContext(fmt::format("failed to run '{}'", c.model)));
+  const bench::Timing& timing = *timed;
   // The calling thread's CPU time: on a shared machine it counts only the time the model really had the CPU.
   Result<double> cpu_us =
       MedianRunUs(LatencyClock::kThreadCpu, 0, c.repetitions, [&] { return exec->Run(*inputs).status(); });
@@ -193,10 +192,8 @@ int RunModelBench(const ModelBenchCommand& c) {
     j["arena_bytes"] = exec->arena_bytes();
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("model {}: {} nodes, {} thread(s), ISAs {}: {:.1f} us median of {} (min {:.1f}, max {:.1f}); "
-               "calling thread's CPU time {:.1f} us\n",
-               c.model, nodes, context->threads(), context->enabled_isas().ToString(), timing.median_us,
-               timing.repetitions, timing.min_us, timing.max_us, *cpu_us);
+    fmt::print("model {}: {} nodes, {} thread(s), ISAs {}: {}; calling thread's CPU time {:.1f} us\n", c.model, nodes,
+               context->threads(), context->enabled_isas().ToString(), bench::TimingText(timing), *cpu_us);
   }
   if (c.per_op || c.per_node) {
     std::vector<double> node_cpu_us;
