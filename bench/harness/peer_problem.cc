@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "ops/reference/qgemm_reference.h"
 
 namespace octet::bench {
 namespace {
@@ -33,6 +34,13 @@ Result<QTensor> RandomWeights(std::mt19937_64& rng, Shape shape) {
 }
 
 }  // namespace
+
+Result<QGemmStage> ParseRequantScheme(std::string_view scheme) {
+  for (QGemmStage stage : {QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm}) {
+    if (scheme == reference::QGemmStageName(stage)) return stage;
+  }
+  return InvalidArgument("the requantization scheme must be fp32, q31 or fbgemm, got '{}'", scheme);
+}
 
 float PeerOutputScale(int64_t k) {
   const double acc_std = std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) * 73.9 * 73.9;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/qparams.h"
 #include "core/status.h"
@@ -49,6 +50,9 @@ struct ConvProblem {
   QTensor w;  // C_out x KH x KW x C_in/groups s8 (OHWI)
   QGemmOutput output;
 };
+
+// The requantization scheme of a u8 output by name: "fp32", "q31" or "fbgemm" (reference::QGemmStageName).
+Result<QGemmStage> ParseRequantScheme(std::string_view scheme);
 
 // Seeded (the same data on every call): A, then W, then the bias, from one mt19937_64.
 Result<GemmProblem> MakeGemmProblem(const GemmShape& shape, const GemmProblemOptions& options);

@@ -19,7 +19,7 @@
 #include "core/tensor.h"
 #include "ops/reference/quantize_reference.h"
 #include "ops/quantize.h"
-#include "tools/octet/context_options.h"
+#include "tools/octet/bench_flags.h"
 
 namespace octet::cli {
 namespace {
@@ -28,13 +28,10 @@ namespace {
 constexpr float kScale = 0.05f;
 constexpr int32_t kZeroPoint = 117;
 
-struct BenchCommand {
+struct BenchCommand : BenchFlags {
   std::string op;  // "quantize" or "dequantize"
   std::string elements = "16Mi";
   std::string dtype = "quint8";
-  int repetitions = 5;
-  bool json = false;
-  ContextFlags context;
 };
 
 struct Measurement {
@@ -128,9 +125,7 @@ int RunBench(const BenchCommand& c) {
 
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
-  bench::TimingOptions options;
-  options.repetitions = c.repetitions;
-  Result<Measurement> m = Bench(c, *dtype, *context, *n, options);
+  Result<Measurement> m = Bench(c, *dtype, *context, *n, c.TimingOptions());
   if (!m.ok()) return ReportFailure(m.status());
 
   const int64_t bytes = *n * static_cast<int64_t>(DTypeSize(DType::kF32) + DTypeSize(*dtype));
@@ -167,12 +162,7 @@ void AddBenchCommand(CLI::App* bench, CommandRegistry& registry, const char* op,
   app->add_option("--dtype", c->dtype, "Quantized dtype: quint8, qint8 or qint32")
       ->type_name("DTYPE")
       ->capture_default_str();
-  app->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("R")
-      ->capture_default_str();
-  app->add_flag("--json", c->json, "Print one JSON object per line");
-  c->context.AddTo(app, /*default_threads=*/1);
+  c->AddTo(app);
   registry.Add(app, [c] { return RunBench(*c); });
 }
 

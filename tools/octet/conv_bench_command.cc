@@ -15,14 +15,14 @@
 #include "core/context.h"
 #include "core/tensor.h"
 #include "ops/qconv2d.h"
-#include "tools/octet/context_options.h"
+#include "tools/octet/bench_flags.h"
 
 namespace octet::cli {
 namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 16;
 
-struct ConvBenchCommand {
+struct ConvBenchCommand : BenchFlags {
   int64_t c_in = 0;
   int64_t c_out = 0;
   int64_t h = 0;
@@ -33,9 +33,6 @@ struct ConvBenchCommand {
   int64_t pad = 0;
   int64_t groups = 1;
   std::string scheme = "fp32";
-  int repetitions = 5;
-  bool json = false;
-  ContextFlags context;
 };
 
 // Every output of small layers, else 300 samples and the four corners; most outputs must not be clamped.
@@ -63,20 +60,14 @@ int RunConvBench(const ConvBenchCommand& c) {
   if (c.c_in % c.groups != 0 || c.c_out % c.groups != 0) {
     return ReportUsage(fmt::format("--groups {} must divide --c-in {} and --c-out {}", c.groups, c.c_in, c.c_out));
   }
-  QGemmStage stage = QGemmStage::kFp32;
-  if (c.scheme == "q31") {
-    stage = QGemmStage::kQ31;
-  } else if (c.scheme == "fbgemm") {
-    stage = QGemmStage::kFbgemm;
-  } else if (c.scheme != "fp32") {
-    return ReportUsage(fmt::format("--scheme must be fp32, q31 or fbgemm, got '{}'", c.scheme));
-  }
+  Result<QGemmStage> stage = bench::ParseRequantScheme(c.scheme);
+  if (!stage.ok()) return ReportUsage(fmt::format("--scheme must be fp32, q31 or fbgemm, got '{}'", c.scheme));
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
 
   const bench::ConvShape conv{c.c_in, c.c_out, c.h, c.w, c.kh, c.kw, c.stride, c.pad, c.groups};
-  Result<bench::ConvProblem> problem = bench::MakeConvProblem(conv, stage);
+  Result<bench::ConvProblem> problem = bench::MakeConvProblem(conv, *stage);
   if (!problem.ok()) return ReportFailure(problem.status());
   Result<QConv2dPlan> plan =
       QConv2dPlan::Create(*context, problem->w, problem->params, problem->x.qparams(), problem->output);
@@ -93,10 +84,8 @@ int RunConvBench(const ConvBenchCommand& c) {
   const std::string kernel = context->LastKernel(family);
   if (Status s = Check(*problem, out, kernel); !s.ok()) return ReportFailure(s);
 
-  bench::TimingOptions options;
-  options.repetitions = c.repetitions;
   const Result<bench::Timing> timed =
-      bench::MeasureStatusCalls([&] { return plan->RunInto(*context, x, out); }, options);
+      bench::MeasureStatusCalls([&] { return plan->RunInto(*context, x, out); }, c.TimingOptions());
   if (!timed.ok()) return ReportFailure(timed.status());
   const bench::Timing& t = *timed;
 
@@ -149,12 +138,7 @@ void AddConvBenchCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--scheme", c->scheme, "Requantization: fp32, q31 or fbgemm")
       ->type_name("SCHEME")
       ->capture_default_str();
-  sub->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("R")
-      ->capture_default_str();
-  sub->add_flag("--json", c->json, "Print one JSON object per line");
-  c->context.AddTo(sub, /*default_threads=*/1);
+  c->AddTo(sub);
   registry.Add(sub, [c] { return RunConvBench(*c); });
 }
 

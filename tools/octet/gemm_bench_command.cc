@@ -15,23 +15,20 @@
 #include "core/context.h"
 #include "core/tensor.h"
 #include "ops/qgemm.h"
-#include "tools/octet/context_options.h"
+#include "tools/octet/bench_flags.h"
 
 namespace octet::cli {
 namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 20;
 
-struct GemmBenchCommand {
+struct GemmBenchCommand : BenchFlags {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
   std::string output = "u8";
   std::string scheme = "fp32";
   int activation_bits = 8;
-  int repetitions = 5;
-  bool json = false;
-  ContextFlags context;
 };
 
 // Every output of small problems, else 300 samples and the four corners; u8 outputs must not be mostly clamped (a
@@ -55,18 +52,8 @@ int RunGemmBench(const GemmBenchCommand& c) {
   if (c.output != "u8" && c.output != "int32") {
     return ReportUsage(fmt::format("--output must be u8 or int32, got '{}'", c.output));
   }
-  QGemmStage stage = QGemmStage::kS32;
-  if (c.output == "u8") {
-    if (c.scheme == "fp32") {
-      stage = QGemmStage::kFp32;
-    } else if (c.scheme == "q31") {
-      stage = QGemmStage::kQ31;
-    } else if (c.scheme == "fbgemm") {
-      stage = QGemmStage::kFbgemm;
-    } else {
-      return ReportUsage(fmt::format("--scheme must be fp32, q31 or fbgemm, got '{}'", c.scheme));
-    }
-  }
+  Result<QGemmStage> stage = c.output == "u8" ? bench::ParseRequantScheme(c.scheme) : QGemmStage::kS32;
+  if (!stage.ok()) return ReportUsage(fmt::format("--scheme must be fp32, q31 or fbgemm, got '{}'", c.scheme));
   if (c.activation_bits != 7 && c.activation_bits != 8) {
     return ReportUsage(fmt::format("--activation-bits must be 7 or 8, got {}", c.activation_bits));
   }
@@ -75,7 +62,7 @@ int RunGemmBench(const GemmBenchCommand& c) {
   if (!context.ok()) return ReportFailure(context.status());
 
   bench::GemmProblemOptions problem_options;
-  problem_options.stage = stage;
+  problem_options.stage = *stage;
   problem_options.activation_bits = c.activation_bits;
   Result<bench::GemmProblem> problem = bench::MakeGemmProblem({c.m, c.n, c.k}, problem_options);
   if (!problem.ok()) return ReportFailure(problem.status());
@@ -91,10 +78,8 @@ int RunGemmBench(const GemmBenchCommand& c) {
   const std::string kernel = context->LastKernel("qgemm");
   if (Status s = Check(*problem, out, kernel); !s.ok()) return ReportFailure(s);
 
-  bench::TimingOptions options;
-  options.repetitions = c.repetitions;
   const Result<bench::Timing> timed =
-      bench::MeasureStatusCalls([&] { return plan->RunInto(*context, a, out); }, options);
+      bench::MeasureStatusCalls([&] { return plan->RunInto(*context, a, out); }, c.TimingOptions());
   if (!timed.ok()) return ReportFailure(timed.status());
   const bench::Timing& t = *timed;
 
@@ -144,12 +129,7 @@ void AddGemmBenchCommand(CLI::App& app, CommandRegistry& registry) {
                   "Activations drawn in [0, 2^bits - 1]: 8 (full u8 range) or 7 ([0, 127], PyTorch's reduce_range)")
       ->type_name("7|8")
       ->capture_default_str();
-  sub->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("R")
-      ->capture_default_str();
-  sub->add_flag("--json", c->json, "Print one JSON object per line");
-  c->context.AddTo(sub, /*default_threads=*/1);
+  c->AddTo(sub);
   registry.Add(sub, [c] { return RunGemmBench(*c); });
 }
 

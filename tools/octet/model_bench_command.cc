@@ -20,22 +20,19 @@
 #include "bench/harness/timing.h"
 #include "core/executor.h"
 #include "core/latency.h"
-#include "tools/octet/context_options.h"
+#include "tools/octet/bench_flags.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/symbolic_shapes.h"
 
 namespace octet::cli {
 namespace {
 
-struct ModelBenchCommand {
+struct ModelBenchCommand : BenchFlags {
   std::string model;
   std::vector<std::string> input_shapes;
   std::vector<std::string> inputs;  // NAME=FILE.npy
-  int repetitions = 5;
   bool per_op = false;
   bool per_node = false;
-  bool json = false;
-  ContextFlags context;
 };
 
 // The tensors of --input files; seeded inputs for the others: uniform [-1, 1) for floats; zeros for integers (valid
@@ -163,10 +160,8 @@ int RunModelBench(const ModelBenchCommand& c) {
   Result<std::vector<Tensor>> first = exec->Run(*inputs);
   Status status = first.ok() ? CheckFinite(*exec, *first) : first.status();
   if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
-  bench::TimingOptions timing_options;
-  timing_options.repetitions = c.repetitions;
   const Result<bench::Timing> timed =
-      bench::MeasureStatusCalls([&] { return exec->Run(*inputs).status(); }, timing_options);
+      bench::MeasureStatusCalls([&] { return exec->Run(*inputs).status(); }, c.TimingOptions());
   if (!timed.ok()) return ReportFailure(timed.status().WithContext(fmt::format("failed to run '{}'", c.model)));
   const bench::Timing& timing = *timed;
   // The calling thread's CPU time: on a shared machine it counts only the time the model really had the CPU.
@@ -253,14 +248,9 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
       ->type_name("NAME=DIMS");
   m->add_option("--input", c->inputs, "An input's data (and shape) from a file, NAME=FILE.npy; others are seeded")
       ->type_name("NAME=FILE");
-  m->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("R")
-      ->capture_default_str();
   m->add_flag("--per-op", c->per_op, "Also time every node through hooks and print the time per op type");
   m->add_flag("--per-node", c->per_node, "Also print every node's CPU time per run, in graph order");
-  m->add_flag("--json", c->json, "Print one JSON object per line");
-  c->context.AddTo(m, /*default_threads=*/1);
+  c->AddTo(m);
   registry.Add(m, [c] { return RunModelBench(*c); });
 }
 
