@@ -16,18 +16,13 @@
 #include "core/context.h"
 #include "ops/qconv2d.h"
 #include "ops/qgemm.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-Context ScalarContext() {
-  ContextOptions options;
-  options.isa_cap = IsaSet::UpTo(Isa::kScalar);
-  return Context::Create(options).value();
-}
-
 Tensor RunGemm(const bench::GemmProblem& p) {
-  const Context context = ScalarContext();
+  const Context context = testing::ContextFor(Isa::kScalar);
   const PackedWeights packed = PackedWeights::Prepack(context, p.w).value();
   const QGemmPlan plan = QGemmPlan::Create(packed, p.a.qparams(), p.output).value();
   Tensor y = Tensor::Create(plan.output_dtype(), Shape{p.a.shape().dim(0), p.w.shape().dim(0)}).value();
@@ -36,7 +31,7 @@ Tensor RunGemm(const bench::GemmProblem& p) {
 }
 
 Tensor RunConv(const bench::ConvProblem& p) {
-  const Context context = ScalarContext();
+  const Context context = testing::ContextFor(Isa::kScalar);
   const QConv2dPlan plan = QConv2dPlan::Create(context, p.w, p.params, p.x.qparams(), p.output).value();
   Tensor y = Tensor::Create(plan.output_dtype(), plan.OutputShape(p.x.shape()).value()).value();
   REQUIRE(plan.RunInto(context, p.x.values(), y).ok());
