@@ -18,9 +18,8 @@ inline constexpr int32_t kPeerOutputZeroPoint = 121;
 inline constexpr float kPeerActivationScale = 0.02f;
 inline constexpr float kPeerWeightScale = 0.003f;
 
-// The y_scale rule: for uniform operands the accumulator's spread is sqrt(K)
-// * 73.9 (u8 around 117) * 73.9 (s8); the output scale maps it to about 40 LSB, so few u8 outputs clamp. `k` is the
-// reduction length (at least 1).
+// The y_scale rule: for uniform operands the accumulator's spread is sqrt(K) * 73.9 (u8 around 117) * 73.9 (s8);
+// the output scale maps it to about 40 LSB, so few u8 outputs clamp. `k` is the reduction length (at least 1).
 float PeerOutputScale(int64_t k);
 
 struct GemmShape {

@@ -1,7 +1,9 @@
 // Shape files and shape arguments of the benchmarks.
 #include "bench/harness/shapes.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <fstream>
 #include <utility>
 
@@ -66,10 +68,8 @@ Result<int64_t> ParseElementCount(std::string_view text) {
   std::string_view rest = digits;
   if (digits.size() > 12 || !TakeNumber(rest, value) || !rest.empty() || value < 1 ||
       value > kMaxElementCount / multiplier) {
-    return InvalidArgument(
-        "an element count must be in [1, {}] such as "
-        "16777216 or 16Mi, got '{}'",
-        kMaxElementCount, text);
+    return InvalidArgument("an element count must be in [1, {}] such as 16777216 or 16Mi, got '{}'", kMaxElementCount,
+                           text);
   }
   return value * multiplier;
 }
@@ -93,10 +93,7 @@ Result<ConvShape> ParseConvShape(std::string_view text) {
   if (v.size() != 9 || s.c_in < 1 || s.c_out < 1 || s.h < 1 || s.w < 1 || s.kh < 1 || s.kw < 1 || s.stride < 1 ||
       s.groups < 1 || s.c_in % s.groups != 0 || s.c_out % s.groups != 0) {
     return InvalidArgument(
-        "bad conv layer '{}' (want c_in c_out h w kh kw "
-        "stride pad groups, groups dividing both "
-        "channel counts)",
-        text);
+        "bad conv layer '{}' (want c_in c_out h w kh kw stride pad groups, groups dividing both channel counts)", text);
   }
   return s;
 }
@@ -111,8 +108,12 @@ Result<ConvLayer> ParseConvDescriptor(std::string_view text) {
     d = text.substr(0, q);
   }
   d = Trim(d);
-  int64_t iw = -1, kw = -1;
   ConvShape& s = l.shape;
+  s.w = s.kw = -1;  // unset: iw defaults to ih, kw to kh
+  const std::pair<std::string_view, int64_t ConvShape::*> keys[] = {
+      {"g", &ConvShape::groups}, {"ic", &ConvShape::c_in},   {"oc", &ConvShape::c_out},
+      {"ih", &ConvShape::h},     {"iw", &ConvShape::w},      {"kh", &ConvShape::kh},
+      {"kw", &ConvShape::kw},    {"sh", &ConvShape::stride}, {"ph", &ConvShape::pad}};
   while (!d.empty()) {
     size_t j = 0;
     while (j < d.size() && d[j] >= 'a' && d[j] <= 'z') ++j;
@@ -120,38 +121,17 @@ Result<ConvLayer> ParseConvDescriptor(std::string_view text) {
     d.remove_prefix(j);
     int64_t v = 0;
     if (key.empty() || !TakeNumber(d, v)) return InvalidArgument("bad conv descriptor '{}'", text);
-    if (key == "g")
-      s.groups = v;
-    else if (key == "ic")
-      s.c_in = v;
-    else if (key == "oc")
-      s.c_out = v;
-    else if (key == "ih")
-      s.h = v;
-    else if (key == "iw")
-      iw = v;
-    else if (key == "kh")
-      s.kh = v;
-    else if (key == "kw")
-      kw = v;
-    else if (key == "sh")
-      s.stride = v;
-    else if (key == "ph")
-      s.pad = v;
-    else
-      return InvalidArgument(
-          "unknown key '{}' in conv descriptor '{}' (want g "
-          "ic oc ih iw kh kw sh ph)",
-          key, text);
+    const auto* k = std::find_if(std::begin(keys), std::end(keys), [&](const auto& e) { return e.first == key; });
+    if (k == std::end(keys)) {
+      return InvalidArgument("unknown key '{}' in conv descriptor '{}' (want g ic oc ih iw kh kw sh ph)", key, text);
+    }
+    s.*(k->second) = v;
   }
-  s.w = iw < 0 ? s.h : iw;
-  s.kw = kw < 0 ? s.kh : kw;
+  if (s.w < 0) s.w = s.h;
+  if (s.kw < 0) s.kw = s.kh;
   if (s.c_in < 1 || s.c_out < 1 || s.h < 1 || s.kh < 1 || s.stride < 1 || s.groups < 1 || s.c_in % s.groups != 0 ||
       s.c_out % s.groups != 0) {
-    return InvalidArgument(
-        "conv descriptor '{}' needs ic, oc, ih, kh >= 1 and "
-        "g dividing ic and oc",
-        text);
+    return InvalidArgument("conv descriptor '{}' needs ic, oc, ih, kh >= 1 and g dividing ic and oc", text);
   }
   return l;
 }

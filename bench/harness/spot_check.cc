@@ -72,10 +72,8 @@ Result<int64_t> ConvReferenceValue(const ConvProblem& p, int64_t oy, int64_t ox,
   OCTET_ASSIGN_OR_RETURN(const reference::Conv2dGeometry g,
                          Conv2dGeometryFor(p.params, p.w.shape(), p.x.shape(), "bench conv"));
   if (oy < 0 || oy >= g.OutH() || ox < 0 || ox >= g.OutW() || o < 0 || o >= g.c_out) {
-    return InvalidArgument(
-        "output ({}, {}), channel {} is outside the conv "
-        "output [{}, {}] x {} channels",
-        oy, ox, o, g.OutH(), g.OutW(), g.c_out);
+    return InvalidArgument("output ({}, {}), channel {} is outside the conv output [{}, {}] x {} channels", oy, ox, o,
+                           g.OutH(), g.OutW(), g.c_out);
   }
   return ConvValue(p, g, std::vector<int32_t>(static_cast<size_t>(g.c_out), p.w.qparams().zero_point()), oy, ox, o);
 }
