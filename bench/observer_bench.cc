@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/harness/gbench_util.h"
 #include "core/context.h"
 #include "core/cpu_features.h"
 #include "core/tensor.h"
@@ -31,8 +32,6 @@ namespace {
 constexpr int64_t k64MiBFloats = int64_t{16} << 20;
 constexpr int kBatches = 50;
 const Shape kBatchShape{8, 64, 56, 56};
-
-bool g_mismatch = false;
 
 Tensor MakeTensor(DType dtype, int64_t n) {
   Result<Tensor> t = Tensor::Create(dtype, Shape{n});
@@ -74,28 +73,17 @@ const std::vector<Tensor>& Batches() {
   return batches;
 }
 
-bool CanRun(benchmark::State& state, Isa isa) {
-  if (DetectedIsas().Contains(isa)) return true;
-  const std::string why = fmt::format("skipped: ISA {} is not available on this CPU (detected: {})", IsaName(isa),
-                                      DetectedIsas().ToString());
-  state.SkipWithError(why.c_str());
-  return false;
-}
-
 void BenchMinMaxKernel(benchmark::State& state, const UkernelEntry<MinMaxUkernelFn>& kernel, int64_t n) {
-  if (!CanRun(state, kernel.isa)) return;
+  if (!bench::SkipUnlessDetected(state, kernel.isa)) return;
   Tensor x = MakeTensor(DType::kF32, n);
   FillNormal(x.values<float>(), 99u, 3.0f);
   const float* xp = x.data<float>();
   const MinMaxResult want = minmax_f32_ukernel__scalar(static_cast<size_t>(n), xp);
   const MinMaxResult got = kernel.fn(static_cast<size_t>(n), xp);
   if (got.min != want.min || got.max != want.max || got.nonfinite != want.nonfinite) {
-    g_mismatch = true;
-    const std::string what = fmt::format("{} differs from the scalar kernel: [{}, {}] vs [{}, {}]", kernel.name,
-                                         got.min, got.max, want.min, want.max);
-    fmt::print(stderr, "octet_bench_observers: {}\n", what);
-    state.SkipWithError(what.c_str());
-    return;
+    return bench::ReportMismatch(state, "octet_bench_observers",
+                                 fmt::format("{} differs from the scalar kernel: [{}, {}] vs [{}, {}]", kernel.name,
+                                             got.min, got.max, want.min, want.max));
   }
   for (auto _ : state) {
     benchmark::DoNotOptimize(kernel.fn(static_cast<size_t>(n), xp));
@@ -213,7 +201,5 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   octet::Register();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return octet::g_mismatch ? 1 : 0;
+  return octet::bench::RunRegisteredBenchmarks();
 }

@@ -16,14 +16,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <limits>
-#include <span>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench/harness/fill.h"
+#include "bench/harness/gbench_util.h"
+#include "bench/harness/shapes.h"
 #include "core/cpu_features.h"
 #include "core/dtype.h"
 #include "core/isa.h"
@@ -39,53 +39,10 @@ constexpr float kScale = 0.05f;
 constexpr int32_t kZeroPoint = 117;
 constexpr int64_t kL1Elements = 2048;
 
-bool g_mismatch = false;  // set when a kernel differs from the reference; main() then exits 1
-
 Tensor MakeTensor(DType dtype, int64_t n) {
   Result<Tensor> t = Tensor::Create(dtype, Shape{n});
   OCTET_CHECK(t.ok());
   return std::move(t).value();
-}
-
-// Mostly inside the range, some saturating at both ends, ±Inf at the start.
-void FillFloats(std::span<float> x) {
-  uint32_t s = 0x2545f491u;
-  for (float& v : x) {
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    v = static_cast<float>(s) * (14.0f / 4294967296.0f) - 6.5f;
-  }
-  if (x.size() >= 2) {
-    x[0] = std::numeric_limits<float>::infinity();
-    x[1] = -std::numeric_limits<float>::infinity();
-  }
-}
-
-template <typename T>
-void FillIntegers(std::span<T> q) {
-  uint32_t s = 0x9e3779b9u;
-  for (T& v : q) {
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    v = static_cast<T>(s);
-  }
-}
-
-// False (and the benchmark marked as skipped) when this CPU cannot run `isa`.
-bool CanRun(benchmark::State& state, Isa isa) {
-  if (DetectedIsas().Contains(isa)) return true;
-  const std::string why = fmt::format("skipped: ISA {} is not available on this CPU (detected: {})", IsaName(isa),
-                                      DetectedIsas().ToString());
-  state.SkipWithError(why.c_str());
-  return false;
-}
-
-void ReportMismatch(benchmark::State& state, const std::string& what) {
-  g_mismatch = true;
-  fmt::print(stderr, "octet_bench_quantize: {}\n", what);
-  state.SkipWithError(what.c_str());
 }
 
 void SetCounters(benchmark::State& state, Isa isa, int64_t n, int64_t bytes_per_element) {
@@ -97,11 +54,11 @@ void SetCounters(benchmark::State& state, Isa isa, int64_t n, int64_t bytes_per_
 
 template <typename T>
 void BenchQuantize(benchmark::State& state, const UkernelEntry<QuantizeUkernelFn<T>>& kernel, int64_t n) {
-  if (!CanRun(state, kernel.isa)) return;
+  if (!bench::SkipUnlessDetected(state, kernel.isa)) return;
   const DType dtype = DTypeOf<T>::value;
   Tensor x = MakeTensor(DType::kF32, n);
   Tensor y = MakeTensor(dtype, n);
-  FillFloats(x.values<float>());
+  bench::FillQuantizeInputs(x.values<float>(), 0x2545f491u);
   const QuantizeParams params{1.0f / kScale, kZeroPoint, static_cast<int32_t>(DTypeMin(dtype)),
                               static_cast<int32_t>(DTypeMax(dtype))};
   const float* xp = x.data<float>();
@@ -113,7 +70,8 @@ void BenchQuantize(benchmark::State& state, const UkernelEntry<QuantizeUkernelFn
     const T want =
         reference::QuantizeValue<T>(xp[i], params.inv_scale, params.zero_point, params.quant_min, params.quant_max);
     if (yp[i] != want) {
-      return ReportMismatch(state, fmt::format("{} differs from the reference at element {} (x = {}): got {}, "
+      return bench::ReportMismatch(state, "octet_bench_quantize",
+                                   fmt::format("{} differs from the reference at element {} (x = {}): got {}, "
                                                "expected {}",
                                                kernel.name, i, xp[i], int64_t{yp[i]}, int64_t{want}));
     }
@@ -127,10 +85,10 @@ void BenchQuantize(benchmark::State& state, const UkernelEntry<QuantizeUkernelFn
 
 template <typename T>
 void BenchDequantize(benchmark::State& state, const UkernelEntry<DequantizeUkernelFn<T>>& kernel, int64_t n) {
-  if (!CanRun(state, kernel.isa)) return;
+  if (!bench::SkipUnlessDetected(state, kernel.isa)) return;
   Tensor q = MakeTensor(DTypeOf<T>::value, n);
   Tensor y = MakeTensor(DType::kF32, n);
-  FillIntegers(q.values<T>());
+  bench::FillIntegers(q.values<T>(), 0x9e3779b9u);
   const DequantizeParams params{kScale, kZeroPoint};
   const T* qp = q.data<T>();
   float* yp = y.data<float>();
@@ -140,7 +98,8 @@ void BenchDequantize(benchmark::State& state, const UkernelEntry<DequantizeUkern
   for (size_t i = 0; i < count; ++i) {
     const float want = reference::DequantizeValue<T>(qp[i], params.scale, params.zero_point);
     if (std::bit_cast<uint32_t>(yp[i]) != std::bit_cast<uint32_t>(want)) {
-      return ReportMismatch(state, fmt::format("{} differs from the reference at element {} (q = {}): got {}, "
+      return bench::ReportMismatch(state, "octet_bench_quantize",
+                                   fmt::format("{} differs from the reference at element {} (q = {}): got {}, "
                                                "expected {}",
                                                kernel.name, i, int64_t{qp[i]}, yp[i], want));
     }
@@ -167,33 +126,6 @@ void BenchMemcpy(benchmark::State& state, int64_t n, int64_t bytes_per_element) 
   state.counters["elements"] = static_cast<double>(n);
 }
 
-// Element counts from a shapes file: one per line, plain or with a Ki/Mi suffix, '#' starts a comment.
-std::vector<int64_t> ReadSizes(const std::string& path) {
-  std::vector<int64_t> sizes;
-  std::ifstream in(path);
-  if (!in) {
-    fmt::print(stderr, "octet_bench_quantize: cannot read shapes file '{}'\n", path);
-    std::exit(2);
-  }
-  std::string line;
-  while (std::getline(in, line)) {
-    line = line.substr(0, line.find('#'));
-    const size_t b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
-    int64_t mult = 1;
-    if (line.ends_with("Ki")) mult = int64_t{1} << 10;
-    if (line.ends_with("Mi")) mult = int64_t{1} << 20;
-    const std::string digits = mult == 1 ? line : line.substr(0, line.size() - 2);
-    if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) {
-      fmt::print(stderr, "octet_bench_quantize: '{}': bad element count '{}'\n", path, line);
-      std::exit(2);
-    }
-    sizes.push_back(std::stoll(digits) * mult);
-  }
-  return sizes;
-}
-
 template <typename T>
 void RegisterFamilies(const std::vector<int64_t>& sizes) {
   for (int64_t n : sizes) {
@@ -215,20 +147,9 @@ void RegisterFamilies(const std::vector<int64_t>& sizes) {
 
 int main(int argc, char** argv) {
   std::string shapes = OCTET_BENCH_SHAPES_DIR "/quantize.txt";
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--shapes=", 0) == 0) {
-      shapes = a.substr(9);
-    } else {
-      args.push_back(argv[i]);
-    }
-  }
-  int args_count = static_cast<int>(args.size());
-  benchmark::Initialize(&args_count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return 2;
-
-  std::vector<int64_t> sizes = octet::ReadSizes(shapes);
+  if (!octet::bench::InitializeWithShapes(argc, argv, shapes)) return 2;
+  std::vector<int64_t> sizes =
+      octet::bench::ValueOrExit(octet::bench::ReadElementCounts(shapes), "octet_bench_quantize");
   sizes.insert(sizes.begin(), octet::kL1Elements);
   octet::RegisterFamilies<uint8_t>(sizes);
   octet::RegisterFamilies<int8_t>(sizes);
@@ -240,7 +161,5 @@ int main(int argc, char** argv) {
           ->UseRealTime();
     }
   }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return octet::g_mismatch ? 1 : 0;
+  return octet::bench::RunRegisteredBenchmarks();
 }

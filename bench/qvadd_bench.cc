@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/harness/fill.h"
+#include "bench/harness/gbench_util.h"
 #include "core/cpu_features.h"
 #include "core/isa.h"
 #include "ops/reference/qelementwise_reference.h"
@@ -23,8 +25,6 @@
 namespace octet {
 namespace {
 
-bool g_mismatch = false;
-
 QVAddParams Params(int32_t lo, int32_t hi, int32_t mid) {
   return reference::MakeQAddFp32Params({0.031f, mid + 3}, {0.047f, mid - 5}, {0.06f, mid + 1}, lo, hi).value();
 }
@@ -32,21 +32,13 @@ QVAddParams Params(int32_t lo, int32_t hi, int32_t mid) {
 template <typename T>
 std::vector<T> Random(size_t n, uint32_t seed) {
   std::vector<T> v(n);
-  for (T& x : v) {
-    seed ^= seed << 13;
-    seed ^= seed >> 17;
-    seed ^= seed << 5;
-    x = static_cast<T>(seed);
-  }
+  bench::FillIntegers<T>(v, seed);
   return v;
 }
 
 template <typename T>
 void Run(benchmark::State& state, const char* name, Isa isa, QVAddUkernelFn<T> fn) {
-  if (!DetectedIsas().Contains(isa)) {
-    state.SkipWithError(fmt::format("skipped: ISA {} is not available on this CPU", IsaName(isa)).c_str());
-    return;
-  }
+  if (!bench::SkipUnlessDetected(state, isa)) return;
   const size_t n = static_cast<size_t>(state.range(0));
   const bool u8 = std::is_same_v<T, uint8_t>;
   const QVAddParams p = u8 ? Params(0, 255, 128) : Params(-128, 127, 0);
@@ -56,9 +48,8 @@ void Run(benchmark::State& state, const char* name, Isa isa, QVAddUkernelFn<T> f
     fn(n, a.data(), b.data(), y.data(), p);
     for (size_t i = 0; i < n; ++i) {
       if (y[i] != static_cast<T>(reference::QAddFp32Value(a[i], b[i], p))) {
-        g_mismatch = true;
-        state.SkipWithError(fmt::format("{} differs from the reference at element {}", name, i).c_str());
-        return;
+        return bench::ReportMismatch(state, "octet_bench_qvadd",
+                                     fmt::format("{} differs from the reference at element {}", name, i));
       }
     }
   }
@@ -96,7 +87,5 @@ int main(int argc, char** argv) {
   octet::RegisterFor<uint8_t>("u8");
   octet::RegisterFor<int8_t>("s8");
   benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return octet::g_mismatch ? 1 : 0;
+  return octet::bench::RunRegisteredBenchmarks();
 }

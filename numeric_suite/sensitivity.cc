@@ -1,8 +1,6 @@
 // Sensitivity analysis on the real int8 kernels (see sensitivity.h).
 #include "numeric_suite/sensitivity.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,10 +13,12 @@
 #include <fmt/ranges.h>
 
 #include "core/executor.h"
+#include "core/latency.h"
 #include "numeric_suite/metrics.h"
 #include "quant/calibrate.h"
 #include "quant/fused_ops.h"
 #include "quant/quantized_registry.h"
+#include "quant/training/top1.h"
 
 namespace octet {
 namespace {
@@ -63,40 +63,30 @@ Result<std::vector<std::vector<Tensor>>> RunBatches(const Graph& g, const OpRegi
   return outputs;
 }
 
-// CPU time of the calling thread: with one thread every node runs on it, and on a busy machine it counts only the
-// time the node really had the CPU.
-double ThreadCpuUs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
-}
-
 // Each node's CPU time per run by node name, median over `runs` runs after one warm-up (folded nodes: absent).
 Result<std::map<std::string, double>> MedianNodeCpuUs(const Graph& g, const OpRegistry& registry,
                                                       const Context& one_thread, const std::vector<Tensor>& batch,
                                                       int runs) {
   OCTET_ASSIGN_OR_RETURN(Executor exec, CompileFor(g, one_thread, registry, batch));
   const size_t nodes = static_cast<size_t>(g.num_nodes());
-  std::vector<double> started(nodes, 0.0);
+  std::vector<int64_t> started(nodes, 0);
   std::vector<std::vector<double>> samples(nodes);
   RunOptions options;
   options.before_node.push_back([&](const NodeCall& call) {
-    started[static_cast<size_t>(call.node_index)] = ThreadCpuUs();
+    started[static_cast<size_t>(call.node_index)] = NowNs(LatencyClock::kThreadCpu);
     return OkStatus();
   });
   options.after_node.push_back([&](const NodeCall& call) {
     const size_t n = static_cast<size_t>(call.node_index);
-    samples[n].push_back(ThreadCpuUs() - started[n]);
+    samples[n].push_back(MicrosecondsSince(LatencyClock::kThreadCpu, started[n]));
     return OkStatus();
   });
   OCTET_RETURN_IF_ERROR(exec.Run(batch).status());  // warm-up: caches, lazily touched memory
   for (int r = 0; r < runs; ++r) OCTET_RETURN_IF_ERROR(exec.Run(batch, options).status());
   std::map<std::string, double> median;
   for (size_t n = 0; n < nodes; ++n) {
-    std::vector<double>& s = samples[n];
-    if (s.empty()) continue;
-    std::sort(s.begin(), s.end());
-    median[g.node(static_cast<int>(n)).name] = s[s.size() / 2];
+    if (samples[n].empty()) continue;
+    median[g.node(static_cast<int>(n)).name] = MedianUs(std::move(samples[n]));
   }
   return median;
 }
@@ -290,7 +280,7 @@ SensitivityMetric AccuracyMetric(Tensor labels, int output_index) {
         if (want < 0 || want >= k) {
           return InvalidArgument("accuracy: label {} of sample {} is outside [0, {})", want, seen, k);
         }
-        right += std::max_element(row, row + k) - row == want ? 1 : 0;
+        right += training::ArgMax({row, static_cast<size_t>(k)}) == want ? 1 : 0;
       }
     }
     if (seen != labels.NumElements()) {

@@ -5,6 +5,7 @@
 
 #include "ops/float/grad/loss.h"
 #include "quant/training/mini_batches.h"
+#include "quant/training/top1.h"
 
 namespace octet::training {
 namespace {
@@ -19,18 +20,6 @@ Status CheckData(const TrainingGraph& model, const Tensor& x, std::span<const in
   }
   if (labels.empty()) return InvalidArgument("no training data");
   return OkStatus();
-}
-
-int64_t CountCorrect(const Tensor& logits, std::span<const int64_t> labels) {
-  const int64_t n = logits.shape().dim(0), c = logits.shape().dim(1);
-  int64_t correct = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * c;
-    int64_t best = 0;
-    for (int64_t j = 1; j < c; ++j) best = row[j] > row[best] ? j : best;
-    correct += best == labels[static_cast<size_t>(i)];
-  }
-  return correct;
 }
 
 Result<Tensor> Logits(const std::vector<Tensor>& outputs) {
@@ -76,7 +65,8 @@ Result<std::vector<EpochSummary>> TrainClassifier(TrainingGraph& model, const Te
                                   loss.loss, epoch, b + 1);
       }
       loss_sum += loss.loss * static_cast<double>(rows.size());
-      correct += CountCorrect(logits, batch_y);
+      OCTET_ASSIGN_OR_RETURN(const int64_t batch_correct, CountTop1(logits, batch_y));
+      correct += batch_correct;
       std::vector<Tensor> output_grads(outputs.size());
       output_grads[0] = std::move(loss.grad);
       OCTET_RETURN_IF_ERROR(model.Backward(output_grads));
@@ -112,7 +102,8 @@ Result<double> ClassifierAccuracy(TrainingGraph& model, const Tensor& x, std::sp
     OCTET_ASSIGN_OR_RETURN(Tensor logits, Logits(outputs));
     std::vector<int64_t> batch_y;
     for (int64_t r : rows) batch_y.push_back(labels[static_cast<size_t>(r)]);
-    correct += CountCorrect(logits, batch_y);
+    OCTET_ASSIGN_OR_RETURN(const int64_t batch_correct, CountTop1(logits, batch_y));
+    correct += batch_correct;
   }
   return static_cast<double>(correct) / static_cast<double>(count);
 }

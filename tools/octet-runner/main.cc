@@ -4,13 +4,13 @@
 // naming the file and the cause), 2 on bad usage.
 #include <cstdio>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "io/file_name.h"
 #include "io/npy.h"
 #include "io/runtime/octet_runtime.h"
 
@@ -23,19 +23,6 @@ constexpr int kExitUsage = 2;
 int Fail(const octet::Status& status) {
   fmt::print(stderr, "octet-runner: {}\n", status.message());
   return kExitFailure;
-}
-
-// Letters, digits, '.', '-' and '_' stay; everything else and a leading '.' become '_'.
-std::string SafeFileName(const std::string& name) {
-  std::string s;
-  for (char c : name) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '-' || c == '_';
-    s += safe ? c : '_';
-  }
-  if (s.empty()) s = "output";
-  if (s.front() == '.') s.front() = '_';
-  return s;
 }
 
 }  // namespace
@@ -73,13 +60,12 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(output_dir, ec);
   if (ec) return Fail(octet::IoError("failed to create '{}': {}", output_dir.string(), ec.message()));
   const octet::Graph& graph = runtime->graph();
-  std::set<std::string> taken;
+  std::vector<std::string> names;
+  for (octet::ValueId id : graph.outputs()) names.push_back(graph.value(id).name);
+  const std::vector<std::string> files = octet::SafeFileNames(names);
   for (size_t k = 0; k < outputs->size(); ++k) {
-    const std::string& name = graph.value(graph.outputs()[k]).name;
-    const std::string base = SafeFileName(name);
-    std::string file = base;
-    for (int j = 1; !taken.insert(file).second; ++j) file = fmt::format("{}_{}", base, j);
-    const std::string path = (output_dir / (file + ".npy")).string();
+    const std::string& name = names[k];
+    const std::string path = (output_dir / (files[k] + ".npy")).string();
     if (octet::Status s = octet::WriteNpy(path, (*outputs)[k]); !s.ok()) return Fail(s);
     fmt::print("{}: {} {} -> {}\n", name, (*outputs)[k].dtype(), (*outputs)[k].shape(), path);
   }

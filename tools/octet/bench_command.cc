@@ -1,26 +1,25 @@
 // `octet bench quantize|dequantize`.
 #include "tools/octet/bench_command.h"
 
-#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/harness/fill.h"
+#include "bench/harness/kernel_isa.h"
+#include "bench/harness/shapes.h"
+#include "bench/harness/timing.h"
 #include "core/context.h"
 #include "core/dtype.h"
-#include "core/isa.h"
 #include "core/tensor.h"
 #include "ops/reference/quantize_reference.h"
 #include "ops/quantize.h"
-#include "tools/octet/bench_timing.h"
-#include "tools/octet/context_options.h"
+#include "tools/octet/bench_flags.h"
 
 namespace octet::cli {
 namespace {
@@ -28,96 +27,35 @@ namespace {
 // The per-tensor affine qparams of the benchmark (a typical u8 activation; also valid for s8 and s32).
 constexpr float kScale = 0.05f;
 constexpr int32_t kZeroPoint = 117;
-constexpr int64_t kMaxElements = int64_t{1} << 32;
 
-struct BenchCommand {
+struct BenchCommand : BenchFlags {
   std::string op;  // "quantize" or "dequantize"
   std::string elements = "16Mi";
   std::string dtype = "quint8";
-  int repetitions = 5;
-  bool json = false;
-  ContextFlags context;
 };
-
-// "16777216", "16Mi", "64Ki", "1Gi".
-Result<int64_t> ParseElements(std::string_view text) {
-  int64_t multiplier = 1;
-  std::string_view digits = text;
-  for (const auto& [suffix, m] : {std::pair<std::string_view, int64_t>{"Ki", 1 << 10}, {"Mi", 1 << 20},
-                                  {"Gi", int64_t{1} << 30}}) {
-    if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
-      multiplier = m;
-      digits = text.substr(0, text.size() - suffix.size());
-    }
-  }
-  int64_t value = 0;
-  bool ok = !digits.empty() && digits.size() <= 12;
-  for (char ch : digits) {
-    ok = ok && ch >= '0' && ch <= '9';
-    if (ok) value = value * 10 + (ch - '0');
-  }
-  if (!ok || value < 1 || value > kMaxElements / multiplier) {
-    return InvalidArgument("--elements must be a count in [1, {}] such as 16777216 or 16Mi, got '{}'", kMaxElements,
-                           text);
-  }
-  return value * multiplier;
-}
-
-// A reproducible spread of inputs: mostly inside the range, a few saturating at each end, and ±Inf.
-void FillFloats(std::span<float> x) {
-  uint32_t state = 0x9e3779b9u;
-  for (float& v : x) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    v = static_cast<float>(state) * (14.0f / 4294967296.0f) - 6.5f;
-  }
-  if (x.size() >= 2) {
-    x[0] = std::numeric_limits<float>::infinity();
-    x[1] = -std::numeric_limits<float>::infinity();
-  }
-}
-
-template <typename T>
-void FillIntegers(std::span<T> q) {
-  uint32_t state = 0x85ebca6bu;
-  for (T& v : q) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    v = static_cast<T>(state);
-  }
-}
 
 struct Measurement {
   const char* isa;
   std::string kernel;
-  Timing timing;
+  bench::Timing timing;
 };
 
-// The kernel that ran for `family`, as recorded in the context, and its ISA (the name's "__<isa>" suffix).
-Measurement Ran(const Context& context, const std::string& family, const Timing& timing) {
-  Measurement m{"?", context.LastKernel(family), timing};
-  const size_t at = m.kernel.rfind("__");
-  if (at != std::string::npos) {
-    if (auto isa = ParseIsa(std::string_view(m.kernel).substr(at + 2)); isa.ok()) m.isa = IsaName(*isa);
-  }
-  return m;
+// The kernel that ran for `family`, as recorded in the context, and its ISA.
+Measurement Ran(const Context& context, const std::string& family, const bench::Timing& timing) {
+  return Measurement{bench::KernelIsa(context.LastKernel(family), "?"), context.LastKernel(family), timing};
 }
 
 // Times the Quantize operator itself (QuantizeInto: validation, kernel choice, tiling over threads) on one
 // preallocated output, after checking its result once against the scalar reference.
 template <typename T>
-Result<Measurement> BenchQuantize(const Context& context, int64_t n, const TimingOptions& timing_options) {
+Result<Measurement> BenchQuantize(const Context& context, int64_t n, const bench::TimingOptions& timing_options) {
   const DType dtype = DTypeOf<T>::value;
   OCTET_ASSIGN_OR_RETURN(Tensor x, Tensor::Create(DType::kF32, Shape{n}));
   OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(dtype, Shape{n}));
-  FillFloats(x.values<float>());
+  bench::FillQuantizeInputs(x.values<float>(), 0x9e3779b9u);
   OCTET_ASSIGN_OR_RETURN(QParams qparams, QParams::PerTensor(dtype, kScale, kZeroPoint));
-  Status status;
-  auto run = [&] { status = QuantizeInto(context, x, qparams, y); };
-  run();
-  OCTET_RETURN_IF_ERROR(status);
+  auto run = [&] { return QuantizeInto(context, x, qparams, y); };
+  OCTET_RETURN_IF_ERROR(run());
   const float* xp = x.data<float>();
   const T* yp = y.data<T>();
   const float inv_scale = 1.0f / kScale;
@@ -129,24 +67,21 @@ Result<Measurement> BenchQuantize(const Context& context, int64_t n, const Timin
                       int64_t{want});
     }
   }
-  const Timing timing = MeasureCalls(run, timing_options);
-  OCTET_RETURN_IF_ERROR(status);
+  OCTET_ASSIGN_OR_RETURN(const bench::Timing timing, bench::MeasureStatusCalls(run, timing_options));
   return Ran(context, fmt::format("quantize_f32_{}", DTypeName(dtype)), timing);
 }
 
 // Times the Dequantize operator (DequantizeInto) on one preallocated output, checked once against the reference.
 template <typename T>
-Result<Measurement> BenchDequantize(const Context& context, int64_t n, const TimingOptions& timing_options) {
+Result<Measurement> BenchDequantize(const Context& context, int64_t n, const bench::TimingOptions& timing_options) {
   const DType dtype = DTypeOf<T>::value;
   OCTET_ASSIGN_OR_RETURN(Tensor q, Tensor::Create(dtype, Shape{n}));
   OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(DType::kF32, Shape{n}));
-  FillIntegers(q.values<T>());
+  bench::FillIntegers(q.values<T>(), 0x85ebca6bu);
   OCTET_ASSIGN_OR_RETURN(QParams qparams, QParams::PerTensor(dtype, kScale, kZeroPoint));
   OCTET_ASSIGN_OR_RETURN(QTensor qt, QTensor::Create(q, qparams));
-  Status status;
-  auto run = [&] { status = DequantizeInto(context, qt, y); };
-  run();
-  OCTET_RETURN_IF_ERROR(status);
+  auto run = [&] { return DequantizeInto(context, qt, y); };
+  OCTET_RETURN_IF_ERROR(run());
   const T* qp = q.data<T>();
   const float* yp = y.data<float>();
   for (int64_t i = 0; i < n; ++i) {
@@ -157,13 +92,12 @@ Result<Measurement> BenchDequantize(const Context& context, int64_t n, const Tim
                       yp[i], want);
     }
   }
-  const Timing timing = MeasureCalls(run, timing_options);
-  OCTET_RETURN_IF_ERROR(status);
+  OCTET_ASSIGN_OR_RETURN(const bench::Timing timing, bench::MeasureStatusCalls(run, timing_options));
   return Ran(context, fmt::format("dequantize_{}_f32", DTypeName(dtype)), timing);
 }
 
 Result<Measurement> Bench(const BenchCommand& c, DType dtype, const Context& context, int64_t n,
-                          const TimingOptions& options) {
+                          const bench::TimingOptions& options) {
   const bool quantize = c.op == "quantize";
   switch (dtype) {
     case DType::kU8: return quantize ? BenchQuantize<uint8_t>(context, n, options)
@@ -178,8 +112,11 @@ Result<Measurement> Bench(const BenchCommand& c, DType dtype, const Context& con
 }
 
 int RunBench(const BenchCommand& c) {
-  Result<int64_t> n = ParseElements(c.elements);
-  if (!n.ok()) return ReportUsage(n.status().message());
+  Result<int64_t> n = bench::ParseElementCount(c.elements);
+  if (!n.ok()) {
+    return ReportUsage(fmt::format("--elements must be a count in [1, {}] such as 16777216 or 16Mi, got '{}'",
+                                   bench::kMaxElementCount, c.elements));
+  }
   Result<DType> dtype = ParseDType(c.dtype);
   if (!dtype.ok() || !IsIntegerDType(*dtype)) {
     return ReportUsage(fmt::format("--dtype must be quint8, qint8 or qint32, got '{}'", c.dtype));
@@ -188,9 +125,7 @@ int RunBench(const BenchCommand& c) {
 
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
-  TimingOptions options;
-  options.repetitions = c.repetitions;
-  Result<Measurement> m = Bench(c, *dtype, *context, *n, options);
+  Result<Measurement> m = Bench(c, *dtype, *context, *n, c.TimingOptions());
   if (!m.ok()) return ReportFailure(m.status());
 
   const int64_t bytes = *n * static_cast<int64_t>(DTypeSize(DType::kF32) + DTypeSize(*dtype));
@@ -203,22 +138,15 @@ int RunBench(const BenchCommand& c) {
     j["isa"] = m->isa;
     j["kernel"] = m->kernel;
     j["dtype"] = DTypeName(*dtype);
-    j["us"] = m->timing.median_us;
-    j["gbps"] = gbps;
-    j["us_min"] = m->timing.min_us;
-    j["us_max"] = m->timing.max_us;
-    j["repetitions"] = m->timing.repetitions;
-    j["calls_per_repetition"] = m->timing.calls_per_repetition;
+    bench::AddTimingJson(j, m->timing, "gbps", gbps);
     j["bytes"] = bytes;
     j["scale"] = kScale;
     j["zero_point"] = kZeroPoint;
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("{} {} elements ({}), {} thread(s), {} [{}]: {:.1f} us median of {} (min {:.1f}, max {:.1f}), "
-               "{:.2f} GB/s read+written\n",
-               c.op, *n, DTypeName(*dtype), context->threads(), m->kernel, m->isa, m->timing.median_us,
-               m->timing.repetitions, m->timing.min_us, m->timing.max_us, gbps);
+    fmt::print("{} {} elements ({}), {} thread(s), {} [{}]: {}, {:.2f} GB/s read+written\n", c.op, *n,
+               DTypeName(*dtype), context->threads(), m->kernel, m->isa, bench::TimingText(m->timing), gbps);
   }
   std::fflush(stdout);
   return kExitOk;
@@ -234,12 +162,7 @@ void AddBenchCommand(CLI::App* bench, CommandRegistry& registry, const char* op,
   app->add_option("--dtype", c->dtype, "Quantized dtype: quint8, qint8 or qint32")
       ->type_name("DTYPE")
       ->capture_default_str();
-  app->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("R")
-      ->capture_default_str();
-  app->add_flag("--json", c->json, "Print one JSON object per line");
-  c->context.AddTo(app, /*default_threads=*/1);
+  c->AddTo(app);
   registry.Add(app, [c] { return RunBench(*c); });
 }
 

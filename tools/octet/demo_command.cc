@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/executor.h"
+#include "core/latency.h"
 #include "io/digits_csv.h"
 #include "io/file_util.h"
 #include "io/octet_file.h"
@@ -42,6 +42,7 @@
 #include "quant/qconfig.h"
 #include "quant/quantized_registry.h"
 #include "quant/training/digits_models.h"
+#include "quant/training/top1.h"
 #include "quant/training/training_graph.h"
 #include "tools/octet/compare_command.h"
 #include "tools/octet/context_options.h"
@@ -98,16 +99,6 @@ Result<Tensor> Logits(const Graph& graph, const OpRegistry& registry, const Cont
   return std::move(outputs[0]);
 }
 
-double Accuracy(const Tensor& logits, const std::vector<int64_t>& labels) {
-  const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * k;
-    right += (std::max_element(row, row + k) - row) == labels[static_cast<size_t>(i)] ? 1 : 0;
-  }
-  return 100.0 * static_cast<double>(right) / static_cast<double>(n);
-}
-
 // Median time of one image through a batch-1 executor, over `images` rows after a warm-up.
 Result<double> LatencyUs(const Graph& graph, const OpRegistry& registry, const Context& context,
                          const Tensor& images) {
@@ -125,13 +116,12 @@ Result<double> LatencyUs(const Graph& graph, const OpRegistry& registry, const C
     for (int64_t i = 0; i < n; ++i) {
       OCTET_ASSIGN_OR_RETURN(Tensor x, Tensor::Create(DType::kF32, Shape(dims)));
       std::copy_n(images.data<float>() + i * per_image, per_image, x.data<float>());
-      const auto start = std::chrono::steady_clock::now();
+      const int64_t start = NowNs(LatencyClock::kWall);
       OCTET_ASSIGN_OR_RETURN(std::vector<Tensor> y, executor.Run(std::span<const Tensor>(&x, 1)));
-      times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      times.push_back(MicrosecondsSince(LatencyClock::kWall, start));
     }
   }
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-  return times[times.size() / 2];
+  return MedianUs(std::move(times));
 }
 
 struct Split {
@@ -201,7 +191,8 @@ class Demo {
     v.method = method;
     v.file = file;
     OCTET_ASSIGN_OR_RETURN(const Tensor logits, Logits(graph, registry, context_, test_x));
-    v.accuracy = Accuracy(logits, split_.test.labels);
+    OCTET_ASSIGN_OR_RETURN(const int64_t correct, training::CountTop1(logits, split_.test.labels));
+    v.accuracy = 100.0 * static_cast<double>(correct) / static_cast<double>(split_.test.labels.size());
     if (float_logits != nullptr) {
       OCTET_ASSIGN_OR_RETURN(v.sqnr_db, Sqnr(*float_logits, logits));
     }

@@ -1,8 +1,6 @@
 // `octet bench model`: compiles a model once, then times Run; optionally per op type through the executor's hooks.
 #include "tools/octet/model_bench_command.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,24 +17,22 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/harness/timing.h"
 #include "core/executor.h"
-#include "tools/octet/bench_timing.h"
-#include "tools/octet/context_options.h"
+#include "core/latency.h"
+#include "tools/octet/bench_flags.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/symbolic_shapes.h"
 
 namespace octet::cli {
 namespace {
 
-struct ModelBenchCommand {
+struct ModelBenchCommand : BenchFlags {
   std::string model;
   std::vector<std::string> input_shapes;
   std::vector<std::string> inputs;  // NAME=FILE.npy
-  int repetitions = 5;
   bool per_op = false;
   bool per_node = false;
-  bool json = false;
-  ContextFlags context;
 };
 
 // The tensors of --input files; seeded inputs for the others: uniform [-1, 1) for floats; zeros for integers (valid
@@ -74,26 +70,6 @@ Status CheckFinite(const Executor& exec, const std::vector<Tensor>& outputs) {
   return OkStatus();
 }
 
-// CPU time of the calling thread: with one thread every node runs on it, and on a shared machine (other processes
-// taking the cores) this, unlike wall time, counts only the time the model really had the CPU.
-double ThreadCpuUs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) * 1e-3;
-}
-
-// The median over `runs` runs of the calling thread's CPU time per run.
-Result<double> MedianThreadCpuUs(const Executor& exec, const std::vector<Tensor>& inputs, int runs) {
-  std::vector<double> us;
-  for (int r = 0; r < runs; ++r) {
-    const double start = ThreadCpuUs();
-    OCTET_RETURN_IF_ERROR(exec.Run(inputs).status());
-    us.push_back(ThreadCpuUs() - start);
-  }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
-
 struct OpTypeTime {
   int nodes = 0;
   double us = 0.0;      // wall time, summed over the timed runs
@@ -109,10 +85,11 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
   const Graph& g = exec.graph();
   const size_t nodes = static_cast<size_t>(g.num_nodes());
   std::vector<Clock::time_point> started(nodes);
-  std::vector<double> started_cpu(nodes, 0.0), node_us(nodes, 0.0), node_cpu_us(nodes, 0.0);
+  std::vector<int64_t> started_cpu(nodes, 0);
+  std::vector<double> node_us(nodes, 0.0), node_cpu_us(nodes, 0.0);
   RunOptions options;
   options.before_node.push_back([&](const NodeCall& call) {
-    started_cpu[static_cast<size_t>(call.node_index)] = ThreadCpuUs();
+    started_cpu[static_cast<size_t>(call.node_index)] = NowNs(LatencyClock::kThreadCpu);
     started[static_cast<size_t>(call.node_index)] = Clock::now();
     return OkStatus();
   });
@@ -120,7 +97,7 @@ Result<std::map<std::string, OpTypeTime>> TimePerOpType(const Executor& exec, co
     const auto elapsed = Clock::now() - started[static_cast<size_t>(call.node_index)];
     const size_t n = static_cast<size_t>(call.node_index);
     node_us[n] += std::chrono::duration<double, std::micro>(elapsed).count();
-    node_cpu_us[n] += ThreadCpuUs() - started_cpu[n];
+    node_cpu_us[n] += MicrosecondsSince(LatencyClock::kThreadCpu, started_cpu[n]);
     return OkStatus();
   });
   for (int r = 0; r < runs; ++r) OCTET_RETURN_IF_ERROR(exec.Run(inputs, options).status());
@@ -183,15 +160,13 @@ int RunModelBench(const ModelBenchCommand& c) {
   Result<std::vector<Tensor>> first = exec->Run(*inputs);
   Status status = first.ok() ? CheckFinite(*exec, *first) : first.status();
   if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
-  TimingOptions timing_options;
-  timing_options.repetitions = c.repetitions;
-  const Timing timing = MeasureCalls(
-      [&] {
-        if (status.ok()) status = exec->Run(*inputs).status();
-      },
-      timing_options);
-  if (!status.ok()) return ReportFailure(status.WithContext(fmt::format("failed to run '{}'", c.model)));
-  Result<double> cpu_us = MedianThreadCpuUs(*exec, *inputs, c.repetitions);
+  const Result<bench::Timing> timed =
+      bench::MeasureStatusCalls([&] { return exec->Run(*inputs).status(); }, c.TimingOptions());
+  if (!timed.ok()) return ReportFailure(timed.status().WithContext(fmt::format("failed to run '{}'", c.model)));
+  const bench::Timing& timing = *timed;
+  // The calling thread's CPU time: on a shared machine it counts only the time the model really had the CPU.
+  Result<double> cpu_us =
+      MedianRunUs(LatencyClock::kThreadCpu, 0, c.repetitions, [&] { return exec->Run(*inputs).status(); });
   if (!cpu_us.ok()) return ReportFailure(cpu_us.status().WithContext(fmt::format("failed to run '{}'", c.model)));
   int nodes = 0;
   for (int n = 0; n < exec->graph().num_nodes(); ++n) nodes += exec->is_folded(n) ? 0 : 1;
@@ -212,10 +187,8 @@ int RunModelBench(const ModelBenchCommand& c) {
     j["arena_bytes"] = exec->arena_bytes();
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("model {}: {} nodes, {} thread(s), ISAs {}: {:.1f} us median of {} (min {:.1f}, max {:.1f}); "
-               "calling thread's CPU time {:.1f} us\n",
-               c.model, nodes, context->threads(), context->enabled_isas().ToString(), timing.median_us,
-               timing.repetitions, timing.min_us, timing.max_us, *cpu_us);
+    fmt::print("model {}: {} nodes, {} thread(s), ISAs {}: {}; calling thread's CPU time {:.1f} us\n", c.model, nodes,
+               context->threads(), context->enabled_isas().ToString(), bench::TimingText(timing), *cpu_us);
   }
   if (c.per_op || c.per_node) {
     std::vector<double> node_cpu_us;
@@ -275,14 +248,9 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
       ->type_name("NAME=DIMS");
   m->add_option("--input", c->inputs, "An input's data (and shape) from a file, NAME=FILE.npy; others are seeded")
       ->type_name("NAME=FILE");
-  m->add_option("--repetitions", c->repetitions, "Timed repetitions; the median is reported")
-      ->check(CLI::Range(1, 1000))
-      ->type_name("R")
-      ->capture_default_str();
   m->add_flag("--per-op", c->per_op, "Also time every node through hooks and print the time per op type");
   m->add_flag("--per-node", c->per_node, "Also print every node's CPU time per run, in graph order");
-  m->add_flag("--json", c->json, "Print one JSON object per line");
-  c->context.AddTo(m, /*default_threads=*/1);
+  c->AddTo(m);
   registry.Add(m, [c] { return RunModelBench(*c); });
 }
 

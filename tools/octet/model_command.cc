@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -17,6 +16,7 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "io/file_name.h"
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
 #include "ops/float/registry.h"
@@ -41,21 +41,6 @@ struct InspectCommand {
   std::string model;
   std::vector<std::string> input_shapes;  // NAME=D0,D1,...
 };
-
-
-// A file name for an output value: unsafe characters become '_', never empty, never hidden, never "." or "..".
-std::string SafeFileName(const std::string& name) {
-  std::string s;
-  for (char c : name) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '-' || c == '_';
-    s += safe ? c : '_';
-  }
-  if (s.empty()) s = "output";
-  if (s.front() == '.') s.front() = '_';
-  if (s.size() > 200) s.resize(200);
-  return s;
-}
 
 int RunModel(const RunCommand& c) {
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
@@ -109,12 +94,9 @@ int RunModel(const RunCommand& c) {
   std::error_code ec;
   std::filesystem::create_directories(c.output_dir, ec);
   if (ec) return ReportFailure(fmt::format("failed to create '{}': {}", c.output_dir, ec.message()));
-  std::vector<std::string> paths;
-  std::set<std::string> taken;
-  for (size_t k = 0; k < outputs->size(); ++k) {
-    const std::string base = SafeFileName(graph->value(graph->outputs()[k]).name);
-    std::string file = base;
-    for (int j = 1; !taken.insert(file).second; ++j) file = fmt::format("{}_{}", base, j);  // names sanitised alike
+  std::vector<std::string> names, paths;
+  for (ValueId id : graph->outputs()) names.push_back(graph->value(id).name);
+  for (const std::string& file : SafeFileNames(names)) {
     paths.push_back((std::filesystem::path(c.output_dir) / (file + ".npy")).string());
   }
   for (size_t k = 0; k < paths.size(); ++k) {

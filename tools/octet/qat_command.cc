@@ -19,6 +19,7 @@
 #include "quant/qat/prepare_qat.h"
 #include "quant/qat/train_qat.h"
 #include "quant/quantized_registry.h"
+#include "quant/training/top1.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/quantize_command.h"
@@ -84,13 +85,7 @@ Result<double> Int8Accuracy(const Graph& graph, const Context& context, const Te
     return InvalidArgument("the int8 model's first output is {}, expected logits [{}, C]", logits.shape(),
                            labels.size());
   }
-  const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * k;
-    right += std::max_element(row, row + k) - row == labels[static_cast<size_t>(i)];
-  }
-  return static_cast<double>(right) / static_cast<double>(n);
+  return training::Top1Accuracy(logits, labels);
 }
 
 int Qat(const QatCommand& c) {
@@ -112,26 +107,18 @@ int Qat(const QatCommand& c) {
   Result<Graph> graph = LoadModel(c.model);
   if (!graph.ok()) return ReportFailure(graph.status());
   const std::string where = fmt::format("failed to train '{}' for QAT", c.model);
-  Result<Tensor> x = ReadData(c.data, *graph, "octet qat");
-  if (!x.ok()) return ReportFailure(x.status());
-  Result<std::vector<int64_t>> y = ReadLabels(c.labels);
-  if (!y.ok()) return ReportFailure(y.status());
-  Tensor test_x;
-  std::vector<int64_t> test_y;
-  if (!c.test_data.empty()) {
-    Result<Tensor> tx = ReadData(c.test_data, *graph, "octet qat");
-    if (!tx.ok()) return ReportFailure(tx.status());
-    Result<std::vector<int64_t>> ty = ReadLabels(c.test_labels);
-    if (!ty.ok()) return ReportFailure(ty.status());
-    test_x = *tx;
-    test_y = *ty;
-  }
+  Result<TrainingData> data = ReadTrainingData(c.data, c.labels, c.test_data, c.test_labels, *graph, "octet qat");
+  if (!data.ok()) return ReportFailure(data.status());
+  const Tensor& x = data->x;
+  const std::vector<int64_t>& y = data->y;
+  const Tensor& test_x = data->test_x;
+  const std::vector<int64_t>& test_y = data->test_y;
   qat::PrepareQatOptions po;
   po.skip = c.skip;
   Result<qat::QatModel> model = qat::PrepareQat(*std::move(graph), *qconfig, *context, po);
   if (!model.ok()) return ReportFailure(model.status().WithContext(where));
 
-  const int64_t per_epoch = (x->shape().dim(0) + c.batch - 1) / c.batch;
+  const int64_t per_epoch = (x.shape().dim(0) + c.batch - 1) / c.batch;
   int freeze_observers = c.freeze_observers_after;
   if (c.learnable && freeze_observers < 0) freeze_observers = 1;  // LSQ: estimate for one epoch, then learn
   qat::QatTrainOptions o;
@@ -153,7 +140,7 @@ int Qat(const QatCommand& c) {
     std::fflush(stdout);
     return OkStatus();
   };
-  auto summaries = qat::TrainQat(*model, *x, *y, o);
+  auto summaries = qat::TrainQat(*model, x, y, o);
   if (!summaries.ok()) return ReportFailure(summaries.status().WithContext(where));
 
   qat::QatConvertOptions convert_options;

@@ -55,20 +55,12 @@ int Train(const TrainCommand& c) {
   if (c.reset_parameters) {
     if (Status s = training::ResetParameters(*graph, c.seed); !s.ok()) return ReportFailure(s);
   }
-  Result<Tensor> x = ReadData(c.data, *graph, "octet train");
-  if (!x.ok()) return ReportFailure(x.status());
-  Result<std::vector<int64_t>> y = ReadLabels(c.labels);
-  if (!y.ok()) return ReportFailure(y.status());
-  Tensor test_x;
-  std::vector<int64_t> test_y;
-  if (!c.test_data.empty()) {
-    Result<Tensor> tx = ReadData(c.test_data, *graph, "octet train");
-    if (!tx.ok()) return ReportFailure(tx.status());
-    Result<std::vector<int64_t>> ty = ReadLabels(c.test_labels);
-    if (!ty.ok()) return ReportFailure(ty.status());
-    test_x = *tx;
-    test_y = *ty;
-  }
+  Result<TrainingData> data = ReadTrainingData(c.data, c.labels, c.test_data, c.test_labels, *graph, "octet train");
+  if (!data.ok()) return ReportFailure(data.status());
+  const Tensor& x = data->x;
+  const std::vector<int64_t>& y = data->y;
+  const Tensor& test_x = data->test_x;
+  const std::vector<int64_t>& test_y = data->test_y;
   Result<training::TrainingGraph> model = training::TrainingGraph::Create(*std::move(graph), *context);
   if (!model.ok()) return ReportFailure(model.status());
   training::TrainClassifierOptions o;
@@ -99,7 +91,7 @@ int Train(const TrainCommand& c) {
     return Unimplemented("writing '{}' needs a build of octet with ONNX (protobuf)", c.out);
 #endif
   };
-  Result<std::vector<training::EpochSummary>> summaries = training::TrainClassifier(*model, *x, *y, o);
+  Result<std::vector<training::EpochSummary>> summaries = training::TrainClassifier(*model, x, y, o);
   if (!summaries.ok()) return ReportFailure(summaries.status());
   return kExitOk;
 }

@@ -51,4 +51,16 @@ Result<Tensor> ReadData(const std::string& path, const Graph& graph, const std::
   return x.Reshaped(target);
 }
 
+Result<TrainingData> ReadTrainingData(const std::string& data, const std::string& labels, const std::string& test_data,
+                                      const std::string& test_labels, const Graph& graph, const std::string& command) {
+  TrainingData d;
+  OCTET_ASSIGN_OR_RETURN(d.x, ReadData(data, graph, command));
+  OCTET_ASSIGN_OR_RETURN(d.y, ReadLabels(labels));
+  if (!test_data.empty()) {
+    OCTET_ASSIGN_OR_RETURN(d.test_x, ReadData(test_data, graph, command));
+    OCTET_ASSIGN_OR_RETURN(d.test_y, ReadLabels(test_labels));
+  }
+  return d;
+}
+
 }  // namespace octet::cli

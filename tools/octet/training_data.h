@@ -18,4 +18,16 @@ Result<std::vector<int64_t>> ReadLabels(const std::string& path);
 // agree. `command` names the command in errors ("octet train").
 Result<Tensor> ReadData(const std::string& path, const Graph& graph, const std::string& command);
 
+// The training set and the optional test set (test_y empty when `test_data` is empty).
+struct TrainingData {
+  Tensor x;
+  std::vector<int64_t> y;
+  Tensor test_x;
+  std::vector<int64_t> test_y;
+};
+
+// --data/--labels and, when given, --test-data/--test-labels, read with ReadData and ReadLabels.
+Result<TrainingData> ReadTrainingData(const std::string& data, const std::string& labels, const std::string& test_data,
+                                      const std::string& test_labels, const Graph& graph, const std::string& command);
+
 }  // namespace octet::cli

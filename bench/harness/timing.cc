@@ -1,19 +1,19 @@
 // The timing loop of `octet bench`.
-#include "tools/octet/bench_timing.h"
+#include "bench/harness/timing.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <vector>
 
-namespace octet::cli {
+#include <fmt/format.h>
+
+namespace octet::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 
@@ -46,4 +46,28 @@ Timing MeasureCalls(const std::function<void()>& fn, const TimingOptions& option
   return timing;
 }
 
-}  // namespace octet::cli
+Result<Timing> MeasureStatusCalls(const std::function<Status()>& fn, const TimingOptions& options) {
+  Status status;
+  const Timing timing = MeasureCalls(
+      [&] {
+        if (status.ok()) status = fn();
+      },
+      options);
+  OCTET_RETURN_IF_ERROR(status);
+  return timing;
+}
+
+std::string TimingText(const Timing& t) {
+  return fmt::format("{:.1f} us median of {} (min {:.1f}, max {:.1f})", t.median_us, t.repetitions, t.min_us, t.max_us);
+}
+
+void AddTimingJson(nlohmann::ordered_json& j, const Timing& t, const char* rate_key, double rate) {
+  j["us"] = t.median_us;
+  j[rate_key] = rate;
+  j["us_min"] = t.min_us;
+  j["us_max"] = t.max_us;
+  j["repetitions"] = t.repetitions;
+  j["calls_per_repetition"] = t.calls_per_repetition;
+}
+
+}  // namespace octet::bench
