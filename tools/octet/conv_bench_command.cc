@@ -20,7 +20,7 @@
 namespace octet::cli {
 namespace {
 
-constexpr int64_t kMaxDim = int64_t{1} << 16;
+constexpr int64_t kMaxConvDim = int64_t{1} << 16;
 
 struct ConvBenchCommand : BenchFlags {
   int64_t c_in = 0;
@@ -50,13 +50,13 @@ Status Check(const bench::ConvProblem& p, const Tensor& y, const std::string& ke
 
 int RunConvBench(const ConvBenchCommand& c) {
   for (int64_t v : {c.c_in, c.c_out, c.h, c.w, c.kh, c.kw, c.stride, c.groups}) {
-    if (v < 1 || v > kMaxDim) {
+    if (v < 1 || v > kMaxConvDim) {
       return ReportUsage(fmt::format("--c-in, --c-out, --h, --w, --kh, --kw, --stride and --groups must be in [1, {}], "
                                      "got {}",
-                                     kMaxDim, v));
+                                     kMaxConvDim, v));
     }
   }
-  if (c.pad < 0 || c.pad > kMaxDim) return ReportUsage(fmt::format("--pad must be in [0, {}], got {}", kMaxDim, c.pad));
+  if (c.pad < 0 || c.pad > kMaxConvDim) return ReportUsage(fmt::format("--pad must be in [0, {}], got {}", kMaxConvDim, c.pad));
   if (c.c_in % c.groups != 0 || c.c_out % c.groups != 0) {
     return ReportUsage(fmt::format("--groups {} must divide --c-in {} and --c-out {}", c.groups, c.c_in, c.c_out));
   }

@@ -20,7 +20,7 @@
 namespace octet::cli {
 namespace {
 
-constexpr int64_t kMaxDim = int64_t{1} << 20;
+constexpr int64_t kMaxGemmDim = int64_t{1} << 20;
 
 struct GemmBenchCommand : BenchFlags {
   int64_t m = 0;
@@ -46,8 +46,8 @@ Status Check(const bench::GemmProblem& p, const Tensor& y, const std::string& ke
 }
 
 int RunGemmBench(const GemmBenchCommand& c) {
-  if (c.m < 1 || c.n < 1 || c.k < 1 || c.m > kMaxDim || c.n > kMaxDim || c.k > kMaxDim) {
-    return ReportUsage(fmt::format("--m, --n and --k must be in [1, {}], got {}, {}, {}", kMaxDim, c.m, c.n, c.k));
+  if (c.m < 1 || c.n < 1 || c.k < 1 || c.m > kMaxGemmDim || c.n > kMaxGemmDim || c.k > kMaxGemmDim) {
+    return ReportUsage(fmt::format("--m, --n and --k must be in [1, {}], got {}, {}, {}", kMaxGemmDim, c.m, c.n, c.k));
   }
   if (c.output != "u8" && c.output != "int32") {
     return ReportUsage(fmt::format("--output must be u8 or int32, got '{}'", c.output));
