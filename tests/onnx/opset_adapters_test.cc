@@ -91,7 +91,6 @@ TEST_CASE(
        "node 'mean' (ReduceMean) at opset 18: input 1 (axes) 'ax' is computed "
        "at run time; octet needs it constant "
        "(an initializer or a Constant node)"},
-      {"refused_upsample_o9.onnx", StatusCode::kUnimplemented, "1 unsupported node(s): 'up' (Upsample)"},
       {"refused_opset22.onnx", StatusCode::kUnimplemented,
        "opset 22 is not supported (octet reads opsets 7 to 21, and older ones "
        "for the ops opset 7 kept"},
