@@ -88,7 +88,7 @@ CASES += FLOAT_OPS_CASES
 # GatherND, ScatterElements, ScatterND, DepthToSpace, SpaceToDepth, InstanceNormalization, integer Clip), the opset-1
 # and 6 forms of Not, Selu, Elu, Softplus, and the *_expanded functions these make runnable.
 AS_WRITTEN_CASES = [
-    "test_argmax_default_axis_example", "test_argmax_default_axis_example_select_last_index",
+    "test_upsample_nearest", "test_argmax_default_axis_example", "test_argmax_default_axis_example_select_last_index",
     "test_argmax_default_axis_random", "test_argmax_default_axis_random_select_last_index",
     "test_argmax_keepdims_example", "test_argmax_keepdims_example_select_last_index", "test_argmax_keepdims_random",
     "test_argmax_keepdims_random_select_last_index", "test_argmax_negative_axis_keepdims_example",
@@ -169,6 +169,8 @@ def registered_ops():
         ops.update(re.findall(r'Register[A-Za-z]*\(\s*registry\s*,\s*"([A-Za-z]+)"', text))
         ops.update(re.findall(r'Entry\{\s*"([A-Za-z]+)"', text))
         ops.update(re.findall(r'"(Reduce[A-Za-z]+)"', text))
+    if "Resize" in ops:
+        ops.add("Upsample")  # io/onnx/opset_adapters.cc reads it as Resize
     return ops
 
 
