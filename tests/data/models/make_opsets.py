@@ -39,10 +39,10 @@ def save(name, nodes, inputs, outputs, opset, inits=(), ir=None):
     if name.startswith("refused_"):
         return
     for k, (_, a) in enumerate(inputs):
-        np.save(os.path.join(OUT, "%s.input%d.npy" % (name, k)), a)
+        np.save(os.path.join(OUT, "%s.input%d.npy" % (name, k)), np.ascontiguousarray(a))
     for k, (_, a) in enumerate(outputs):
         if a is not None:
-            np.save(os.path.join(OUT, "%s.output%d.npy" % (name, k)), a.astype(np.float32))
+            np.save(os.path.join(OUT, "%s.output%d.npy" % (name, k)), np.ascontiguousarray(a, dtype=np.float32))
 
 
 def softmax_rows(x2):
