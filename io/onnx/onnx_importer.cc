@@ -260,9 +260,9 @@ Result<Node> ImportNode(const onnx::NodeProto& np, const std::string& name, cons
   return node;
 }
 
-// Constant nodes holding a tensor, and Identity nodes of constants (torch shares equal initializers, BatchNorm
-// weights among them, through Identity), become constants themselves: weights for folding, fusion and quantization,
-// not activations. Outputs that are graph outputs keep their node. Returns, per node, whether it was absorbed.
+// Constant nodes holding a float tensor, and Identity nodes of constants (torch shares equal initializers,
+// BatchNorm weights among them, through Identity), become constants themselves: weights for folding, fusion and
+// quantization, not activations. (Integer Constant nodes are shapes and axes; they stay nodes, folded at Compile.) Outputs that are graph outputs keep their node. Returns, per node, whether it was absorbed.
 Result<std::vector<bool>> AbsorbConstantNodes(const onnx::GraphProto& gp, const std::string& model_dir,
                                               Graph& graph) {
   std::unordered_set<std::string> graph_outputs;
@@ -283,7 +283,7 @@ Result<std::vector<bool>> AbsorbConstantNodes(const onnx::GraphProto& gp, const 
         OCTET_RETURN_IF_ERROR(graph.AddConstant(n.output(0), graph.value(in).data).status());  // shares the data
       } else if (n.op_type() == "Constant" && n.input_size() == 0 && n.attribute_size() == 1 &&
                  n.attribute(0).name() == "value" && n.attribute(0).type() == AttributeProto::TENSOR &&
-                 n.attribute(0).has_t()) {
+                 n.attribute(0).has_t() && n.attribute(0).t().data_type() == onnx::TensorProto::FLOAT) {
         auto t = onnx_import::TensorFromOnnx(n.attribute(0).t(), model_dir);
         if (!t.ok()) return t.status().WithContext(fmt::format("Constant node output '{}'", n.output(0)));
         OCTET_RETURN_IF_ERROR(graph.AddConstant(n.output(0), std::move(*t)).status());
