@@ -123,21 +123,19 @@ Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 3, 1, 2));
   if (Present(args, 2)) {
     const ValueInfo& t = args.inputs[2];
-    // training_mode is a bool in ONNX, imported as an integer.
-    if (t.constant == nullptr || t.shape.NumElements() != 1 || t.dtype == DType::kF32) {
-      return Unimplemented("Dropout's training_mode must be a constant");
+    // training_mode is a bool in ONNX, imported as an integer; it and the ratio decide what the node computes, so
+    // values computed at run time make the executor compile per run.
+    if (t.shape.NumElements() != 1 || t.dtype == DType::kF32) {
+      return InvalidArgument("Dropout's training_mode must be one bool, got {} {}", t.dtype, t.shape);
     }
-    const bool on = t.dtype == DType::kS32 ? t.constant->values<int32_t>()[0] != 0
-                  : t.dtype == DType::kU8  ? t.constant->values<uint8_t>()[0] != 0
-                                           : t.constant->values<int8_t>()[0] != 0;
-    // Training mode drops at random unless the ratio is a constant 0 (then it keeps everything, like inference).
+    OCTET_ASSIGN_OR_RETURN(const Tensor* mode, InputData(t));
+    const bool on = t.dtype == DType::kS32 ? mode->values<int32_t>()[0] != 0
+                  : t.dtype == DType::kU8  ? mode->values<uint8_t>()[0] != 0
+                                           : mode->values<int8_t>()[0] != 0;
+    // Training mode drops at random unless the ratio is 0 (then it keeps everything, like inference).
     float ratio = 0.5f;
-    if (Present(args, 1)) {
-      if (args.inputs[1].constant == nullptr || args.inputs[1].dtype != DType::kF32 ||
-          args.inputs[1].shape.NumElements() != 1) {
-        return Unimplemented("Dropout's ratio must be one constant f32 value in training mode");
-      }
-      ratio = args.inputs[1].constant->values<float>()[0];
+    if (on && Present(args, 1)) {
+      OCTET_ASSIGN_OR_RETURN(ratio, ConstantScalar(args, 1, 0.5f, "ratio"));
     }
     if (on && ratio != 0.0f) {
       return Unimplemented("Dropout in training mode with ratio {} drops at random (octet runs inference only)", ratio);

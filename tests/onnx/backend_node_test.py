@@ -85,9 +85,15 @@ CASES += FLOAT_OPS_CASES
 # Issue 22, second part, run at the opset they were written for: inputs that fix a shape fed at run time (Reshape's
 # shape, Slice's starts/ends/axes/steps, Pad's pads, Split's sizes, Squeeze/Unsqueeze/ReduceSum axes,
 # ConstantOfShape's shape, Clip's bounds), the ops added with them (Resize, ArgMax/ArgMin, TopK, GatherElements,
-# GatherND, ScatterElements, ScatterND, DepthToSpace, SpaceToDepth, InstanceNormalization, integer Clip), the opset-1
+# GatherND, ScatterElements, ScatterND, DepthToSpace, SpaceToDepth, InstanceNormalization, integer Clip, Pow of mixed
+# dtypes, u8 arithmetic, Dropout's mask and zero-ratio training mode), the opset-1
 # and 6 forms of Not, Selu, Elu, Softplus, and the *_expanded functions these make runnable.
 AS_WRITTEN_CASES = [
+    "test_dropout_default_mask", "test_dropout_default_mask_ratio", "test_training_dropout_zero_ratio",
+    "test_training_dropout_zero_ratio_mask", "test_pow_types_float", "test_pow_types_float32_int32",
+    "test_pow_types_float32_int64", "test_pow_types_int", "test_pow_types_int32_float32",
+    "test_pow_types_int32_int32", "test_pow_types_int64_float32", "test_pow_types_int64_int64", "test_add_uint8",
+    "test_sub_uint8", "test_mul_uint8", "test_div_uint8",
     "test_upsample_nearest", "test_argmax_default_axis_example", "test_argmax_default_axis_example_select_last_index",
     "test_argmax_default_axis_random", "test_argmax_default_axis_random_select_last_index",
     "test_argmax_keepdims_example", "test_argmax_keepdims_example_select_last_index", "test_argmax_keepdims_random",
