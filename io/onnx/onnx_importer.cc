@@ -262,7 +262,8 @@ Result<Node> ImportNode(const onnx::NodeProto& np, const std::string& name, cons
 
 // Constant nodes holding a float tensor, and Identity nodes of constants (torch shares equal initializers,
 // BatchNorm weights among them, through Identity), become constants themselves: weights for folding, fusion and
-// quantization, not activations. (Integer Constant nodes are shapes and axes; they stay nodes, folded at Compile.) Outputs that are graph outputs keep their node. Returns, per node, whether it was absorbed.
+// quantization, not activations. Integer Constant nodes (shapes, axes) stay nodes, folded at Compile; outputs that
+// are graph outputs keep their node. Returns, per node, whether it was absorbed.
 Result<std::vector<bool>> AbsorbConstantNodes(const onnx::GraphProto& gp, const std::string& model_dir,
                                               Graph& graph) {
   std::unordered_set<std::string> graph_outputs;

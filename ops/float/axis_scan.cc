@@ -26,7 +26,8 @@ Lines AroundAxis(const Shape& shape, int axis) {
 template <typename T>
 bool Before(T a, T b, bool largest) {
   if constexpr (std::is_same_v<T, float>) {
-    if (std::isnan(a) || std::isnan(b)) return largest ? (std::isnan(a) && !std::isnan(b)) : (!std::isnan(a) && std::isnan(b));
+    if (std::isnan(a) || std::isnan(b))
+      return largest ? (std::isnan(a) && !std::isnan(b)) : (!std::isnan(a) && std::isnan(b));
   }
   return largest ? a > b : a < b;
 }
@@ -184,8 +185,10 @@ Result<PreparedOp> PrepareTopK(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterAxisScanOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "ArgMax", [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, true); }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "ArgMin", [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, false); }));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register("", "ArgMax", [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, true); }));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register("", "ArgMin", [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, false); }));
   OCTET_RETURN_IF_ERROR(registry.Register("", "CumSum", PrepareCumSum));
   return registry.Register("", "TopK", PrepareTopK);
 }

@@ -105,7 +105,8 @@ Result<PreparedOp> PrepareGenericBinary(const OpPrepareArgs& args, BinaryKind ki
     });
     return status;
   });
-  return MakePrepared({{da, out}}, std::move(kernel), fmt::format("{}_{}_{}_broadcast", name, DTypeName(da), DTypeName(db)));
+  return MakePrepared({{da, out}}, std::move(kernel),
+                      fmt::format("{}_{}_{}_broadcast", name, DTypeName(da), DTypeName(db)));
 }
 
 Result<PreparedOp> PrepareBinary(const OpPrepareArgs& args, BinaryKind kind, const char* name) {

@@ -28,7 +28,8 @@ Result<PreparedOp> PrepareDepthSpace(const OpPrepareArgs& args, bool to_space) {
     if (c % (b * b) != 0) return InvalidArgument("channels {} are not a multiple of blocksize^2 = {}", c, b * b);
     out = Shape{n, c / (b * b), h * b, w * b};
   } else {
-    if (h % b != 0 || w % b != 0) return InvalidArgument("height {} and width {} must be multiples of blocksize {}", h, w, b);
+    if (h % b != 0 || w % b != 0)
+      return InvalidArgument("height {} and width {} must be multiples of blocksize {}", h, w, b);
     out = Shape{n, c * b * b, h / b, w / b};
   }
   OCTET_RETURN_IF_ERROR(CheckOutputElements(args, out.dims()));

@@ -30,11 +30,16 @@ Result<Reduction> ReadReduction(const OpPrepareArgs& args) {
 template <typename T>
 T Combine(Reduction r, T a, T b) {
   switch (r) {
-    case Reduction::kNone: return b;
-    case Reduction::kAdd: return static_cast<T>(a + b);
-    case Reduction::kMul: return static_cast<T>(a * b);
-    case Reduction::kMax: return std::max(a, b);
-    case Reduction::kMin: return std::min(a, b);
+    case Reduction::kNone:
+      return b;
+    case Reduction::kAdd:
+      return static_cast<T>(a + b);
+    case Reduction::kMul:
+      return static_cast<T>(a * b);
+    case Reduction::kMax:
+      return std::max(a, b);
+    case Reduction::kMin:
+      return std::min(a, b);
   }
   return b;
 }

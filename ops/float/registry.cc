@@ -37,8 +37,8 @@ Status RegisterFloatOps(OpRegistry& registry) {
         RegisterGemmOps, RegisterNormalizationOps, RegisterPadOps, RegisterPoolOps, RegisterReduceOps, RegisterReshapeOps,
         RegisterRnnOps, RegisterSliceOps, RegisterSoftmaxOps, RegisterTransposeOps, RegisterUnaryOps,
         // Ops for models users bring (issue 22).
-        RegisterBinaryMathOps, RegisterCompareOps, RegisterExpandOps, RegisterRangeOps, RegisterResizeOps, RegisterVariadicOps,
-        RegisterAxisScanOps, RegisterGatherScatterOps, RegisterDepthSpaceOps,
+        RegisterBinaryMathOps, RegisterCompareOps, RegisterExpandOps, RegisterRangeOps, RegisterResizeOps,
+        RegisterVariadicOps, RegisterAxisScanOps, RegisterGatherScatterOps, RegisterDepthSpaceOps,
         RegisterInstanceNormOps}) {
     OCTET_RETURN_IF_ERROR(reg(registry));
   }

@@ -147,7 +147,9 @@ Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
   if (!mask) return MakePrepared(std::move(outs), CopyKernel(), "dropout_identity");
   // The mask (bool, held as u8) is all true: nothing is dropped.
   auto kernel = MakeKernel([](const OpRunArgs& r) -> Status {
-    if (r.outputs[0].SizeBytes() > 0) std::memcpy(r.outputs[0].raw_data(), r.inputs[0].raw_data(), r.outputs[0].SizeBytes());
+    if (r.outputs[0].SizeBytes() > 0) {
+      std::memcpy(r.outputs[0].raw_data(), r.inputs[0].raw_data(), r.outputs[0].SizeBytes());
+    }
     if (r.outputs[1].SizeBytes() > 0) std::memset(r.outputs[1].raw_data(), 1, r.outputs[1].SizeBytes());
     return OkStatus();
   });

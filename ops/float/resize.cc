@@ -66,11 +66,13 @@ Result<Settings> ReadSettings(const OpPrepareArgs& args) {
     return InvalidArgument("attribute 'mode' must be nearest, linear or cubic, got '{}'", mode);
   }
   OCTET_ASSIGN_OR_RETURN(std::string coord, at.GetString("coordinate_transformation_mode", "half_pixel"));
-  static const std::pair<const char*, Coord> kCoords[] = {
-      {"half_pixel", Coord::kHalfPixel},         {"half_pixel_symmetric", Coord::kHalfPixelSymmetric},
-      {"pytorch_half_pixel", Coord::kPytorchHalfPixel}, {"align_corners", Coord::kAlignCorners},
-      {"asymmetric", Coord::kAsymmetric},        {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
-      {"tf_crop_and_resize", Coord::kTfCropAndResize}};
+  static const std::pair<const char*, Coord> kCoords[] = {{"half_pixel", Coord::kHalfPixel},
+                                                          {"half_pixel_symmetric", Coord::kHalfPixelSymmetric},
+                                                          {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
+                                                          {"align_corners", Coord::kAlignCorners},
+                                                          {"asymmetric", Coord::kAsymmetric},
+                                                          {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
+                                                          {"tf_crop_and_resize", Coord::kTfCropAndResize}};
   bool known = false;
   for (const auto& [name, c] : kCoords) {
     if (coord == name) s.coord = c, known = true;
@@ -105,15 +107,20 @@ double ToInput(const Settings& s, double x, double scale, int64_t in_len, int64_
   const double in = static_cast<double>(in_len);
   const double out = scale * in;
   switch (s.coord) {
-    case Coord::kHalfPixel: return (x + 0.5) / scale - 0.5;
+    case Coord::kHalfPixel:
+      return (x + 0.5) / scale - 0.5;
     case Coord::kHalfPixelSymmetric: {
       const double adjustment = static_cast<double>(out_len) / out;
       return in / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5;
     }
-    case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Coord::kAlignCorners: return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
-    case Coord::kAsymmetric: return x / scale;
-    case Coord::kTfHalfPixelForNn: return (x + 0.5) / scale;
+    case Coord::kPytorchHalfPixel:
+      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Coord::kAlignCorners:
+      return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
+    case Coord::kAsymmetric:
+      return x / scale;
+    case Coord::kTfHalfPixelForNn:
+      return (x + 0.5) / scale;
     case Coord::kTfCropAndResize:
       return out > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (out - 1)
                      : 0.5 * (roi_start + roi_end) * (in - 1);
@@ -132,10 +139,14 @@ double Cubic(double x, double a) {
 int64_t RoundNearest(Rounding r, double x) {
   const double f = std::floor(x);
   switch (r) {
-    case Rounding::kRoundPreferFloor: return static_cast<int64_t>(x == f + 0.5 ? f : std::round(x));
-    case Rounding::kRoundPreferCeil: return static_cast<int64_t>(x == f + 0.5 ? f + 1 : std::round(x));
-    case Rounding::kFloor: return static_cast<int64_t>(f);
-    case Rounding::kCeil: return static_cast<int64_t>(std::ceil(x));
+    case Rounding::kRoundPreferFloor:
+      return static_cast<int64_t>(x == f + 0.5 ? f : std::round(x));
+    case Rounding::kRoundPreferCeil:
+      return static_cast<int64_t>(x == f + 0.5 ? f + 1 : std::round(x));
+    case Rounding::kFloor:
+      return static_cast<int64_t>(f);
+    case Rounding::kCeil:
+      return static_cast<int64_t>(std::ceil(x));
   }
   return static_cast<int64_t>(f);
 }
@@ -198,8 +209,9 @@ bool IsIdentity(const AxisPlan& p) {
   if (p.in_len != p.out_len) return false;
   for (int64_t j = 0; j < p.out_len; ++j) {
     const auto b = static_cast<size_t>(p.begin[static_cast<size_t>(j)]);
-    if (p.outside[static_cast<size_t>(j)] || p.begin[static_cast<size_t>(j) + 1] - p.begin[static_cast<size_t>(j)] != 1 ||
-        p.index[b] != j || p.weight[b] != 1.0f) {
+    if (p.outside[static_cast<size_t>(j)] ||
+        p.begin[static_cast<size_t>(j) + 1] - p.begin[static_cast<size_t>(j)] != 1 || p.index[b] != j ||
+        p.weight[b] != 1.0f) {
       return false;
     }
   }
@@ -269,7 +281,8 @@ Status OutputSizes(const OpPrepareArgs& args, const std::vector<int>& axes, std:
     return OkStatus();
   }
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ConstantInts(args, 3, "sizes"));
-  if (sizes.size() != n) return InvalidArgument("sizes must have {} values (one per resized axis), got {}", n, sizes.size());
+  if (sizes.size() != n)
+    return InvalidArgument("sizes must have {} values (one per resized axis), got {}", n, sizes.size());
   for (size_t i = 0; i < n; ++i) {
     if (sizes[i] < 0) return InvalidArgument("sizes[{}] must not be negative, got {}", i, sizes[i]);
     if (in.dim(axes[i]) == 0) return InvalidArgument("axis {} is empty and cannot be resized", axes[i]);

@@ -90,7 +90,8 @@ Result<PreparedOp> PrepareIntegerClip(const OpPrepareArgs& args) {
       const T lo = has_lo ? r.inputs[1].data<T>()[0] : std::numeric_limits<T>::lowest();
       const T hi = has_hi ? r.inputs[2].data<T>()[0] : std::numeric_limits<T>::max();
       if (lo > hi) {
-        status = InvalidArgument("Clip's min {} exceeds its max {}", static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+        status =
+            InvalidArgument("Clip's min {} exceeds its max {}", static_cast<int64_t>(lo), static_cast<int64_t>(hi));
         return;
       }
       const T* x = r.inputs[0].data<T>();

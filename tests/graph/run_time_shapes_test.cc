@@ -1,9 +1,8 @@
 // Shapes computed at run time: a graph whose output shape depends on a graph input's data (Reshape's shape, Slice's
 // starts, Range's limit) compiles, and each Run compiles it for that data (cached), running every node with hooks;
 // Clip reads a min computed at run time without recompiling; bad data fails cleanly at Run, naming the node.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "core/executor.h"
@@ -114,7 +113,8 @@ TEST_CASE("Slice starts and Range limit computed from graph inputs; constants st
   const Tensor x10 = Iota(Shape{10}, 0);
   for (int32_t s : {7, -3, 0}) {
     for (int32_t count : {0, 4}) {
-      auto y = exec->Run(std::vector<Tensor>{x10, testing::IntTensor(Shape{1}, {s}), testing::IntTensor(Shape{}, {count})});
+      auto y =
+          exec->Run(std::vector<Tensor>{x10, testing::IntTensor(Shape{1}, {s}), testing::IntTensor(Shape{}, {count})});
       REQUIRE(y.ok());
       const int64_t first = s < 0 ? 10 + s : s;
       REQUIRE((*y)[0].shape() == Shape{10 - first});

@@ -2,7 +2,6 @@
 // Identity nodes, an Identity of an Identity, a Conv weight in a Constant node. They import as constants, so the
 // model runs with only its compute nodes and FoldBatchNorm folds both BatchNorms (torch 1.13's ResNet-18 export).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <string>
 #include <vector>

@@ -1,9 +1,8 @@
 // The integer-dtype paths of issue 22's indexing ops, which ONNX's backend cases (float only) leave out: ArgMax and
 // TopK ties, CumSum on s32, GatherElements' range check, ScatterND reductions, DepthToSpace/SpaceToDepth round
 // trips, nearest Resize on u8 and Resize's argument checks; K, axis and scales fed as graph inputs (run time).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -51,15 +50,18 @@ TEST_CASE("ArgMax/ArgMin and TopK on integers: ties keep the first index unless 
   // TopK on u8 with K fed at run time: the K largest, equal values in index order.
   const std::vector<uint8_t> bytes = {5, 9, 5, 1, 9, 0, 5};
   for (int32_t k : {0, 3, 7}) {
-    auto t = testing::RunFloatOp("TopK", {In(Filled<uint8_t>(DType::kU8, Shape{7}, bytes)),
-                                          In(testing::IntTensor(Shape{1}, {k}))}, {}, 2);
+    auto t = testing::RunFloatOp(
+        "TopK", {In(Filled<uint8_t>(DType::kU8, Shape{7}, bytes)), In(testing::IntTensor(Shape{1}, {k}))}, {}, 2);
     REQUIRE(t.ok());
     std::vector<int32_t> order(7);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return bytes[static_cast<size_t>(a)] > bytes[static_cast<size_t>(b)]; });
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return bytes[static_cast<size_t>(a)] > bytes[static_cast<size_t>(b)];
+    });
     order.resize(static_cast<size_t>(k));
     CHECK(Values<int32_t>((*t)[1]) == order);
-    for (int32_t j = 0; j < k; ++j) CHECK((*t)[0].data<uint8_t>()[j] == bytes[static_cast<size_t>(order[static_cast<size_t>(j)])]);
+    for (int32_t j = 0; j < k; ++j)
+      CHECK((*t)[0].data<uint8_t>()[j] == bytes[static_cast<size_t>(order[static_cast<size_t>(j)])]);
   }
   auto too_many = testing::RunFloatOp("TopK", {In(x), In(testing::IntTensor(Shape{1}, {10}))}, {}, 2);
   REQUIRE_FALSE(too_many.ok());
@@ -70,8 +72,9 @@ TEST_CASE("CumSum on s32, exclusive and reverse, with the axis fed at run time",
   const std::vector<int32_t> v = {1, -2, 30, 4, 5, 6};
   for (int64_t exclusive : {0, 1}) {
     for (int64_t reverse : {0, 1}) {
-      auto y = testing::RunFloatOp("CumSum", {In(testing::IntTensor(Shape{2, 3}, v)), In(testing::IntTensor(Shape{}, {-1}))},
-                                   {{"exclusive", exclusive}, {"reverse", reverse}});
+      auto y =
+          testing::RunFloatOp("CumSum", {In(testing::IntTensor(Shape{2, 3}, v)), In(testing::IntTensor(Shape{}, {-1}))},
+                              {{"exclusive", exclusive}, {"reverse", reverse}});
       REQUIRE(y.ok());
       for (int r = 0; r < 2; ++r) {
         for (int i = 0; i < 3; ++i) {
@@ -100,9 +103,10 @@ TEST_CASE("GatherElements checks indices at run time; ScatterND reduces duplicat
   // Rows 1, 0, 1 of data combined with three update rows.
   const std::vector<int32_t> upd = {5, 50, 0, 9, 9, 9, 30, 1, 40};
   for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
-    auto s = testing::RunFloatOp("ScatterND", {In(data), In(testing::IntTensor(Shape{3, 1}, {1, 0, 1})),
-                                               In(testing::IntTensor(Shape{3, 3}, upd))},
-                                 {{"reduction", std::string(reduction)}});
+    auto s = testing::RunFloatOp(
+        "ScatterND",
+        {In(data), In(testing::IntTensor(Shape{3, 1}, {1, 0, 1})), In(testing::IntTensor(Shape{3, 3}, upd))},
+        {{"reduction", std::string(reduction)}});
     REQUIRE(s.ok());
     std::vector<int32_t> want = Values<int32_t>(data);
     const std::string red = reduction;
@@ -111,7 +115,11 @@ TEST_CASE("GatherElements checks indices at run time; ScatterND reduces duplicat
       for (int c = 0; c < 3; ++c) {
         int32_t& o = want[static_cast<size_t>(rows[u] * 3 + c)];
         const int32_t w = upd[static_cast<size_t>(u * 3 + c)];
-        o = red == "none" ? w : red == "add" ? o + w : red == "mul" ? o * w : red == "max" ? std::max(o, w) : std::min(o, w);
+        o = red == "none"  ? w
+            : red == "add" ? o + w
+            : red == "mul" ? o * w
+            : red == "max" ? std::max(o, w)
+                           : std::min(o, w);
       }
     }
     INFO(reduction);
@@ -129,7 +137,8 @@ TEST_CASE("SpaceToDepth then DepthToSpace (DCR) gives back s8 input; CRD differs
   auto d = testing::RunFloatOp("DepthToSpace", {In((*s)[0])}, {{"blocksize", int64_t{2}}});
   REQUIRE(d.ok());
   CHECK(Values<int8_t>((*d)[0]) == v);
-  auto crd = testing::RunFloatOp("DepthToSpace", {In((*s)[0])}, {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}});
+  auto crd =
+      testing::RunFloatOp("DepthToSpace", {In((*s)[0])}, {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}});
   REQUIRE(crd.ok());
   CHECK(Values<int8_t>((*crd)[0]) != v);
 }
@@ -140,8 +149,8 @@ TEST_CASE("Nearest Resize moves u8 elements; scales fed at run time; bad argumen
   const Tensor x = Filled<uint8_t>(DType::kU8, Shape{1, 1, 2, 3}, v);
   const AttributeMap asym = {{"coordinate_transformation_mode", std::string("asymmetric")},
                              {"nearest_mode", std::string("floor")}};
-  auto y = testing::RunFloatOp("Resize", {In(x), testing::Absent(), In(testing::FloatTensor(Shape{4}, {1, 1, 2, 1.5f}))},
-                               asym);
+  auto y = testing::RunFloatOp("Resize",
+                               {In(x), testing::Absent(), In(testing::FloatTensor(Shape{4}, {1, 1, 2, 1.5f}))}, asym);
   REQUIRE(y.ok());
   REQUIRE((*y)[0].shape() == Shape{1, 1, 4, 4});
   for (int i = 0; i < 4; ++i) {
@@ -151,14 +160,16 @@ TEST_CASE("Nearest Resize moves u8 elements; scales fed at run time; bad argumen
       CHECK((*y)[0].data<uint8_t>()[i * 4 + j] == v[static_cast<size_t>(si * 3 + sj)]);
     }
   }
-  auto linear_u8 = testing::RunFloatOp("Resize", {In(x), testing::Absent(), In(testing::FloatTensor(Shape{4}, {1, 1, 2, 2}))},
-                                       {{"mode", std::string("linear")}});
+  auto linear_u8 =
+      testing::RunFloatOp("Resize", {In(x), testing::Absent(), In(testing::FloatTensor(Shape{4}, {1, 1, 2, 2}))},
+                          {{"mode", std::string("linear")}});
   REQUIRE_FALSE(linear_u8.ok());
   CHECK_THAT(linear_u8.status().message(), Catch::Contains("linear and cubic Resize take f32 input, got u8"));
   auto both = testing::RunFloatOp("Resize", {In(x), testing::Absent(), In(testing::FloatTensor(Shape{4}, {1, 1, 2, 2})),
                                              In(testing::IntTensor(Shape{4}, {1, 1, 4, 6}))});
   REQUIRE_FALSE(both.ok());
-  CHECK_THAT(both.status().message(), Catch::Contains("exactly one of scales (input 2) and sizes (input 3) must be given, got both"));
+  CHECK_THAT(both.status().message(),
+             Catch::Contains("exactly one of scales (input 2) and sizes (input 3) must be given, got both"));
 }
 
 }  // namespace
