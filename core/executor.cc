@@ -2,6 +2,7 @@
 #include "core/executor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include <fmt/ranges.h>
@@ -59,6 +60,32 @@ struct Executor::Impl {
   mutable std::mutex pool_mutex;
   mutable std::vector<Tensor> arena_pool;
 
+  // Graphs where an output shape depends on a graph input's data (a Reshape whose shape is an input) are compiled
+  // again for each run's data ("specialised"); the specialisations are cached, keyed by the data they read.
+  struct Specialisation {
+    std::vector<Tensor> data;  // per graph input: the data the compile read, or empty when it read none
+    std::shared_ptr<const Executor> executor;
+  };
+  static constexpr size_t kMaxSpecialisations = 8;
+  bool deferred = false;                  // Compile stopped at such a node: Run compiles specialisations
+  std::unique_ptr<OpRegistry> registry;   // deferred: a copy, for the specialised compiles
+  CompileOptions options;                 // deferred: likewise
+  mutable std::mutex specialisation_mutex;
+  mutable std::vector<Specialisation> specialisations;  // most recent last
+  // While compiling: the run's inputs (specialising) and what Prepare read of them.
+  bool specialising = false;
+  std::span<const Tensor> run_inputs;
+  std::vector<bool> inputs_read;            // per graph input
+  bool needs_run_time_data = false;         // the current Prepare asked for data only a run has
+  std::vector<int> producer;                // per value: the node computing it, or -1
+  std::vector<Tensor> run_time_values;      // per value: data computed for Prepare while specialising
+  std::vector<bool> has_run_time_value;     // per value
+
+  static Result<std::unique_ptr<Impl>> Build(const Graph& graph, const Context& context, const OpRegistry& registry,
+                                             const CompileOptions& options, std::span<const Tensor> run_inputs,
+                                             bool specialising);
+  Result<const Tensor*> RunTimeValue(ValueId id, const std::vector<PreparedOp>& prepared);
+  Result<std::shared_ptr<const Executor>> Specialise(std::span<const Tensor> inputs) const;
   Status PrepareNodes(const OpRegistry& registry, const CompileOptions& options, std::vector<PreparedOp>& prepared,
                       std::vector<bool>& runtime, size_t& max_scratch);
   void AssignStorage();
@@ -98,7 +125,9 @@ const Shape& Executor::value_shape(ValueId id) const { return impl_->shapes.at(s
 const std::string& Executor::kernel_name(int node_index) const {
   return impl_->kernel_names.at(static_cast<size_t>(node_index));
 }
-bool Executor::is_folded(int node_index) const { return impl_->kernels.at(static_cast<size_t>(node_index)) == nullptr; }
+bool Executor::is_folded(int node_index) const {
+  return impl_->kernel_names.at(static_cast<size_t>(node_index)) == "folded";
+}
 int64_t Executor::arena_bytes() const { return impl_->arena_total; }
 
 namespace {
@@ -204,7 +233,10 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
       info.constant = ConstantData(in);
       if (g.value(in).qparams) info.qparams = &*g.value(in).qparams;
       info.name = g.value(in).name;
-      if (info.constant == nullptr) all_constant = false;
+      if (info.constant == nullptr) {
+        all_constant = false;
+        info.run_time_data = [this, &prepared, in]() { return RunTimeValue(in, prepared); };
+      }
     }
     std::vector<const QParams*> output_qparams(node.outputs.size(), nullptr);
     std::vector<std::string_view> output_names(node.outputs.size());
@@ -215,7 +247,14 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
     }
     const OpPrepareFn& prepare = *registry.Find(node.domain, node.op_type);
     const int64_t limit = options.max_tensor_elements > 0 ? options.max_tensor_elements : Shape::kMaxElements;
+    needs_run_time_data = false;
     auto result = prepare(OpPrepareArgs{node, infos, *context, limit, output_qparams, output_names});
+    if (!result.ok() && needs_run_time_data) {
+      // An output shape depends on a graph input's data: the nodes from here on are compiled for each run.
+      deferred = true;
+      for (int m = n; m < g.num_nodes(); ++m) kernel_names[static_cast<size_t>(m)] = "compiled per run";
+      return OkStatus();
+    }
     if (!result.ok()) return result.status().WithContext(where);
     PreparedOp& op = prepared[static_cast<size_t>(n)];
     op = std::move(*result);
@@ -262,6 +301,44 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
     context->RecordKernel(node.op_type, op.kernel_name);
   }
   return OkStatus();
+}
+
+// The data of a value that is not constant, for a Prepare that needs it: a graph input's data in the run being
+// specialised, or the producing node's outputs, computed with its prepared kernel (inputs first, recursively).
+Result<const Tensor*> Executor::Impl::RunTimeValue(ValueId id, const std::vector<PreparedOp>& prepared) {
+  const size_t v = static_cast<size_t>(id);
+  if (const Tensor* c = ConstantData(id)) return c;
+  if (has_run_time_value[v]) return &run_time_values[v];
+  const Value& value = graph.value(id);
+  if (value.kind == ValueKind::kInput) {
+    const auto& ins = graph.inputs();
+    const size_t pos = static_cast<size_t>(std::find(ins.begin(), ins.end(), id) - ins.begin());
+    if (!specialising || pos >= run_inputs.size()) {
+      needs_run_time_data = true;
+      return Unimplemented("'{}' is computed from graph input '{}', known only at run time", value.name, value.name);
+    }
+    inputs_read[pos] = true;
+    return &run_inputs[pos];
+  }
+  const int p = producer[v];
+  if (p < 0 || prepared[static_cast<size_t>(p)].kernel == nullptr) {
+    return Internal("value '{}' has no prepared producer", value.name);
+  }
+  const Node& node = graph.node(p);
+  std::vector<ValueInfo> infos(node.inputs.size());
+  for (size_t s = 0; s < node.inputs.size(); ++s) {
+    if (node.inputs[s] == kNoValue) continue;
+    infos[s].present = true;
+    OCTET_ASSIGN_OR_RETURN(infos[s].constant, RunTimeValue(node.inputs[s], prepared));
+  }
+  OCTET_ASSIGN_OR_RETURN(std::vector<Tensor> results, Fold(node, prepared[static_cast<size_t>(p)], infos, *context));
+  for (size_t s = 0; s < node.outputs.size(); ++s) {
+    const ValueId out = node.outputs[s];
+    if (out == kNoValue) continue;
+    run_time_values[static_cast<size_t>(out)] = std::move(results[s]);
+    has_run_time_value[static_cast<size_t>(out)] = true;
+  }
+  return &run_time_values[v];
 }
 
 // Where each value lives during a Run: graph inputs are the caller's tensors, constants (given or folded) stay
@@ -389,8 +466,10 @@ Status Executor::Impl::PlanSteps(const std::vector<PreparedOp>& prepared, const 
   return OkStatus();
 }
 
-Result<Executor> Executor::Compile(const Graph& graph, const Context& context, const OpRegistry& registry,
-                                   const CompileOptions& options) {
+Result<std::unique_ptr<Executor::Impl>> Executor::Impl::Build(const Graph& graph, const Context& context,
+                                                             const OpRegistry& registry,
+                                                             const CompileOptions& options,
+                                                             std::span<const Tensor> run_inputs, bool specialising) {
   OCTET_RETURN_IF_ERROR(VerifyGraph(graph));
   OCTET_RETURN_IF_ERROR(CheckOperatorsExist(graph, registry));
 
@@ -408,6 +487,17 @@ Result<Executor> Executor::Compile(const Graph& graph, const Context& context, c
   m.location.assign(num_values, 0);
   m.kernels.resize(num_nodes);
   m.kernel_names.resize(num_nodes);
+  m.specialising = specialising;
+  m.run_inputs = run_inputs;
+  m.inputs_read.assign(g.inputs().size(), false);
+  m.producer.assign(num_values, -1);
+  m.run_time_values.resize(num_values);
+  m.has_run_time_value.assign(num_values, false);
+  for (int n = 0; n < g.num_nodes(); ++n) {
+    for (ValueId out : g.node(n).outputs) {
+      if (out != kNoValue) m.producer[static_cast<size_t>(out)] = n;
+    }
+  }
   for (ValueId id = 0; id < g.num_values(); ++id) {
     const Value& v = g.value(id);
     m.dtypes[static_cast<size_t>(id)] = v.dtype;
@@ -419,12 +509,54 @@ Result<Executor> Executor::Compile(const Graph& graph, const Context& context, c
   std::vector<bool> runtime(num_nodes, false);
   size_t max_scratch = 0;
   OCTET_RETURN_IF_ERROR(m.PrepareNodes(registry, options, prepared, runtime, max_scratch));
+  // Data computed for Prepare is not kept: the specialisation runs those nodes like any other.
+  m.run_time_values = {};
+  m.run_inputs = {};
+  if (m.deferred) {
+    m.registry = std::make_unique<OpRegistry>(registry);
+    m.options = options;
+    return impl;
+  }
   m.AssignStorage();
   OCTET_RETURN_IF_ERROR(m.PlanSteps(prepared, runtime, max_scratch, options));
   for (size_t n = 0; n < num_nodes; ++n) {
     if (runtime[n]) m.kernels[n] = std::move(prepared[n].kernel);
   }
+  return impl;
+}
+
+Result<Executor> Executor::Compile(const Graph& graph, const Context& context, const OpRegistry& registry,
+                                   const CompileOptions& options) {
+  OCTET_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Build(graph, context, registry, options, {}, false));
   return Executor(std::move(impl));
+}
+
+// The executor compiled for these inputs' data: a cached one when its compile read the same data, else a new one.
+Result<std::shared_ptr<const Executor>> Executor::Impl::Specialise(std::span<const Tensor> inputs) const {
+  std::lock_guard<std::mutex> lock(specialisation_mutex);
+  for (size_t k = specialisations.size(); k-- > 0;) {
+    const Specialisation& sp = specialisations[k];
+    bool same = true;
+    for (size_t i = 0; same && i < inputs.size(); ++i) {
+      const Tensor& d = sp.data[i];
+      if (d.raw_data() == nullptr) continue;
+      const size_t bytes = static_cast<size_t>(d.shape().NumElements()) * DTypeSize(d.dtype());
+      same = std::memcmp(d.raw_data(), inputs[i].raw_data(), bytes) == 0;
+    }
+    if (same) return sp.executor;
+  }
+  OCTET_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Build(graph, *context, *registry, options, inputs, true));
+  Specialisation sp;
+  sp.data.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (impl->inputs_read[i]) {
+      OCTET_ASSIGN_OR_RETURN(sp.data[i], inputs[i].Clone());
+    }
+  }
+  sp.executor = std::make_shared<const Executor>(Executor(std::move(impl)));
+  if (specialisations.size() == kMaxSpecialisations) specialisations.erase(specialisations.begin());
+  specialisations.push_back(std::move(sp));
+  return specialisations.back().executor;
 }
 
 Result<std::vector<Tensor>> Executor::RunNamed(const std::vector<std::pair<std::string, Tensor>>& inputs,
@@ -467,6 +599,11 @@ Result<std::vector<Tensor>> Executor::Run(std::span<const Tensor> inputs, const 
       return InvalidArgument("failed to run graph '{}': input '{}' must be {} {}, got {} {}", g.name(),
                              g.value(id).name, dtype, shape, inputs[i].dtype(), inputs[i].shape());
     }
+  }
+
+  if (m.deferred) {
+    OCTET_ASSIGN_OR_RETURN(std::shared_ptr<const Executor> specialised, m.Specialise(inputs));
+    return specialised->Run(inputs, options);
   }
 
   std::vector<Tensor> runtime_outputs;

@@ -1,5 +1,6 @@
 // Executor: compiles a Graph once (shape inference, constant folding, one activation arena, kernels chosen and
 // weights packed by each operator's Prepare) and runs it any number of times, from any number of threads at once.
+// Graphs whose shapes depend on input data are compiled again per run's data (see Compile).
 //
 // Per-node hooks, called before and after every node that runs, are the one mechanism that calibration, loggers and
 // the numeric suite use to see (and, after a node, to modify) activations. Hooks belong to a Run call, so
@@ -58,6 +59,12 @@ class Executor {
   // folds it when all its inputs are constant, and finally plans one arena for every activation that is neither a
   // graph input nor a graph output. The graph is copied (constant data is shared, not duplicated). `context` must
   // outlive the executor; the chosen kernels are recorded in it under each node's op type.
+  //
+  // When an output shape depends on a graph input's data (a Reshape whose shape is an input, a Slice whose starts
+  // are computed from one), Compile stops at that node ("compiled per run") and each Run compiles the graph again
+  // with the run's data: Prepare computes the values it needs from the inputs (those nodes still run, with hooks),
+  // and the result is cached, keyed by the input data that was read (the 8 most recent). Shapes, kernel names and
+  // the arena of such an executor describe only the nodes before that point. The registry is copied for this.
   static Result<Executor> Compile(const Graph& graph, const Context& context, const OpRegistry& registry,
                                   const CompileOptions& options = {});
 

@@ -10,6 +10,13 @@ std::string CanonicalDomain(std::string_view domain) {
 
 }  // namespace
 
+Result<const Tensor*> InputData(const ValueInfo& info) {
+  if (info.constant != nullptr) return info.constant;
+  if (!info.present) return InvalidArgument("input '{}' is omitted", info.name);
+  if (!info.run_time_data) return Unimplemented("input '{}' must be known at compile time", info.name);
+  return info.run_time_data();
+}
+
 Status OpRegistry::Register(std::string_view domain, std::string_view op_type, OpPrepareFn prepare) {
   if (op_type.empty() || !prepare) return InvalidArgument("failed to register operator: empty op type or function");
   auto key = std::make_pair(CanonicalDomain(domain), std::string(op_type));

@@ -31,7 +31,15 @@ struct ValueInfo {
   const Tensor* constant = nullptr;  // the data, when it is known at compile time (weights, folded values)
   const QParams* qparams = nullptr;  // the value's qparams (Value::qparams), when it has them
   std::string_view name;             // the value's name, for error messages (valid during Prepare)
+  // Set by the executor for a present input that is not constant: computes the value's data for the run being
+  // compiled (a shape or a count computed from a graph input). Prepare functions call InputData, not this.
+  std::function<Result<const Tensor*>()> run_time_data;
 };
+
+// The data of an input that fixes an output's shape (Reshape's shape, Slice's starts, TopK's k): the constant, or,
+// for a value computed from graph inputs, its data in the run being compiled. When the graph is compiled before any
+// run, such data is unknown: this fails and the executor compiles the graph again for each run's input data.
+Result<const Tensor*> InputData(const ValueInfo& info);
 
 struct OutputInfo {
   DType dtype = DType::kF32;

@@ -260,12 +260,52 @@ Result<Node> ImportNode(const onnx::NodeProto& np, const std::string& name, cons
   return node;
 }
 
+// Constant nodes holding a float tensor, and Identity nodes of constants (torch shares equal initializers,
+// BatchNorm weights among them, through Identity), become constants themselves: weights for folding, fusion and
+// quantization, not activations. Integer Constant nodes (shapes, axes) stay nodes, folded at Compile; outputs that
+// are graph outputs keep their node. Returns, per node, whether it was absorbed.
+Result<std::vector<bool>> AbsorbConstantNodes(const onnx::GraphProto& gp, const std::string& model_dir,
+                                              Graph& graph) {
+  std::unordered_set<std::string> graph_outputs;
+  for (const auto& vi : gp.output()) graph_outputs.insert(vi.name());
+  std::vector<bool> absorbed(static_cast<size_t>(gp.node_size()), false);
+  for (bool changed = true; changed;) {  // nodes may be out of order: an Identity of an Identity of a weight
+    changed = false;
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const onnx::NodeProto& n = gp.node(i);
+      if (absorbed[static_cast<size_t>(i)] || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+      if (n.output_size() != 1 || n.output(0).empty() || graph_outputs.count(n.output(0)) != 0 ||
+          graph.FindValue(n.output(0)) != kNoValue) {
+        continue;
+      }
+      if (n.op_type() == "Identity" && n.input_size() == 1) {
+        const ValueId in = graph.FindValue(n.input(0));
+        if (in == kNoValue || graph.value(in).kind != ValueKind::kConstant) continue;
+        OCTET_RETURN_IF_ERROR(graph.AddConstant(n.output(0), graph.value(in).data).status());  // shares the data
+      } else if (n.op_type() == "Constant" && n.input_size() == 0 && n.attribute_size() == 1 &&
+                 n.attribute(0).name() == "value" && n.attribute(0).type() == AttributeProto::TENSOR &&
+                 n.attribute(0).has_t() && n.attribute(0).t().data_type() == onnx::TensorProto::FLOAT) {
+        auto t = onnx_import::TensorFromOnnx(n.attribute(0).t(), model_dir);
+        if (!t.ok()) return t.status().WithContext(fmt::format("Constant node output '{}'", n.output(0)));
+        OCTET_RETURN_IF_ERROR(graph.AddConstant(n.output(0), std::move(*t)).status());
+      } else {
+        continue;
+      }
+      absorbed[static_cast<size_t>(i)] = true;
+      changed = true;
+    }
+  }
+  return absorbed;
+}
+
 Status ImportGraph(const onnx::GraphProto& gp, const OpRegistry& registry, const std::string& model_dir,
                    Graph& graph) {
   OCTET_RETURN_IF_ERROR(ImportValues(gp, model_dir, graph));
   OCTET_ASSIGN_OR_RETURN(std::vector<std::string> names, NodeNames(gp));
+  OCTET_ASSIGN_OR_RETURN(std::vector<bool> absorbed, AbsorbConstantNodes(gp, model_dir, graph));
   // Every node output exists before any node is read, so inputs may name later nodes (sorted below).
   for (int i = 0; i < gp.node_size(); ++i) {
+    if (absorbed[static_cast<size_t>(i)]) continue;
     for (const std::string& out : gp.node(i).output()) {
       if (out.empty()) continue;
       if (graph.FindValue(out) != kNoValue) {
@@ -276,6 +316,7 @@ Status ImportGraph(const onnx::GraphProto& gp, const OpRegistry& registry, const
   }
   std::vector<std::string> unsupported;
   for (int i = 0; i < gp.node_size(); ++i) {
+    if (absorbed[static_cast<size_t>(i)]) continue;
     std::string why;
     OCTET_ASSIGN_OR_RETURN(Node node, ImportNode(gp.node(i), names[static_cast<size_t>(i)], graph, model_dir, why));
     if (registry.Find(node.domain, node.op_type) == nullptr) {

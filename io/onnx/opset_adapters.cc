@@ -53,6 +53,16 @@ const std::map<std::string, std::vector<int>> &EarlyVersions() {
       {"Sub", {1, 6, 7}},      {"Tanh", {1, 6}},
       {"TopK", {1}},           {"Transpose", {1}},
       {"Unsqueeze", {1}},      {"Upsample", {1, 7}},
+      // Ops of issue 22 whose opset-7 form dates from opset 1 or 6.
+      {"ArgMax", {1}},         {"ArgMin", {1}},
+      {"Ceil", {1, 6}},        {"DepthToSpace", {1}},
+      {"Elu", {1, 6}},         {"Floor", {1, 6}},
+      {"InstanceNormalization", {1, 6}},
+      {"Max", {1, 6}},         {"Mean", {1, 6}},
+      {"Min", {1, 6}},         {"Not", {1}},
+      {"Selu", {1, 6}},        {"Softplus", {1}},
+      {"SpaceToDepth", {1}},   {"Sum", {1, 6}},
+      {"Tile", {1, 6}},
   };
   return *versions;
 }
@@ -418,17 +428,6 @@ class Adapter {
         // Without split sizes, opset 13 splits into equal parts; 18's smaller
         // last part is refused when compiled.
         RemoveAttr(n, "num_outputs");
-        return OkStatus();
-      }
-      if (op == "Resize") {
-        OCTET_ASSIGN_OR_RETURN(const AttributeProto *aa, TypedAttr(n, name, "antialias", AttributeProto::INT));
-        if (aa != nullptr && aa->i() != 0) return Refuse(n, name, "antialias=1 (opset 18) is not supported");
-        if (Attr(n, "axes") != nullptr) return Refuse(n, name, "the axes attribute (opset 18) is not supported");
-        OCTET_ASSIGN_OR_RETURN(const AttributeProto *kp,
-                               TypedAttr(n, name, "keep_aspect_ratio_policy", AttributeProto::STRING));
-        if (kp != nullptr && kp->s() != "stretch") {
-          return Refuse(n, name, fmt::format("keep_aspect_ratio_policy '{}' (opset 18) is not supported", kp->s()));
-        }
         return OkStatus();
       }
       if (op == "GroupNormalization" && opset_ < 21 && Registered(op)) {

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "core/threading.h"
+#include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
 
 namespace octet::float_ops {
@@ -38,10 +41,83 @@ void RunBroadcast(const Context& context, const BroadcastPlan& p, F f, const T* 
   });
 }
 
+// y = f(a, b) for operands of any dtypes, element by element along each broadcast row.
+template <typename A, typename B, typename Y, typename F>
+void RunMixed(const Context& context, const BroadcastPlan& p, F f, const A* a, const B* b, Y* y) {
+  const int64_t rows_per_tile = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(p.inner, 1));
+  ForEachBroadcastRow(context, p, rows_per_tile, [&](int64_t row, int64_t off_a, int64_t off_b) {
+    Y* out = y + row * p.inner;
+    for (int64_t i = 0; i < p.inner; ++i) out[i] = f(a[off_a + i * p.step_a], b[off_b + i * p.step_b]);
+  });
+}
+
+// Pow of mixed or integer dtypes (the output takes X's dtype; computed in double, then truncated to an integer X's
+// dtype as ONNX's reference does), and Add/Sub/Mul/Div of u8 or s8 tensors (wrapping like ONNX's uint8/int8).
+Result<PreparedOp> PrepareGenericBinary(const OpPrepareArgs& args, BinaryKind kind, const char* name) {
+  OCTET_RETURN_IF_ERROR(CheckNotQuantized(args, 0));
+  OCTET_RETURN_IF_ERROR(CheckNotQuantized(args, 1));
+  const ValueInfo& a = args.inputs[0];
+  const ValueInfo& b = args.inputs[1];
+  if (kind != BinaryKind::kPow && a.dtype != b.dtype) {
+    return InvalidArgument("inputs must have one dtype, got {} and {}", a.dtype, b.dtype);
+  }
+  OCTET_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(a.shape, b.shape));
+  const BroadcastPlan plan = PlanBroadcast(a.shape, b.shape, out);
+  const DType da = a.dtype, db = b.dtype;
+  auto kernel = MakeKernel([plan, kind, da, db](const OpRunArgs& r) -> Status {
+    if (r.outputs[0].NumElements() == 0) return OkStatus();
+    Status status;
+    VisitDType(da, [&](auto ta) {
+      using A = decltype(ta);
+      VisitDType(db, [&](auto tb) {
+        using B = decltype(tb);
+        const A* x = r.inputs[0].data<A>();
+        const B* y = r.inputs[1].data<B>();
+        A* z = r.outputs[0].data<A>();
+        if (kind == BinaryKind::kPow) {
+          RunMixed(r.context, plan, [](A p, B q) {
+            const double v = std::pow(static_cast<double>(p), static_cast<double>(q));
+            if constexpr (std::is_same_v<A, float>) {
+              return static_cast<float>(v);
+            } else {
+              if (std::isnan(v)) return A{0};
+              return static_cast<A>(std::clamp(v, static_cast<double>(std::numeric_limits<A>::lowest()),
+                                               static_cast<double>(std::numeric_limits<A>::max())));
+            }
+          }, x, y, z);
+          return;
+        }
+        if (kind == BinaryKind::kDiv) {
+          for (int64_t i = 0; i < r.inputs[1].NumElements(); ++i) {
+            if (y[i] == 0) {
+              status = InvalidArgument("integer division by zero at divisor element {}", i);
+              return;
+            }
+          }
+        }
+        RunMixed(r.context, plan, [kind](A p, B q) {
+          const int64_t u = static_cast<int64_t>(p), w = static_cast<int64_t>(q);
+          const int64_t v = kind == BinaryKind::kAdd ? u + w : kind == BinaryKind::kSub ? u - w
+                          : kind == BinaryKind::kMul ? u * w : u / w;
+          return static_cast<A>(v);  // modulo 2^8, as uint8/int8 arithmetic wraps
+        }, x, y, z);
+      });
+    });
+    return status;
+  });
+  return MakePrepared({{da, out}}, std::move(kernel),
+                      fmt::format("{}_{}_{}_broadcast", name, DTypeName(da), DTypeName(db)));
+}
+
 Result<PreparedOp> PrepareBinary(const OpPrepareArgs& args, BinaryKind kind, const char* name) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 2));
   const ValueInfo& a = args.inputs[0];
   const ValueInfo& b = args.inputs[1];
+  const bool small_int = a.dtype == DType::kU8 || a.dtype == DType::kS8;
+  const bool generic_pow = kind == BinaryKind::kPow && (a.dtype != b.dtype || a.dtype != DType::kF32);
+  if (generic_pow || (kind != BinaryKind::kPow && small_int && a.qparams == nullptr && b.qparams == nullptr)) {
+    return PrepareGenericBinary(args, kind, name);
+  }
   if (a.dtype != b.dtype && kind == BinaryKind::kPow) {
     // ONNX lets Pow's exponent have its own type; octet's kernel takes one.
     return Unimplemented("octet's Pow needs X and Y of one dtype (ONNX allows them to differ), got {} and {}: convert "

@@ -164,28 +164,24 @@ void BroadcastRowOffsets(const BroadcastPlan& p, int64_t row, int64_t* off_a, in
 Result<std::vector<int64_t>> ConstantInts(const OpPrepareArgs& args, size_t slot, const char* what) {
   if (!Present(args, slot)) return InvalidArgument("input {} ({}) is required but omitted", slot, what);
   const ValueInfo& info = args.inputs[slot];
-  if (info.constant == nullptr) {
-    return Unimplemented("input {} ({}) must be known at compile time (a constant or computed from constants)", slot,
-                         what);
-  }
+  auto data = InputData(info);
+  if (!data.ok()) return data.status().WithContext(fmt::format("input {} ({})", slot, what));
   if (info.dtype != DType::kS32) return InvalidArgument("input {} ({}) must be an integer tensor, got {}", slot, what, info.dtype);
   if (info.shape.rank() > 1) return InvalidArgument("input {} ({}) must be 1-D, got shape {}", slot, what, info.shape);
   std::vector<int64_t> v;
-  for (int32_t x : info.constant->values<int32_t>()) v.push_back(x);
+  for (int32_t x : (*data)->values<int32_t>()) v.push_back(x);
   return v;
 }
 
 Result<float> ConstantScalar(const OpPrepareArgs& args, size_t slot, float default_value, const char* what) {
   if (!Present(args, slot)) return default_value;
   const ValueInfo& info = args.inputs[slot];
-  if (info.constant == nullptr) {
-    return Unimplemented("input {} ({}) must be known at compile time (a constant or computed from constants)", slot,
-                         what);
-  }
   if (info.dtype != DType::kF32 || info.shape.NumElements() != 1) {
     return InvalidArgument("input {} ({}) must be one f32 value, got {} {}", slot, what, info.dtype, info.shape);
   }
-  return info.constant->values<float>()[0];
+  auto data = InputData(info);
+  if (!data.ok()) return data.status().WithContext(fmt::format("input {} ({})", slot, what));
+  return (*data)->values<float>()[0];
 }
 
 Result<int64_t> CheckedProduct(std::span<const int64_t> dims) {

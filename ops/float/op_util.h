@@ -79,10 +79,10 @@ void ForEachBroadcastRow(const Context& context, const BroadcastPlan& p, int64_t
   });
 }
 
-// The values of a constant integer input (s32 as imported from ONNX int64), or an error naming `what` when the
-// input is absent or not known at compile time.
+// The values of an integer input that fixes a shape (s32 as imported from ONNX int64): a constant, or data computed
+// from graph inputs (core/op_registry.h's InputData); an error naming `what` when the input is absent.
 Result<std::vector<int64_t>> ConstantInts(const OpPrepareArgs& args, size_t slot, const char* what);
-// A constant float scalar (rank 0 or one element), or `default_value` when the input is absent.
+// A float scalar input (rank 0 or one element) read like ConstantInts, or `default_value` when it is absent.
 Result<float> ConstantScalar(const OpPrepareArgs& args, size_t slot, float default_value, const char* what);
 
 // Checked product of dims, failing above Shape::kMaxElements.

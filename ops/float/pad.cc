@@ -53,10 +53,11 @@ Result<PreparedOp> PreparePad(const OpPrepareArgs& args) {
   std::vector<uint8_t> fill(DTypeSize(x.dtype), 0);
   if (Present(args, 2)) {
     const ValueInfo& c = args.inputs[2];
-    if (c.constant == nullptr || c.dtype != x.dtype || c.shape.NumElements() != 1) {
-      return InvalidArgument("constant_value must be one constant {} value", x.dtype);
+    if (c.dtype != x.dtype || c.shape.NumElements() != 1) {
+      return InvalidArgument("constant_value must be one {} value, got {} {}", x.dtype, c.dtype, c.shape);
     }
-    std::memcpy(fill.data(), c.constant->raw_data(), fill.size());
+    OCTET_ASSIGN_OR_RETURN(const Tensor* value, InputData(c));
+    std::memcpy(fill.data(), value->raw_data(), fill.size());
   }
   std::vector<int64_t> dims;
   for (int d = 0; d < rank; ++d) {

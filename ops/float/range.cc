@@ -18,14 +18,11 @@ Result<double> ScalarInput(const OpPrepareArgs& args, size_t slot, const char* w
   if (info.shape.NumElements() != 1 || info.shape.rank() > 1) {
     return InvalidArgument("input {} ({}) must be a scalar, got shape {}", slot, what, info.shape);
   }
-  if (info.constant == nullptr) {
-    return Unimplemented(
-        "input {} ({}) must be known at compile time (a constant or computed from constants), since "
-        "it fixes the output length",
-        slot, what);
-  }
-  if (dtype == DType::kF32) return static_cast<double>(info.constant->values<float>()[0]);
-  return static_cast<double>(info.constant->values<int32_t>()[0]);
+  // It fixes the output length: a value computed at run time makes the executor compile per run.
+  auto data = InputData(info);
+  if (!data.ok()) return data.status().WithContext(fmt::format("input {} ({})", slot, what));
+  if (dtype == DType::kF32) return static_cast<double>((*data)->values<float>()[0]);
+  return static_cast<double>((*data)->values<int32_t>()[0]);
 }
 
 Result<PreparedOp> PrepareRange(const OpPrepareArgs& args) {

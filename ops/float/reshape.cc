@@ -121,23 +121,39 @@ Result<PreparedOp> PrepareIdentity(const OpPrepareArgs& args) {
 
 Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 3, 1, 2));
-  if (args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue) {
-    return Unimplemented("the mask output of Dropout is not supported (inference only)");
-  }
   if (Present(args, 2)) {
     const ValueInfo& t = args.inputs[2];
-    // training_mode is a bool in ONNX, imported as an integer.
-    if (t.constant == nullptr || t.shape.NumElements() != 1 || t.dtype == DType::kF32) {
-      return Unimplemented("Dropout's training_mode must be a constant false");
+    // training_mode is a bool in ONNX, imported as an integer; it and the ratio decide what the node computes, so
+    // values computed at run time make the executor compile per run.
+    if (t.shape.NumElements() != 1 || t.dtype == DType::kF32) {
+      return InvalidArgument("Dropout's training_mode must be one bool, got {} {}", t.dtype, t.shape);
     }
-    const bool on = t.dtype == DType::kS32 ? t.constant->values<int32_t>()[0] != 0
-                  : t.dtype == DType::kU8  ? t.constant->values<uint8_t>()[0] != 0
-                                           : t.constant->values<int8_t>()[0] != 0;
-    if (on) return Unimplemented("Dropout in training mode is not supported (inference only)");
+    OCTET_ASSIGN_OR_RETURN(const Tensor* mode, InputData(t));
+    const bool on = t.dtype == DType::kS32 ? mode->values<int32_t>()[0] != 0
+                  : t.dtype == DType::kU8  ? mode->values<uint8_t>()[0] != 0
+                                           : mode->values<int8_t>()[0] != 0;
+    // Training mode drops at random unless the ratio is 0 (then it keeps everything, like inference).
+    float ratio = 0.5f;
+    if (on && Present(args, 1)) {
+      OCTET_ASSIGN_OR_RETURN(ratio, ConstantScalar(args, 1, 0.5f, "ratio"));
+    }
+    if (on && ratio != 0.0f) {
+      return Unimplemented("Dropout in training mode with ratio {} drops at random (octet runs inference only)", ratio);
+    }
   }
   std::vector<OutputInfo> outs = {{args.inputs[0].dtype, args.inputs[0].shape}};
+  const bool mask = args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue;
   if (args.node.outputs.size() > 1) outs.push_back({DType::kU8, args.inputs[0].shape});
-  return MakePrepared(std::move(outs), CopyKernel(), "dropout_identity");
+  if (!mask) return MakePrepared(std::move(outs), CopyKernel(), "dropout_identity");
+  // The mask (bool, held as u8) is all true: nothing is dropped.
+  auto kernel = MakeKernel([](const OpRunArgs& r) -> Status {
+    if (r.outputs[0].SizeBytes() > 0) {
+      std::memcpy(r.outputs[0].raw_data(), r.inputs[0].raw_data(), r.outputs[0].SizeBytes());
+    }
+    if (r.outputs[1].SizeBytes() > 0) std::memset(r.outputs[1].raw_data(), 1, r.outputs[1].SizeBytes());
+    return OkStatus();
+  });
+  return MakePrepared(std::move(outs), std::move(kernel), "dropout_identity_mask");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/threading.h"
+#include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
 
 namespace octet::float_ops {
@@ -44,7 +45,69 @@ Status RegisterSimple(OpRegistry& registry, const char* op, const char* name, F 
   });
 }
 
+// Clip with a min or max computed at run time: the bounds are read from the input views at each call.
+Result<PreparedOp> PrepareRunTimeClip(const OpPrepareArgs& args) {
+  for (size_t s = 1; s < 3; ++s) {
+    if (Present(args, s) && (args.inputs[s].dtype != DType::kF32 || args.inputs[s].shape.NumElements() != 1)) {
+      return InvalidArgument("input {} ({}) must be one f32 value, got {} {}", s, s == 1 ? "min" : "max",
+                             args.inputs[s].dtype, args.inputs[s].shape);
+    }
+  }
+  return PrepareUnary(args, 3, "clip_runtime_bounds", [&]() -> Result<std::unique_ptr<OpKernel>> {
+    return MakeKernel([](const OpRunArgs& r) -> Status {
+      const bool has_lo = r.inputs.size() > 1 && r.inputs[1].raw_data() != nullptr;
+      const bool has_hi = r.inputs.size() > 2 && r.inputs[2].raw_data() != nullptr;
+      const float lo = has_lo ? r.inputs[1].data<float>()[0] : -INFINITY;
+      const float hi = has_hi ? r.inputs[2].data<float>()[0] : INFINITY;
+      if (lo > hi) return InvalidArgument("Clip's min {} exceeds its max {}", lo, hi);
+      const float* x = r.inputs[0].data<float>();
+      float* y = r.outputs[0].data<float>();
+      ParallelFor(r.context, r.outputs[0].NumElements(), kTile, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = std::min(std::max(x[i], lo), hi);
+      });
+      return OkStatus();
+    });
+  });
+}
+
+// Clip of an integer tensor (u8, s8, s32; not quantized codes): min and max of the same dtype, read per call.
+Result<PreparedOp> PrepareIntegerClip(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 3));
+  OCTET_RETURN_IF_ERROR(CheckNotQuantized(args, 0));
+  const DType dtype = args.inputs[0].dtype;
+  for (size_t s = 1; s < 3; ++s) {
+    if (Present(args, s) && (args.inputs[s].dtype != dtype || args.inputs[s].shape.NumElements() != 1)) {
+      return InvalidArgument("input {} ({}) must be one {} value, got {} {}", s, s == 1 ? "min" : "max", dtype,
+                             args.inputs[s].dtype, args.inputs[s].shape);
+    }
+  }
+  auto kernel = MakeKernel([dtype](const OpRunArgs& r) -> Status {
+    Status status;
+    VisitDType(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const bool has_lo = r.inputs.size() > 1 && r.inputs[1].raw_data() != nullptr;
+      const bool has_hi = r.inputs.size() > 2 && r.inputs[2].raw_data() != nullptr;
+      const T lo = has_lo ? r.inputs[1].data<T>()[0] : std::numeric_limits<T>::lowest();
+      const T hi = has_hi ? r.inputs[2].data<T>()[0] : std::numeric_limits<T>::max();
+      if (lo > hi) {
+        status =
+            InvalidArgument("Clip's min {} exceeds its max {}", static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+        return;
+      }
+      const T* x = r.inputs[0].data<T>();
+      T* y = r.outputs[0].data<T>();
+      for (int64_t i = 0; i < r.outputs[0].NumElements(); ++i) y[i] = std::min(std::max(x[i], lo), hi);
+    });
+    return status;
+  });
+  return MakePrepared({{dtype, args.inputs[0].shape}}, std::move(kernel), fmt::format("clip_{}", DTypeName(dtype)));
+}
+
 Result<PreparedOp> PrepareClip(const OpPrepareArgs& args) {
+  if (Present(args, 0) && args.inputs[0].dtype != DType::kF32) return PrepareIntegerClip(args);
+  for (size_t s = 1; s < 3 && s < args.inputs.size(); ++s) {
+    if (Present(args, s) && args.inputs[s].constant == nullptr) return PrepareRunTimeClip(args);
+  }
   return PrepareUnary(args, 3, "clip", [&]() -> Result<std::unique_ptr<OpKernel>> {
     OCTET_ASSIGN_OR_RETURN(float lo, ConstantScalar(args, 1, -INFINITY, "min"));
     OCTET_ASSIGN_OR_RETURN(float hi, ConstantScalar(args, 2, INFINITY, "max"));

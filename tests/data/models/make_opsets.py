@@ -39,10 +39,10 @@ def save(name, nodes, inputs, outputs, opset, inits=(), ir=None):
     if name.startswith("refused_"):
         return
     for k, (_, a) in enumerate(inputs):
-        np.save(os.path.join(OUT, "%s.input%d.npy" % (name, k)), a)
+        np.save(os.path.join(OUT, "%s.input%d.npy" % (name, k)), np.ascontiguousarray(a))
     for k, (_, a) in enumerate(outputs):
         if a is not None:
-            np.save(os.path.join(OUT, "%s.output%d.npy" % (name, k)), a.astype(np.float32))
+            np.save(os.path.join(OUT, "%s.output%d.npy" % (name, k)), np.ascontiguousarray(a, dtype=np.float32))
 
 
 def softmax_rows(x2):
@@ -161,10 +161,21 @@ def main():
          [("x", f32(2, 3))], [("y", None)], 18,
          inits=[numpy_helper.from_array(np.array([0], np.int64), "zero"),
                 numpy_helper.from_array(np.array([1], np.int64), "one")])
-    save("refused_upsample_o9",
+    # Upsample (opsets 7-9): asymmetric coordinates x_in = x_out / scale; nearest rounds down, linear weighs the two
+    # neighbours (the last index repeating past the edge).
+    x = f32(1, 1, 2, 2)
+    save("upsample_nearest_o9",
          [helper.make_node("Upsample", ["x", "scales"], ["y"], name="up", mode="nearest")],
-         [("x", f32(1, 1, 2, 2))], [("y", None)], 9,
-         inits=[numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+         [("x", x)], [("y", x[:, :, [0, 0, 1, 1]][:, :, :, [0, 0, 0, 1, 1, 1]])], 9,
+         inits=[numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales")])
+    x = f32(1, 2, 3)
+    pos = np.arange(6) / 2.0
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, 2)
+    y = x[:, :, lo] * (1 - (pos - lo)) + x[:, :, hi] * (pos - lo)
+    save("upsample_linear_o7",
+         [helper.make_node("Upsample", ["x"], ["y"], name="up", mode="linear", scales=[1.0, 1.0, 2.0])],
+         [("x", x)], [("y", y)], 7)
     save("refused_opset22", [helper.make_node("Relu", ["x"], ["y"])], [("x", f32(2))], [("y", None)], 22)
     save("refused_ir11", [helper.make_node("Relu", ["x"], ["y"])], [("x", f32(2))], [("y", None)], 21, ir=11)
     print("wrote %d files to %s" % (len(os.listdir(OUT)), OUT))

@@ -31,9 +31,11 @@ TEST_CASE("Reshape copies dims with 0, infers -1 and checks counts", "[float_ops
   CHECK_THAT(bad.status().message(), Catch::Contains("do not divide"));
   REQUIRE_FALSE(testing::RunFloatOp("Reshape", {In(x), Const(IntTensor(Shape{2}, {-1, -1}))}).ok());
   REQUIRE_FALSE(testing::RunFloatOp("Reshape", {In(x), Const(IntTensor(Shape{2}, {-2, 12}))}).ok());
+  // A shape fed at run time: the executor compiles the graph for the run's data.
   auto runtime_shape = testing::RunFloatOp("Reshape", {In(x), In(IntTensor(Shape{1}, {24}))});
-  REQUIRE_FALSE(runtime_shape.ok());
-  CHECK_THAT(runtime_shape.status().message(), Catch::Contains("known at compile time"));
+  REQUIRE(runtime_shape.ok());
+  CHECK((*runtime_shape)[0].shape() == Shape{24});
+  testing::ExpectClose((*runtime_shape)[0], testing::Values(x), 0, 0);
   auto zero = testing::RunFloatOp("Reshape", {In(Iota(Shape{0, 3})), Const(IntTensor(Shape{2}, {3, 0}))},
                                   {{"allowzero", 1}});
   REQUIRE(zero.ok());
@@ -189,10 +191,19 @@ TEST_CASE("Identity, Dropout, Constant, ConstantOfShape and Shape", "[float_ops]
   auto drop = testing::RunFloatOp("Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {0.5f}))});
   REQUIRE(drop.ok());
   testing::ExpectClose((*drop)[0], testing::Values(x), 0, 0);
+  // Inference keeps everything: the mask (bool as u8) is all ones. Training mode drops at random unless ratio is 0.
   auto mask = testing::RunFloatOp("Dropout", {In(x)}, {}, 2);
-  REQUIRE_FALSE(mask.ok());
+  REQUIRE(mask.ok());
+  testing::ExpectClose((*mask)[0], testing::Values(x), 0, 0);
+  REQUIRE((*mask)[1].dtype() == DType::kU8);
+  for (int64_t i = 0; i < x.NumElements(); ++i) CHECK((*mask)[1].data<uint8_t>()[i] == 1);
   auto training = testing::RunFloatOp("Dropout", {In(x), testing::Absent(), Const(IntTensor(Shape{}, {1}))});
   REQUIRE_FALSE(training.ok());
+  CHECK_THAT(training.status().message(), Catch::Contains("training mode with ratio 0.5 drops at random"));
+  auto keep_all = testing::RunFloatOp(
+      "Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {0.0f})), Const(IntTensor(Shape{}, {1}))});
+  REQUIRE(keep_all.ok());
+  testing::ExpectClose((*keep_all)[0], testing::Values(x), 0, 0);
   auto c = testing::RunFloatOp("Constant", {}, {{"value_ints", std::vector<int64_t>{3, -1}}});
   REQUIRE(c.ok());
   CHECK((*c)[0].data<int32_t>()[1] == -1);

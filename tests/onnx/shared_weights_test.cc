@@ -1,0 +1,67 @@
+// Weights as converters emit them (tests/data/models/make_shared_weights.py): BatchNorm parameters shared through
+// Identity nodes, an Identity of an Identity, a Conv weight in a Constant node. They import as constants, so the
+// model runs with only its compute nodes and FoldBatchNorm folds both BatchNorms (torch 1.13's ResNet-18 export).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "io/npy.h"
+#include "io/onnx/onnx_importer.h"
+#include "ops/float/registry.h"
+#include "quant/fold_batch_norm.h"
+
+namespace octet {
+namespace {
+
+const std::string kDir = std::string(OCTET_TEST_DATA_DIR) + "/models/shared_weights/";
+
+double MaxAbsDiff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  double m = 0;
+  for (int64_t i = 0; i < a.shape().NumElements(); ++i) {
+    m = std::max(m, static_cast<double>(std::fabs(a.data<float>()[i] - b.data<float>()[i])));
+  }
+  return m;
+}
+
+Tensor RunOnce(const Graph& g, const Tensor& x) {
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
+  auto exec = Executor::Compile(g, context, FloatOpRegistry());
+  INFO(exec.status().message());
+  REQUIRE(exec.ok());
+  auto y = exec->Run(std::vector<Tensor>{x});
+  INFO(y.status().message());
+  REQUIRE(y.ok());
+  return (*y)[0];
+}
+
+TEST_CASE("Weights through Identity and Constant nodes are constants: both BatchNorms fold", "[onnx]") {
+  auto g = ReadOnnxModel(kDir + "bn_identity.onnx");
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  std::vector<std::string> ops;
+  for (const Node& n : g->nodes()) ops.push_back(n.op_type);
+  CHECK(ops == std::vector<std::string>{"Conv", "BatchNormalization", "Relu", "Conv", "BatchNormalization"});
+  const ValueId shared = g->FindValue("bn2.bias");  // Identity(Identity(bn1.bias))
+  REQUIRE(shared != kNoValue);
+  CHECK(g->value(shared).kind == ValueKind::kConstant);
+  CHECK(g->value(g->FindValue("conv2.weight")).kind == ValueKind::kConstant);
+
+  const Tensor x = ReadNpy(kDir + "bn_identity.input0.npy").value();
+  const Tensor want = ReadNpy(kDir + "bn_identity.output0.npy").value();
+  CHECK(MaxAbsDiff(RunOnce(*g, x), want) < 1e-4);
+
+  Graph folded = *g;
+  auto names = FoldBatchNorm(folded);
+  REQUIRE(names.ok());
+  CHECK(*names == std::vector<std::string>{"bn1", "bn2"});
+  CHECK(folded.num_nodes() == 3);
+  CHECK(MaxAbsDiff(RunOnce(folded, x), want) < 1e-4);
+  // The copy shares constant data with the original, which folding must leave as it was.
+  CHECK(MaxAbsDiff(RunOnce(*g, x), want) < 1e-4);
+}
+
+}  // namespace
+}  // namespace octet
