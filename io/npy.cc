@@ -19,9 +19,9 @@ namespace {
 
 // The preamble: magic string, major and minor version, then the header length (uint16 in 1.0, uint32 in 2.0 and
 // 3.0), all little-endian.
-constexpr unsigned char kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-constexpr size_t kMagicSize = sizeof(kMagic);
-constexpr size_t kVersionEnd = kMagicSize + 2;
+constexpr unsigned char kNpyMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr size_t kNpyMagicSize = sizeof(kNpyMagic);
+constexpr size_t kVersionEnd = kNpyMagicSize + 2;
 // NumPy aligns the start of the data to this many bytes (numpy.lib.format.ARRAY_ALIGN).
 constexpr size_t kDataAlignment = 64;
 // NumPy leaves room after the dict for the first dimension to grow to this many digits (GROWTH_AXIS_MAX_DIGITS).
@@ -524,8 +524,8 @@ Result<Tensor> ParseNpy(std::span<const std::byte> bytes, std::string_view name)
     return std::string_view(reinterpret_cast<const char*>(bytes.data()) + begin, size);
   };
   if (bytes.empty()) return NpyError(StatusCode::kDataLoss, name, "the file is empty");
-  const size_t magic_checked = std::min(bytes.size(), kMagicSize);
-  if (std::memcmp(bytes.data(), kMagic, magic_checked) != 0) {
+  const size_t magic_checked = std::min(bytes.size(), kNpyMagicSize);
+  if (std::memcmp(bytes.data(), kNpyMagic, magic_checked) != 0) {
     return NpyError(StatusCode::kInvalidArgument, name, "not a .npy file: it must start with '\\x93NUMPY', got {}",
                     Quote(as_text(0, std::min<size_t>(bytes.size(), 8))));
   }
@@ -533,8 +533,8 @@ Result<Tensor> ParseNpy(std::span<const std::byte> bytes, std::string_view name)
     return NpyError(StatusCode::kDataLoss, name, "the file is truncated: the preamble needs at least {} bytes, got {}",
                     kVersionEnd + 2, bytes.size());
   }
-  const auto major = static_cast<unsigned>(bytes[kMagicSize]);
-  const auto minor = static_cast<unsigned>(bytes[kMagicSize + 1]);
+  const auto major = static_cast<unsigned>(bytes[kNpyMagicSize]);
+  const auto minor = static_cast<unsigned>(bytes[kNpyMagicSize + 1]);
   if ((major != 1 && major != 2 && major != 3) || minor != 0) {
     return NpyError(StatusCode::kUnimplemented, name, "the format version must be 1.0, 2.0 or 3.0, got {}.{}", major,
                     minor);
@@ -601,7 +601,7 @@ std::string SerializeNpy(const Tensor& tensor) {
 
   std::string out;
   out.reserve(kVersionEnd + length_bytes + header_length + tensor.SizeBytes());
-  out.append(reinterpret_cast<const char*>(kMagic), kMagicSize);
+  out.append(reinterpret_cast<const char*>(kNpyMagic), kNpyMagicSize);
   out.push_back(static_cast<char>(major));
   out.push_back(0);
   AppendLittle(out, header_length, length_bytes);

@@ -176,11 +176,11 @@ Status FindWorstLayers(const Graph& float_graph, const Graph& quantized, const C
 }
 
 // A JSON number, or null for a non-finite one.
-json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json GuardJsonNumber(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json LayerJson(const GuardLayer& layer) {
   json j = {{"node", layer.node}, {"op", layer.op}};
-  if (layer.shadow_sqnr_db) j["shadow_sqnr_db"] = Number(*layer.shadow_sqnr_db);
+  if (layer.shadow_sqnr_db) j["shadow_sqnr_db"] = GuardJsonNumber(*layer.shadow_sqnr_db);
   if (layer.clipped_fraction) j["clipped_fraction"] = *layer.clipped_fraction;
   return j;
 }
@@ -309,15 +309,15 @@ json GuardReportJson(const GuardReport& report) {
             {"min_sqnr_db", report.min_sqnr_db},
             {"samples", report.samples},
             {"samples_source", report.samples_source},
-            {"worst_sqnr_db", Number(report.worst_sqnr_db)}};
+            {"worst_sqnr_db", GuardJsonNumber(report.worst_sqnr_db)}};
   json outputs = json::array();
-  for (const GuardOutput& o : report.outputs) outputs.push_back({{"name", o.name}, {"sqnr_db", Number(o.sqnr_db)}});
+  for (const GuardOutput& o : report.outputs) outputs.push_back({{"name", o.name}, {"sqnr_db", GuardJsonNumber(o.sqnr_db)}});
   j["outputs"] = std::move(outputs);
   json shadow = json::array(), clipping = json::array(), fixes = json::array();
   for (const GuardLayer& layer : report.worst_by_shadow) shadow.push_back(LayerJson(layer));
   for (const GuardLayer& layer : report.worst_by_clipping) clipping.push_back(LayerJson(layer));
   for (const GuardFix& fix : report.fixes) {
-    fixes.push_back({{"option", fix.option}, {"sqnr_db", Number(fix.sqnr_db)}, {"passes", fix.passes}});
+    fixes.push_back({{"option", fix.option}, {"sqnr_db", GuardJsonNumber(fix.sqnr_db)}, {"passes", fix.passes}});
   }
   j["worst_by_shadow"] = std::move(shadow);
   j["worst_by_clipping"] = std::move(clipping);

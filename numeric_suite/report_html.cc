@@ -96,7 +96,7 @@ std::string MetricCell(const json& entry, const char* key, Format format) {
 
 std::string Db(double v) { return FormatFixed(v, 1) + " dB"; }
 
-std::string Shape(const json& entry) {
+std::string ShapeText(const json& entry) {
   const auto it = entry.find("shape");
   if (it == entry.end()) return kNone;
   std::string text = "[";
@@ -133,7 +133,7 @@ std::string Summary(const json& report) {
   for (const json& input : report.value("inputs", json::array())) {
     if (!inputs.empty()) inputs += "<br>";
     inputs += "<b>" + EscapeHtml(input["name"].get<std::string>()) + "</b>";
-    if (input.contains("shape")) inputs += " " + Shape(input);
+    if (input.contains("shape")) inputs += " " + ShapeText(input);
     if (input.contains("file")) inputs += " from " + EscapeHtml(Text(input, "file"));
   }
   html += fmt::format("<tr><th>Inputs</th><td>{}</td></tr>\n", inputs.empty() ? kNone : inputs);
@@ -388,7 +388,7 @@ std::string ActivationRow(const json& a) {
                                                   : kNone;
   return fmt::format("<td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td>"
                      "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                     EscapeHtml(a["name"].get<std::string>()), TextCell(a, "value"), TextCell(a, "op"), Shape(a),
+                     EscapeHtml(a["name"].get<std::string>()), TextCell(a, "value"), TextCell(a, "op"), ShapeText(a),
                      MetricCells(a), qparams,
                      MetricCell(a, "clipped_fraction", [](double v) { return FormatPercent(v, 3); }),
                      MetricCell(a, "accumulator_headroom_bits", [](double v) { return FormatDecimal(v, 1); }));

@@ -220,7 +220,7 @@ Status Propose(Evaluator& evaluate, SensitivityReport& report) {
   return OkStatus();
 }
 
-nlohmann::json Number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json SensitivityJsonNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -399,9 +399,9 @@ nlohmann::json SensitivityJson(const SensitivityReport& report) {
   nlohmann::json j;
   j["metric"] = report.metric;
   j["higher_is_better"] = report.higher_is_better;
-  j["target"] = report.target ? Number(*report.target) : nlohmann::json(nullptr);
-  j["float"] = Number(report.float_value);
-  j["all_quantized"] = Number(report.all_quantized);
+  j["target"] = report.target ? SensitivityJsonNumber(*report.target) : nlohmann::json(nullptr);
+  j["float"] = SensitivityJsonNumber(report.float_value);
+  j["all_quantized"] = SensitivityJsonNumber(report.all_quantized);
   j["evaluation_batches"] = report.evaluation_batches;
   j["evaluations"] = report.evaluations;
   nlohmann::json nodes = nlohmann::json::array();
@@ -410,8 +410,8 @@ nlohmann::json SensitivityJson(const SensitivityReport& report) {
     n["name"] = s.name;
     n["op"] = s.op_type;
     n["int8_op"] = s.int8_op_type;
-    n["only_this_quantized"] = Number(s.only_this_quantized);
-    n["all_but_this_quantized"] = Number(s.all_but_this_quantized);
+    n["only_this_quantized"] = SensitivityJsonNumber(s.only_this_quantized);
+    n["all_but_this_quantized"] = SensitivityJsonNumber(s.all_but_this_quantized);
     if (!std::isnan(s.int8_latency_us)) n["int8_latency_us"] = s.int8_latency_us;
     if (!std::isnan(s.float_latency_us)) n["float_latency_us"] = s.float_latency_us;
     n["rank"] = s.rank;
@@ -419,7 +419,7 @@ nlohmann::json SensitivityJson(const SensitivityReport& report) {
   }
   j["nodes"] = std::move(nodes);
   j["keep_float"] = report.keep_float;
-  j["achieved"] = report.achieved ? Number(*report.achieved) : nlohmann::json(nullptr);
+  j["achieved"] = report.achieved ? SensitivityJsonNumber(*report.achieved) : nlohmann::json(nullptr);
   j["target_reached"] = report.target ? nlohmann::json(report.target_reached) : nlohmann::json(nullptr);
   return j;
 }

@@ -12,7 +12,7 @@
 namespace octet {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
 float PositiveZero(float v) { return v == 0.0f ? 0.0f : v; }
 
@@ -70,8 +70,8 @@ ChannelRangeScan ScanChannelRanges(const Context& context, std::span<const float
   const int64_t outer = shape.Product(0, axis);
   const int64_t inner = shape.Product(axis + 1, shape.rank());
   ChannelRangeScan out;
-  out.min.assign(static_cast<size_t>(channels), kInf);
-  out.max.assign(static_cast<size_t>(channels), -kInf);
+  out.min.assign(static_cast<size_t>(channels), kInfinity);
+  out.max.assign(static_cast<size_t>(channels), -kInfinity);
   if (x.empty()) return out;
   bool nonfinite = false;
   if (inner >= 64) {
@@ -81,7 +81,7 @@ ChannelRangeScan ScanChannelRanges(const Context& context, std::span<const float
     const int64_t tile = std::max<int64_t>(1, kScanTile / std::max<int64_t>(1, outer * inner));
     ParallelFor(context, channels, tile, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
-        float mn = kInf, mx = -kInf;
+        float mn = kInfinity, mx = -kInfinity;
         for (int64_t o = 0; o < outer; ++o) {
           const MinMaxResult r = kernel(static_cast<size_t>(inner), x.data() + (o * channels + c) * inner);
           bad[static_cast<size_t>(c)] |= r.nonfinite ? 1 : 0;
@@ -96,7 +96,7 @@ ChannelRangeScan ScanChannelRanges(const Context& context, std::span<const float
   } else {
     // Short runs (channels last, small kernels): running min/max over rows of channels * inner elements.
     const int64_t row = channels * inner;
-    std::vector<float> mn(static_cast<size_t>(row), kInf), mx(static_cast<size_t>(row), -kInf);
+    std::vector<float> mn(static_cast<size_t>(row), kInfinity), mx(static_cast<size_t>(row), -kInfinity);
     for (int64_t o = 0; o < outer; ++o) {
       const float* r = x.data() + o * row;
       for (int64_t k = 0; k < row; ++k) {
@@ -113,8 +113,8 @@ ChannelRangeScan ScanChannelRanges(const Context& context, std::span<const float
     }
   }
   if (nonfinite) {
-    std::fill(out.min.begin(), out.min.end(), kInf);
-    std::fill(out.max.begin(), out.max.end(), -kInf);
+    std::fill(out.min.begin(), out.min.end(), kInfinity);
+    std::fill(out.max.begin(), out.max.end(), -kInfinity);
     const int64_t n = static_cast<int64_t>(x.size());
     for (int64_t i = 0; i < n; ++i) {
       const float v = x[static_cast<size_t>(i)];
@@ -144,7 +144,7 @@ std::vector<uint64_t> CountTiles(const Context& context, std::span<const float> 
   const int64_t n = static_cast<int64_t>(x.size());
   const size_t tiles = static_cast<size_t>(NumTiles(n));
   std::vector<std::vector<uint32_t>> partial(tiles);
-  std::vector<MinMaxResult> ranges(tiles, MinMaxResult{kInf, -kInf, false});
+  std::vector<MinMaxResult> ranges(tiles, MinMaxResult{kInfinity, -kInfinity, false});
   ParallelFor(context, n, kScanTile, [&](int64_t begin, int64_t end) {
     const size_t t = static_cast<size_t>(begin / kScanTile);
     std::vector<uint32_t>& counts = partial[t];
@@ -156,7 +156,7 @@ std::vector<uint64_t> CountTiles(const Context& context, std::span<const float> 
     }
   });
   if (range != nullptr) {
-    *range = MinMaxResult{kInf, -kInf, false};
+    *range = MinMaxResult{kInfinity, -kInfinity, false};
     for (const MinMaxResult& r : ranges) {
       range->min = r.min < range->min ? r.min : range->min;
       range->max = r.max > range->max ? r.max : range->max;

@@ -13,7 +13,7 @@ namespace octet {
 namespace {
 
 // Elements per tile: large enough to amortise the dispatch, small enough to spread 16 Mi elements over threads.
-constexpr int64_t kTileElements = int64_t{1} << 16;
+constexpr int64_t kQuantizeTileElements = int64_t{1} << 16;
 
 // Calls fn(offset, count, channel) for runs of contiguous elements that share one channel's qparams, covering the
 // tensor exactly once, spread over the context's threads in tiles that depend only on the shape.
@@ -21,7 +21,7 @@ template <typename Fn>
 void ForEachChannelRun(const Context& context, const Shape& shape, const QParams& qparams, Fn&& fn) {
   const int64_t n = shape.NumElements();
   if (!qparams.per_channel()) {
-    ParallelFor(context, n, kTileElements, [&](int64_t begin, int64_t end) { fn(begin, end - begin, 0); });
+    ParallelFor(context, n, kQuantizeTileElements, [&](int64_t begin, int64_t end) { fn(begin, end - begin, 0); });
     return;
   }
   const int axis = qparams.axis();
@@ -29,7 +29,7 @@ void ForEachChannelRun(const Context& context, const Shape& shape, const QParams
   const int64_t inner = shape.Product(axis + 1, shape.rank());
   const int64_t rows = shape.Product(0, axis) * channels;
   if (inner == 0 || rows == 0) return;
-  const int64_t rows_per_tile = std::max<int64_t>(1, kTileElements / inner);
+  const int64_t rows_per_tile = std::max<int64_t>(1, kQuantizeTileElements / inner);
   ParallelFor(context, rows, rows_per_tile, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) fn(r * inner, inner, r % channels);
   });

@@ -10,7 +10,7 @@
 namespace octet {
 namespace {
 
-constexpr int64_t kTileElements = int64_t{1} << 16;
+constexpr int64_t kRequantizeTileElements = int64_t{1} << 16;
 
 template <typename T>
 Result<Tensor> RequantizeAs(const Context& context, const Tensor& acc, const RequantizeSpec& spec) {
@@ -18,7 +18,7 @@ Result<Tensor> RequantizeAs(const Context& context, const Tensor& acc, const Req
   const int64_t rows = channels == 0 ? 0 : acc.NumElements() / channels;
   OCTET_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(spec.output_dtype, acc.shape()));
   const bool per_channel = spec.multipliers.size() != 1;
-  const int64_t rows_per_tile = std::max<int64_t>(1, kTileElements / std::max<int64_t>(1, channels));
+  const int64_t rows_per_tile = std::max<int64_t>(1, kRequantizeTileElements / std::max<int64_t>(1, channels));
   const int32_t* in = acc.data<int32_t>();
   T* out = y.data<T>();
   const std::string family = fmt::format("requantize_s32_{}_{}", DTypeName(spec.output_dtype),

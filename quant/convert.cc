@@ -31,12 +31,6 @@ bool SameQParams(const QParams& a, const QParams& b) {
          a.zero_points() == b.zero_points();
 }
 
-int WeightRank(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return 0;
-  const Value& w = g.value(n.inputs[1]);
-  return w.kind == ValueKind::kConstant ? w.data.shape().rank() : 0;
-}
-
 bool IsConstant(const Graph& g, ValueId v, DType dtype) {
   return v != kNoValue && g.value(v).kind == ValueKind::kConstant && g.value(v).data.dtype() == dtype;
 }

@@ -34,4 +34,10 @@ void RemoveNodes(Graph& graph, const std::vector<bool>& remove) {
   nodes = std::move(kept);
 }
 
+int WeightRank(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return 0;
+  const Value& w = g.value(n.inputs[1]);
+  return w.kind == ValueKind::kConstant ? w.data.shape().rank() : 0;
+}
+
 }  // namespace octet

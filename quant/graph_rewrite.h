@@ -16,6 +16,8 @@ std::vector<int> CountUses(const Graph& graph);
 std::string UniqueValueName(const Graph& graph, const std::string& base);
 // Removes the nodes whose flag is set (values stay; orphaned ones are unused).
 void RemoveNodes(Graph& graph, const std::vector<bool>& remove);
+// The rank of node `n`'s weight (input 1) when it is a constant, else 0 (no weight, or one computed at run time).
+int WeightRank(const Graph& g, const Node& n);
 // Whether op type `op` is one of `ops`.
 inline bool OpIn(std::string_view op, std::initializer_list<std::string_view> ops) {
   for (std::string_view o : ops) {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "quant/float_values.h"
+#include "quant/graph_rewrite.h"
 #include "quant/quantizable_ops.h"
 
 namespace octet {
@@ -29,13 +30,6 @@ class ValueGroups {
  private:
   std::vector<int> parent_;
 };
-
-int WeightRank(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return 0;
-  const Value& w = g.value(n.inputs[1]);
-  return w.kind == ValueKind::kConstant ? w.data.shape().rank() : 0;
-}
-
 
 }  // namespace
 

@@ -11,7 +11,7 @@
 namespace octet::float_ops {
 namespace {
 
-float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float GateSigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
@@ -95,7 +95,7 @@ Status RunRnn(const RnnParams& p, const OpRunArgs& r, float* scratch, const RnnP
           const int64_t t = reverse ? len - 1 - s : s;
           const float* xr = xw + x_row(t, b) * GH;
           for (int64_t k = 0; k < H; ++k) {
-            const float rv = Sigmoid(clip(xr[H + k] + gates[b * GH + H + k]));
+            const float rv = GateSigmoid(clip(xr[H + k] + gates[b * GH + H + k]));
             rh[b * H + k] = rv * h[b * H + k];
           }
         }
@@ -112,18 +112,18 @@ Status RunRnn(const RnnParams& p, const OpRunArgs& r, float* scratch, const RnnP
         if (p.lstm) {
           for (int64_t k = 0; k < H; ++k) {
             const float cp = cb[k];
-            const float iv = Sigmoid(clip(xr[k] + gb[k] + (pi ? pi[k] * cp : 0.0f)));
-            const float fv = Sigmoid(clip(xr[2 * H + k] + gb[2 * H + k] + (pf ? pf[k] * cp : 0.0f)));
+            const float iv = GateSigmoid(clip(xr[k] + gb[k] + (pi ? pi[k] * cp : 0.0f)));
+            const float fv = GateSigmoid(clip(xr[2 * H + k] + gb[2 * H + k] + (pf ? pf[k] * cp : 0.0f)));
             const float gv = std::tanh(clip(xr[3 * H + k] + gb[3 * H + k]));
             const float cn = fv * cp + iv * gv;
-            const float ov = Sigmoid(clip(xr[H + k] + gb[H + k] + (po ? po[k] * cn : 0.0f)));
+            const float ov = GateSigmoid(clip(xr[H + k] + gb[H + k] + (po ? po[k] * cn : 0.0f)));
             cb[k] = cn;
             hb[k] = ov * std::tanh(cn);
           }
         } else {
           for (int64_t k = 0; k < H; ++k) {
-            const float zv = Sigmoid(clip(xr[k] + gb[k]));
-            const float rv = Sigmoid(clip(xr[H + k] + gb[H + k]));
+            const float zv = GateSigmoid(clip(xr[k] + gb[k]));
+            const float rv = GateSigmoid(clip(xr[H + k] + gb[H + k]));
             float nin;
             if (p.linear_before_reset) {
               nin = xr[2 * H + k] + rv * (gb[2 * H + k] + (rbh ? rbh[k] : 0.0f));

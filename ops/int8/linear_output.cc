@@ -83,7 +83,7 @@ Result<const QParams*> ConstantWeightQParams(const OpPrepareArgs& args, size_t s
 
 namespace {
 
-Result<QGemmStage> ReadRequantization(const AttributeMap& at) {
+Result<QGemmStage> ReadLinearRequantization(const AttributeMap& at) {
   OCTET_ASSIGN_OR_RETURN(const std::string scheme, at.GetString("requantization", "fp32"));
   if (scheme == "fp32") return QGemmStage::kFp32;
   if (scheme == "q31") return QGemmStage::kQ31;
@@ -121,7 +121,7 @@ Status CheckS32BiasQParams(const OpPrepareArgs& args, size_t slot, const QParams
 Result<QGemmOutput> ReadLinearOutput(const OpPrepareArgs& args, const QParams& x_qp, const QParams& w_qp,
                                      int64_t channels, size_t bias_slot, const QParams& y_qp) {
   const AttributeMap& at = args.node.attributes;
-  OCTET_ASSIGN_OR_RETURN(const QGemmStage stage, ReadRequantization(at));
+  OCTET_ASSIGN_OR_RETURN(const QGemmStage stage, ReadLinearRequantization(at));
   OCTET_ASSIGN_OR_RETURN(const std::string activation, at.GetString("activation", ""));
   if (!activation.empty() && activation != "Relu") {
     return InvalidArgument("attribute 'activation' must be \"\" or \"Relu\", got \"{}\"", activation);

@@ -27,7 +27,7 @@ using float_ops::CheckArity;
 using float_ops::MakePrepared;
 
 // Elements per parallel tile: a pure function of nothing, so the split never depends on the thread count.
-constexpr int64_t kTileElements = int64_t{1} << 16;
+constexpr int64_t kQuantizeOpTileElements = int64_t{1} << 16;
 
 // A ConstTensorView / TensorView seen as a Tensor for the Tensor-based functions of ops/ (no copy). The executor's
 // buffers are aligned and padded as Tensor::Borrow requires; the input is only read.
@@ -60,14 +60,14 @@ template <typename Fn>
 void ForEachChannelRun(const Context& context, const Shape& shape, const QParams& qp, Fn&& fn) {
   const int64_t n = shape.NumElements();
   if (!qp.per_channel()) {
-    ParallelFor(context, n, kTileElements, [&](int64_t begin, int64_t end) { fn(begin, end - begin, 0); });
+    ParallelFor(context, n, kQuantizeOpTileElements, [&](int64_t begin, int64_t end) { fn(begin, end - begin, 0); });
     return;
   }
   const int64_t channels = shape.dim(qp.axis());
   const int64_t inner = shape.Product(qp.axis() + 1, shape.rank());
   const int64_t rows = shape.Product(0, qp.axis()) * channels;
   if (inner == 0 || rows == 0) return;
-  ParallelFor(context, rows, std::max<int64_t>(1, kTileElements / inner), [&](int64_t begin, int64_t end) {
+  ParallelFor(context, rows, std::max<int64_t>(1, kQuantizeOpTileElements / inner), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) fn(r * inner, inner, r % channels);
   });
 }
@@ -187,7 +187,7 @@ Result<PreparedOp> PrepareRequantize(const OpPrepareArgs& args) {
     const auto* x = static_cast<const uint8_t*>(r.inputs[0].raw_data());
     auto* y = static_cast<uint8_t*>(r.outputs[0].raw_data());
     const uint8_t* t = table->data();
-    ParallelFor(r.context, r.inputs[0].NumElements(), kTileElements, [&](int64_t begin, int64_t end) {
+    ParallelFor(r.context, r.inputs[0].NumElements(), kQuantizeOpTileElements, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) y[i] = t[x[i]];
     });
     return OkStatus();

@@ -16,7 +16,7 @@
 namespace octet::int8_ops {
 namespace {
 
-constexpr int64_t kTileElements = int64_t{1} << 16;
+constexpr int64_t kUnaryTileElements = int64_t{1} << 16;
 
 Result<PreparedOp> PrepareQLookup(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
@@ -49,7 +49,7 @@ Result<PreparedOp> PrepareQLookup(const OpPrepareArgs& args) {
     const auto* x = static_cast<const uint8_t*>(r.inputs[0].raw_data());
     auto* y = static_cast<uint8_t*>(r.outputs[0].raw_data());
     const uint8_t* t = table->data();
-    ParallelFor(r.context, r.outputs[0].NumElements(), kTileElements, [&](int64_t begin, int64_t end) {
+    ParallelFor(r.context, r.outputs[0].NumElements(), kUnaryTileElements, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) y[i] = t[x[i]];
     });
     return OkStatus();
@@ -64,7 +64,7 @@ void RunClamp(const OpRunArgs& r, int32_t lo_code, int32_t hi_code) {
   const T* x = r.inputs[0].data<T>();
   T* y = r.outputs[0].data<T>();
   const T lo = static_cast<T>(lo_code), hi = static_cast<T>(hi_code);
-  ParallelFor(r.context, r.outputs[0].NumElements(), kTileElements, [&](int64_t begin, int64_t end) {
+  ParallelFor(r.context, r.outputs[0].NumElements(), kUnaryTileElements, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const T v = x[i] < lo ? lo : x[i];
       y[i] = v > hi ? hi : v;

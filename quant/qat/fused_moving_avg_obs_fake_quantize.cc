@@ -23,7 +23,7 @@
 namespace octet::qat {
 namespace {
 
-constexpr std::string_view kKindName = "FusedMovingAvgObsFakeQuantize";
+constexpr std::string_view kFusedKindName = "FusedMovingAvgObsFakeQuantize";
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
@@ -41,7 +41,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
   }
 
   Result<Tensor> Forward(const Tensor& x) override {
-    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kKindName));
+    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kFusedKindName));
     OCTET_RETURN_IF_ERROR(SizeRunningRange(x.shape()));
     last_shape_.reset();
     if (observer_enabled_) OCTET_RETURN_IF_ERROR(Observe(x));
@@ -59,22 +59,22 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
 
   // The fused op with the observer off: the qparams chosen from the running range, as the last Forward used.
   Result<Tensor> ForwardEval(const Tensor& x) const override {
-    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kKindName));
+    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kFusedKindName));
     if (!fake_quant_enabled_) return x.Clone();
     if (per_channel_ && running_min_.empty()) {
       return FailedPrecondition("{} eval forward: the per-channel module has not seen a training Forward yet",
-                                kKindName);
+                                kFusedKindName);
     }
     OCTET_ASSIGN_OR_RETURN(QParams qparams, ChooseQParams());
     Status fits = qparams.ValidateFor(x.shape(), "fake-quantize input");
-    if (!fits.ok()) return InvalidArgument("{} eval forward: {}", kKindName, fits.message());
+    if (!fits.ok()) return InvalidArgument("{} eval forward: {}", kFusedKindName, fits.message());
     OCTET_ASSIGN_OR_RETURN(FakeQuantizeOutput out, FakeQuantize(context(), x, qparams, {.name = "fake-quantize input"}));
     return std::move(out.output);
   }
 
   Result<Tensor> Backward(const Tensor& dy) override {
-    if (!last_shape_) return FailedPrecondition("{} backward: no forward pass to differentiate", kKindName);
-    return StraightThroughBackward(dy, mask_, *last_shape_, kKindName);
+    if (!last_shape_) return FailedPrecondition("{} backward: no forward pass to differentiate", kFusedKindName);
+    return StraightThroughBackward(dy, mask_, *last_shape_, kFusedKindName);
   }
 
   Result<QParams> CalculateQParams() const override {
@@ -83,7 +83,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
 
   Result<QParams> FakeQuantQParams() const override {
     if (running_min_.empty() || std::isinf(running_min_[0])) {
-      return FailedPrecondition("{}: no qparams before the first observed Forward", kKindName);
+      return FailedPrecondition("{}: no qparams before the first observed Forward", kFusedKindName);
     }
     return ChooseQParams();
   }
@@ -96,7 +96,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
     if (shape.rank() < 2) {
       return InvalidArgument("{} forward: per-channel fake-quant needs an input of rank >= 2 (channels along axis 0), "
                              "got shape {}",
-                             kKindName, shape);
+                             kFusedKindName, shape);
     }
     const auto channels = static_cast<size_t>(shape.dim(0));
     if (running_min_.empty()) {
@@ -105,7 +105,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
     } else if (running_min_.size() != channels) {
       return InvalidArgument("{} forward: the input has {} channels along axis 0 (shape {}), but this per-channel "
                              "module has seen {}",
-                             kKindName, channels, shape, running_min_.size());
+                             kFusedKindName, channels, shape, running_min_.size());
     }
     return OkStatus();
   }
@@ -125,7 +125,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
       nonfinite = scan.nonfinite;
     }
     if (nonfinite.count() != 0) {
-      return InvalidArgument("{} forward: the input has {} non-finite values (first at flat index {}: {})", kKindName,
+      return InvalidArgument("{} forward: the input has {} non-finite values (first at flat index {}: {})", kFusedKindName,
                              nonfinite.count(), nonfinite.first_index, nonfinite.first_value);
     }
     const float c = options_.averaging_constant;
@@ -151,7 +151,7 @@ class FusedMovingAvgObsFakeQuantize final : public FakeQuantizeModule {
     Result<QParams> qparams =
         QParams::Create(per_channel_ ? QScheme::kPerChannelAffine : QScheme::kPerTensorAffine, options_.dtype, qmin,
                         qmax, std::move(scales), std::move(zero_points), 0);
-    if (!qparams.ok()) return InvalidArgument("{} forward: {}", kKindName, qparams.status().message());
+    if (!qparams.ok()) return InvalidArgument("{} forward: {}", kFusedKindName, qparams.status().message());
     return qparams;
   }
 
@@ -172,19 +172,19 @@ Result<std::unique_ptr<FakeQuantizeModule>> MakeFusedMovingAvgObsFakeQuantize(co
       config.observer != ObserverKind::kMovingAveragePerChannelMinMax) {
     return InvalidArgument("failed to create {}: the observer must be moving_average_minmax or "
                            "moving_average_per_channel_minmax, got {}",
-                           kKindName, ObserverKindName(config.observer));
+                           kFusedKindName, ObserverKindName(config.observer));
   }
   auto options = ResolveObserverOptions(config.observer, config.observer_options);
-  if (!options.ok()) return InvalidArgument("failed to create {}: {}", kKindName, options.status().message());
+  if (!options.ok()) return InvalidArgument("failed to create {}: {}", kFusedKindName, options.status().message());
   if (options->skip_non_finite) {
     return InvalidArgument("failed to create {}: skip_non_finite is not supported (PyTorch's fused op has no such "
                            "policy)",
-                           kKindName);
+                           kFusedKindName);
   }
   if (IsPerChannel(options->qscheme) && options->ch_axis != 0) {
     return InvalidArgument("failed to create {}: per-channel fake-quant supports only ch_axis 0 (PyTorch's fused op "
                            "quantizes along axis 0), got ch_axis {}",
-                           kKindName, options->ch_axis);
+                           kFusedKindName, options->ch_axis);
   }
   return std::unique_ptr<FakeQuantizeModule>(new FusedMovingAvgObsFakeQuantize(config, context, std::move(*options)));
 }

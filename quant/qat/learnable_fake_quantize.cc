@@ -33,7 +33,7 @@
 namespace octet::qat {
 namespace {
 
-constexpr std::string_view kKindName = "_LearnableFakeQuantize";
+constexpr std::string_view kLearnableKindName = "_LearnableFakeQuantize";
 // The module's eps buffer: torch.finfo(torch.float32).eps, whatever the observer's eps.
 constexpr float kScaleEps = std::numeric_limits<float>::epsilon();
 
@@ -61,7 +61,7 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
   }
 
   Result<Tensor> Forward(const Tensor& x) override {
-    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kKindName));
+    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kLearnableKindName));
     saved_.reset();
     OCTET_ASSIGN_OR_RETURN(const int axis, ChannelAxis(x.shape()));
     if (observer_enabled_) {
@@ -92,7 +92,7 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
   }
 
   Result<Tensor> ForwardEval(const Tensor& x) const override {
-    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kKindName));
+    OCTET_RETURN_IF_ERROR(CheckFakeQuantizeInput(x, kLearnableKindName));
     if (!fake_quant_enabled_) return x.Clone();
     OCTET_ASSIGN_OR_RETURN(const int axis, ChannelAxis(x.shape()));
     OCTET_ASSIGN_OR_RETURN(QParams qparams, ForwardQParams(axis));
@@ -101,11 +101,11 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
   }
 
   Result<Tensor> Backward(const Tensor& dy) override {
-    if (!saved_) return FailedPrecondition("{} backward: no forward pass to differentiate", kKindName);
+    if (!saved_) return FailedPrecondition("{} backward: no forward pass to differentiate", kLearnableKindName);
     const Saved& s = *saved_;
     if (dy.dtype() != DType::kF32 || dy.shape() != s.x.shape()) {
       return InvalidArgument("{} backward: dY must be f32 of the last forward input's shape {}, got {} of shape {}",
-                             kKindName, s.x.shape(), dy.dtype(), dy.shape());
+                             kLearnableKindName, s.x.shape(), dy.dtype(), dy.shape());
     }
     if (!s.fake_quantized) return dy.Clone();
     OCTET_ASSIGN_OR_RETURN(Tensor dx, Tensor::Create(DType::kF32, dy.shape()));
@@ -177,7 +177,7 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
     if (scale_.empty()) {
       return FailedPrecondition("{}: the per-channel parameters are allocated by the first Forward (or set "
                                 "FakeQuantizeConfig::channels)",
-                                kKindName);
+                                kLearnableKindName);
     }
     std::vector<float> scales;
     std::vector<int32_t> zero_points;
@@ -226,11 +226,11 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
     const int ch_axis = observer_->options().ch_axis;
     const int axis = ch_axis < 0 ? ch_axis + rank : ch_axis;
     if (axis < 0 || axis >= rank) {
-      return InvalidArgument("{}: ch_axis {} is out of range for the input of shape {}", kKindName, ch_axis, shape);
+      return InvalidArgument("{}: ch_axis {} is out of range for the input of shape {}", kLearnableKindName, ch_axis, shape);
     }
     if (!scale_.empty() && shape.dim(axis) != scale_.NumElements()) {
       return InvalidArgument("{}: the input of shape {} has {} channels along axis {}, the parameters have {}",
-                             kKindName, shape, shape.dim(axis), axis, scale_.NumElements());
+                             kLearnableKindName, shape, shape.dim(axis), axis, scale_.NumElements());
     }
     return axis;
   }
@@ -262,7 +262,7 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
                         observer_->options().dtype, quant_min_, quant_max_, std::move(scales), std::move(zero_points),
                         axis);
     if (!qparams.ok()) {
-      return InvalidArgument("{} forward: the learned qparams are not usable: {}", kKindName,
+      return InvalidArgument("{} forward: the learned qparams are not usable: {}", kLearnableKindName,
                              qparams.status().message());
     }
     return qparams;
@@ -316,7 +316,7 @@ class LearnableFakeQuantize final : public FakeQuantizeModule {
 // The module's range: quant_min / quant_max as configured, else the dtype's limits.
 Result<std::pair<int64_t, int64_t>> ModuleRange(const ObserverOptions& options) {
   if (options.quant_min.has_value() != options.quant_max.has_value()) {
-    return InvalidArgument("failed to create {}: give both quant_min and quant_max, or neither", kKindName);
+    return InvalidArgument("failed to create {}: give both quant_min and quant_max, or neither", kLearnableKindName);
   }
   if (options.quant_min) return std::pair{*options.quant_min, *options.quant_max};
   switch (options.dtype) {
@@ -324,7 +324,7 @@ Result<std::pair<int64_t, int64_t>> ModuleRange(const ObserverOptions& options) 
     case DType::kS8: return std::pair<int64_t, int64_t>{-128, 127};
     default: break;
   }
-  return InvalidArgument("failed to create {}: dtype must be quint8 or qint8, got {}", kKindName, options.dtype);
+  return InvalidArgument("failed to create {}: dtype must be quint8 or qint8, got {}", kLearnableKindName, options.dtype);
 }
 
 }  // namespace
@@ -336,14 +336,14 @@ Result<std::unique_ptr<FakeQuantizeModule>> MakeLearnableFakeQuantize(const Fake
   observer_options.quant_min = range.first;
   observer_options.quant_max = range.second;
   auto observer = MakeObserver(config.observer, observer_options);
-  if (!observer.ok()) return InvalidArgument("failed to create {}: {}", kKindName, observer.status().message());
+  if (!observer.ok()) return InvalidArgument("failed to create {}: {}", kLearnableKindName, observer.status().message());
   if (config.use_grad_scaling && range.second <= 0) {
-    return InvalidArgument("failed to create {}: use_grad_scaling needs quant_max > 0, got {}", kKindName,
+    return InvalidArgument("failed to create {}: use_grad_scaling needs quant_max > 0, got {}", kLearnableKindName,
                            range.second);
   }
   const bool per_channel = IsPerChannel((*observer)->options().qscheme);
   if (config.channels < 0 || (!per_channel && config.channels > 1)) {
-    return InvalidArgument("failed to create {}: channels must be 0 (from the first input){}, got {}", kKindName,
+    return InvalidArgument("failed to create {}: channels must be 0 (from the first input){}, got {}", kLearnableKindName,
                            per_channel ? " or the channel count" : " or 1 for a per-tensor module", config.channels);
   }
   auto module = std::make_unique<LearnableFakeQuantize>(config, context, std::move(*observer), range.first,

@@ -69,12 +69,6 @@ std::vector<int> ConsumersOf(const Graph& g, ValueId v) {
   return out;
 }
 
-int WeightRank(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return 0;
-  const Value& w = g.value(n.inputs[1]);
-  return w.kind == ValueKind::kConstant ? w.data.shape().rank() : 0;
-}
-
 Status NodeError(const std::string& node, const Status& s) {
   return s.WithContext(fmt::format("failed to prepare node '{}' for QAT", node));
 }

@@ -10,7 +10,7 @@ namespace {
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-bool Present(const BackwardArgs& args, size_t slot) {
+bool GradInputPresent(const BackwardArgs& args, size_t slot) {
   return slot < args.inputs.size() && args.inputs[slot].NumElements() > 0;
 }
 
@@ -34,8 +34,8 @@ Status CheckSupported(const BackwardArgs& args) {
     const char* expected = i % 3 == 0 ? "Sigmoid" : "Tanh";
     if (acts[i] != expected) return Unimplemented("LSTM backward supports the default activations only");
   }
-  if (Present(args, 4)) return Unimplemented("LSTM backward does not support sequence_lens");
-  if (Present(args, 7)) return Unimplemented("LSTM backward does not support peepholes");
+  if (GradInputPresent(args, 4)) return Unimplemented("LSTM backward does not support sequence_lens");
+  if (GradInputPresent(args, 7)) return Unimplemented("LSTM backward does not support peepholes");
   return OkStatus();
 }
 
@@ -51,9 +51,9 @@ Result<std::vector<Tensor>> LstmBackward(const BackwardArgs& args) {
   const float* x = args.inputs[0].data<float>();
   const float* w = args.inputs[1].data<float>();
   const float* r = args.inputs[2].data<float>();
-  const float* bias = Present(args, 3) ? args.inputs[3].data<float>() : nullptr;
-  const float* h0 = Present(args, 5) ? args.inputs[5].data<float>() : nullptr;
-  const float* c0 = Present(args, 6) ? args.inputs[6].data<float>() : nullptr;
+  const float* bias = GradInputPresent(args, 3) ? args.inputs[3].data<float>() : nullptr;
+  const float* h0 = GradInputPresent(args, 5) ? args.inputs[5].data<float>() : nullptr;
+  const float* c0 = GradInputPresent(args, 6) ? args.inputs[6].data<float>() : nullptr;
   std::vector<Tensor> keep;
   OCTET_ASSIGN_OR_RETURN(const float* dy, GradOf(args, 0, keep));
   OCTET_ASSIGN_OR_RETURN(const float* dy_h, GradOf(args, 1, keep));
@@ -149,7 +149,7 @@ Result<std::vector<Tensor>> LstmBackward(const BackwardArgs& args) {
     }
   }
   auto emit = [&](size_t slot, const std::vector<double>& values) -> Status {
-    if (!NeedsGrad(args, slot) || !Present(args, slot)) return OkStatus();
+    if (!NeedsGrad(args, slot) || !GradInputPresent(args, slot)) return OkStatus();
     OCTET_ASSIGN_OR_RETURN(Tensor g, Tensor::Create(DType::kF32, args.inputs[slot].shape()));
     if (g.NumElements() != static_cast<int64_t>(values.size())) {
       return InvalidArgument("LSTM input {} has shape {}, expected {} values", slot, g.shape(), values.size());

@@ -9,14 +9,14 @@
 namespace octet::float_ops {
 namespace {
 
-struct PoolGeometry {
+struct PoolBackwardGeometry {
   int64_t planes = 0, h = 1, w = 0, oh = 1, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool count_include_pad = false;
 };
 
-Result<PoolGeometry> ReadGeometry(const BackwardArgs& args) {
+Result<PoolBackwardGeometry> ReadPoolBackwardGeometry(const BackwardArgs& args) {
   const Shape& x = args.inputs[0].shape();
   const Shape& y = args.outputs[0].shape();
   if ((x.rank() != 3 && x.rank() != 4) || y.rank() != x.rank()) {
@@ -35,7 +35,7 @@ Result<PoolGeometry> ReadGeometry(const BackwardArgs& args) {
   }
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ResolvePads(auto_pad, pads_attr, in, kernel, strides, dilations));
-  PoolGeometry g;
+  PoolBackwardGeometry g;
   g.planes = x.dim(0) * x.dim(1);
   g.count_include_pad = count_include_pad != 0;
   if (nd == 1) {
@@ -54,7 +54,7 @@ template <bool kMax>
 Result<std::vector<Tensor>> PoolBackward(const BackwardArgs& args) {
   std::vector<Tensor> grads = EmptyGrads(args);
   if (!NeedsGrad(args, 0)) return grads;
-  OCTET_ASSIGN_OR_RETURN(PoolGeometry g, ReadGeometry(args));
+  OCTET_ASSIGN_OR_RETURN(PoolBackwardGeometry g, ReadPoolBackwardGeometry(args));
   OCTET_ASSIGN_OR_RETURN(Tensor dy_t, OutputGrad(args, 0));
   OCTET_ASSIGN_OR_RETURN(Tensor dx_t, Tensor::Create(DType::kF32, args.inputs[0].shape()));
   const float* x = args.inputs[0].data<float>();
