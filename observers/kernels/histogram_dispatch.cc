@@ -52,19 +52,22 @@ std::span<const UkernelEntry<SignedHistogramUkernelFn>> SignedHistogramUkernels(
 
 const UkernelEntry<LinearHistogramUkernelFn>& SelectLinearHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, LinearHistogramUkernels());
-  context.RecordKernel("histogram_f32_linear", entry.name);
+  static const KernelFamily kFamily("histogram_f32_linear");
+  context.RecordKernel(kFamily, entry.name);
   return entry;
 }
 
 const UkernelEntry<LinearMinMaxHistogramUkernelFn>& SelectLinearMinMaxHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, LinearMinMaxHistogramUkernels());
-  context.RecordKernel("histogram_f32_linear_minmax", entry.name);
+  static const KernelFamily kFamily("histogram_f32_linear_minmax");
+  context.RecordKernel(kFamily, entry.name);
   return entry;
 }
 
 const UkernelEntry<SignedHistogramUkernelFn>& SelectSignedHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, SignedHistogramUkernels());
-  context.RecordKernel("histogram_f32_signed", entry.name);
+  static const KernelFamily kFamily("histogram_f32_signed");
+  context.RecordKernel(kFamily, entry.name);
   return entry;
 }
 
