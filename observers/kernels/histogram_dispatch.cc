@@ -50,24 +50,28 @@ std::span<const UkernelEntry<SignedHistogramUkernelFn>> SignedHistogramUkernels(
   return list;
 }
 
+namespace {
+// The families' record slots, looked up once (Context::RecordKernel then takes no lock).
+const KernelFamily kLinearFamily("histogram_f32_linear");
+const KernelFamily kLinearMinMaxFamily("histogram_f32_linear_minmax");
+const KernelFamily kSignedFamily("histogram_f32_signed");
+}  // namespace
+
 const UkernelEntry<LinearHistogramUkernelFn>& SelectLinearHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, LinearHistogramUkernels());
-  static const KernelFamily kFamily("histogram_f32_linear");
-  context.RecordKernel(kFamily, entry.name);
+  context.RecordKernel(kLinearFamily, entry.name);
   return entry;
 }
 
 const UkernelEntry<LinearMinMaxHistogramUkernelFn>& SelectLinearMinMaxHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, LinearMinMaxHistogramUkernels());
-  static const KernelFamily kFamily("histogram_f32_linear_minmax");
-  context.RecordKernel(kFamily, entry.name);
+  context.RecordKernel(kLinearMinMaxFamily, entry.name);
   return entry;
 }
 
 const UkernelEntry<SignedHistogramUkernelFn>& SelectSignedHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, SignedHistogramUkernels());
-  static const KernelFamily kFamily("histogram_f32_signed");
-  context.RecordKernel(kFamily, entry.name);
+  context.RecordKernel(kSignedFamily, entry.name);
   return entry;
 }
 
