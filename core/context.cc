@@ -2,9 +2,11 @@
 #include "core/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/cpu_features.h"
@@ -15,11 +17,51 @@
 
 namespace octet {
 
+namespace {
+
+// Family names -> slot ids, and the kernel names recorded by name (copied once, never freed: a slot holds a
+// pointer that any context may keep).
+struct KernelNames {
+  std::mutex mutex;
+  std::map<std::string, uint32_t, std::less<>> families;
+  std::set<std::string, std::less<>> kernels;
+};
+
+KernelNames& Names() {
+  static KernelNames* names = new KernelNames;  // never destroyed: contexts may outlive static destruction
+  return *names;
+}
+
+constexpr uint32_t kNoFamily = KernelFamily::kMaxKernelFamilies;
+
+uint32_t FamilyId(std::string_view name, bool create) {
+  KernelNames& n = Names();
+  std::lock_guard<std::mutex> lock(n.mutex);
+  if (auto it = n.families.find(name); it != n.families.end()) return it->second;
+  if (!create || n.families.size() >= KernelFamily::kMaxKernelFamilies) return kNoFamily;
+  const auto id = static_cast<uint32_t>(n.families.size());
+  n.families.emplace(std::string(name), id);
+  return id;
+}
+
+const char* InternKernelName(std::string_view kernel) {
+  KernelNames& n = Names();
+  std::lock_guard<std::mutex> lock(n.mutex);
+  auto it = n.kernels.find(kernel);
+  if (it == n.kernels.end()) it = n.kernels.emplace(kernel).first;
+  return it->c_str();
+}
+
+}  // namespace
+
+KernelFamily::KernelFamily(std::string_view name) : id_(FamilyId(name, true)) {}
+
 struct Context::Impl {
   IsaSet enabled;
   int threads = 1;
-  mutable std::mutex mutex;
-  mutable std::map<std::string, std::string, std::less<>> last_kernel;
+  // The last kernel per family id (nullptr: none yet).
+  std::unique_ptr<std::atomic<const char*>[]> last_kernel{
+      new std::atomic<const char*>[KernelFamily::kMaxKernelFamilies] {}};
 #if OCTET_WITH_TBB
   std::unique_ptr<tbb::task_arena> arena;
 #endif
@@ -79,19 +121,18 @@ IsaSet Context::enabled_isas() const { return impl_->enabled; }
 int Context::threads() const { return impl_->threads; }
 
 void Context::RecordKernel(std::string_view family, std::string_view kernel) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->last_kernel.find(family);
-  if (it == impl_->last_kernel.end()) {
-    impl_->last_kernel.emplace(std::string(family), std::string(kernel));
-  } else if (it->second != kernel) {
-    it->second.assign(kernel);
-  }
+  const uint32_t id = FamilyId(family, true);
+  if (id != kNoFamily) impl_->last_kernel[id].store(InternKernelName(kernel), std::memory_order_relaxed);
+}
+
+void Context::RecordKernel(const KernelFamily& family, const char* kernel) const {
+  if (family.id() != kNoFamily) impl_->last_kernel[family.id()].store(kernel, std::memory_order_relaxed);
 }
 
 std::string Context::LastKernel(std::string_view family) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->last_kernel.find(family);
-  return it == impl_->last_kernel.end() ? std::string() : it->second;
+  const uint32_t id = FamilyId(family, false);
+  const char* kernel = id == kNoFamily ? nullptr : impl_->last_kernel[id].load(std::memory_order_relaxed);
+  return kernel == nullptr ? std::string() : std::string(kernel);
 }
 
 }  // namespace octet

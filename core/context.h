@@ -1,7 +1,9 @@
 // Context: the enabled ISAs, the thread count and arena, and the record of which kernel ran. All mutable state of
-// a computation lives here rather than in globals, so tests can force any ISA (or scalar) through it.
+// a computation lives here rather than in globals, so tests can force any ISA (or scalar) through it. The one
+// process-wide table is the names of kernel families (KernelFamily), which only maps names to record slots.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +23,19 @@ struct ContextOptions {
   bool use_environment = true;
 };
 
+// A kernel family's slot in every Context's kernel record ("qgemm", "quantize_f32_u8"). Constructing one looks the
+// name up once (under a lock); recording through it is then one relaxed atomic store, so kernels record on every
+// call without a lock. Keep one per call site as a static. Past kMaxKernelFamilies names, records are dropped.
+class KernelFamily {
+ public:
+  static constexpr uint32_t kMaxKernelFamilies = 512;
+  explicit KernelFamily(std::string_view name);
+  uint32_t id() const { return id_; }
+
+ private:
+  uint32_t id_;
+};
+
 class Context {
  public:
   // enabled = detected ∩ options.isa_cap ∩ OCTET_ISA. Fails on a malformed OCTET_ISA or thread count.
@@ -36,8 +51,11 @@ class Context {
   bool IsEnabled(Isa isa) const { return enabled_isas().Contains(isa); }
   int threads() const;
 
-  // Notes that `kernel` ran for `family` (e.g. "quantize_f32_u8", "quantize_f32_u8__avx512vnni"). Thread-safe.
+  // Notes that `kernel` ran for `family` (e.g. "quantize_f32_u8", "quantize_f32_u8__avx512vnni"). Thread-safe; takes
+  // locks (names are looked up and copied), so for set-up time: graph preparation, tests.
   void RecordKernel(std::string_view family, std::string_view kernel) const;
+  // The same without a lock, for the hot path. `kernel` must outlive the context (a kernel list entry's name).
+  void RecordKernel(const KernelFamily& family, const char* kernel) const;
   // The kernel last recorded for `family`, or "" if none ran.
   std::string LastKernel(std::string_view family) const;
 

@@ -226,10 +226,16 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
 
 }  // namespace
 
+std::string QConv2dPlan::UkernelName(const Context& context, int64_t m) const {
+  if (state_->path == Path::kDepthwise) return state_->depthwise.UkernelName(context);
+  return state_->groups.front().UkernelName(context, m);
+}
+
 Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) const {
   if (!state_) return InvalidArgument("failed to run qconv2d: the plan was never created");
   const State& s = *state_;
-  context.RecordKernel("qconv2d", path());
+  static const KernelFamily kFamily("qconv2d");
+  context.RecordKernel(kFamily, path());
   if (s.path == Path::kDepthwise) return s.depthwise.RunInto(context, x, y);
   if (x.dtype() != s.x_dtype) {
     return InvalidArgument("failed to run qconv2d: the input must be {}, got {}", s.x_dtype, x.dtype());

@@ -44,6 +44,9 @@ class QConv2dPlan {
   DType output_dtype() const;
   // "depthwise", "1x1" or "im2col".
   const char* path() const;
+  // The ukernel a call with m = N * OH * OW output pixels runs on `context` ("a or b" where the activations' range
+  // decides), for operator kernel names. im2col chunks are never below 32 rows or m, so m picks their M bucket.
+  std::string UkernelName(const Context& context, int64_t m) const;
 
   struct State;
 

@@ -96,6 +96,10 @@ Result<Shape> QDwConvPlan::OutputShape(const Shape& x) const {
   return Shape{g.n, g.OutH(), g.OutW(), g.c_out};
 }
 
+const char* QDwConvPlan::UkernelName(const Context& context) const {
+  return SelectQDwConvUkernel(context, state_->x_dtype, state_->kernel_params.stage.stage).name;
+}
+
 Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) const {
   if (!state_) return InvalidArgument("failed to run qdwconv: the plan was never created");
   const State& s = *state_;
@@ -111,7 +115,8 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   }
   if (y.empty()) return OkStatus();
   const QDwConvUkernelEntry& kernel = SelectQDwConvUkernel(context, s.x_dtype, s.kernel_params.stage.stage);
-  context.RecordKernel("qdwconv", kernel.name);
+  static const KernelFamily kFamily("qdwconv");
+  context.RecordKernel(kFamily, kernel.name);
 
   const int64_t oh = g.OutH(), ow = g.OutW(), c = g.c_out, taps = g.kh * g.kw;
   const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());

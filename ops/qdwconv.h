@@ -35,6 +35,8 @@ class QDwConvPlan {
   Status RunInto(const Context& context, const Tensor& x, Tensor& y) const;
   Result<Shape> OutputShape(const Shape& x) const;
   DType output_dtype() const;
+  // The ukernel RunInto runs on `context`, for operator kernel names.
+  const char* UkernelName(const Context& context) const;
 
   struct State;
 

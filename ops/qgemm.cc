@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ struct PackedWeights::Data {
   int32_t w_min = 0;                   // the actual range of the weight values
   int32_t w_max = 0;
   int64_t max_k = 0;
+  IsaSet isas;  // the prepack context's: the plans' kernel choice is made for them
 };
 
 namespace {
@@ -83,6 +85,7 @@ Result<PackedWeights> PackedWeights::Prepack(const Context& context, const QTens
   data->a_dtype = options.activation_dtype;
   data->a_zp = options.activation_zero_point;
   data->qparams = qp;
+  data->isas = context.enabled_isas();
   data->max_k = std::numeric_limits<int64_t>::max();
   for (int64_t j = 0; j < (qp.per_channel() ? n : 1); ++j) {
     const int32_t w_zp = qp.zero_points()[static_cast<size_t>(j)];
@@ -176,6 +179,14 @@ struct QGemmPlan::State {
   std::vector<float> multipliers;
   std::vector<int32_t> q31_multipliers;
   std::vector<int32_t> q31_shifts;
+  // The kernel choice for the prepack ISAs, one entry per M bucket (descending min_m, the last 0): the kernel for
+  // activations whose int16 pair sums fit (kPairSumsFitInt16) and the one for any activations of the dtype.
+  struct KernelChoice {
+    uint32_t min_m = 0;
+    const QGemmUkernelEntry* fits = nullptr;
+    const QGemmUkernelEntry* any = nullptr;
+  };
+  std::vector<KernelChoice> kernels;
   std::vector<float> bias_f32;
   QGemmStageParams stage_params;  // the pointers above (and the weights' scales) at column 0
 };
@@ -224,6 +235,48 @@ Status ValidateStage(const PackedWeights::Data& w, const QGemmOutput& out) {
                            out.output_dtype, lo, hi);
   }
   return OkStatus();
+}
+
+// The query of a call of m rows whose activations span [a_min, a_max].
+QGemmQuery MakeQuery(const PackedWeights::Data& w, QGemmStage stage, int64_t m, int32_t a_min, int32_t a_max) {
+  QGemmQuery q;
+  q.a_dtype = w.a_dtype;
+  q.stage = stage;
+  q.layout = w.layout;
+  q.alt_layout = w.alt_layout;
+  q.m = static_cast<size_t>(m);
+  q.w_min = w.w_min;
+  q.w_max = w.w_max;
+  q.a_range = [a_min, a_max] { return std::make_pair(a_min, a_max); };
+  return q;
+}
+
+// SelectQGemmUkernel's answers for the prepack ISAs, once: the candidates' minimum Ms cut M into buckets within
+// which the choice cannot change, and the only condition on A (kPairSumsFitInt16) holds for every A or for none
+// of the two extreme ranges, so "A's maximum is the dtype's minimum" and "the dtype's maximum" give both kernels.
+std::vector<QGemmPlan::State::KernelChoice> ChooseKernels(const PackedWeights::Data& w, QGemmStage stage) {
+  std::vector<uint32_t> min_ms = {0};
+  for (const auto& e : QGemmUkernels()) {
+    if (e.a_dtype == w.a_dtype && e.stage == stage) min_ms.push_back(e.min_m);
+  }
+  std::sort(min_ms.begin(), min_ms.end(), std::greater<>());
+  min_ms.erase(std::unique(min_ms.begin(), min_ms.end()), min_ms.end());
+  const Context context = Context::ForIsas(w.isas);
+  const auto lo = static_cast<int32_t>(DTypeMin(w.a_dtype)), hi = static_cast<int32_t>(DTypeMax(w.a_dtype));
+  std::vector<QGemmPlan::State::KernelChoice> choices;
+  for (const uint32_t min_m : min_ms) {
+    const int64_t m = std::max<uint32_t>(min_m, 1);
+    choices.push_back({min_m, &SelectQGemmUkernel(context, MakeQuery(w, stage, m, lo, lo)),
+                       &SelectQGemmUkernel(context, MakeQuery(w, stage, m, lo, hi))});
+  }
+  return choices;
+}
+
+const QGemmPlan::State::KernelChoice& ChoiceForM(const QGemmPlan::State& s, int64_t m) {
+  for (const auto& c : s.kernels) {
+    if (static_cast<uint64_t>(m) >= c.min_m) return c;
+  }
+  return s.kernels.back();  // min_m 0 is last
 }
 
 }  // namespace
@@ -327,12 +380,23 @@ Result<QGemmPlan> QGemmPlan::Create(const PackedWeights& weights, const QParams&
   p.bias_f32 = s->bias_f32.empty() ? nullptr : s->bias_f32.data();
   p.w_scales = w.w_scales.data();
 
+  s->kernels = ChooseKernels(w, out.stage);
+
   QGemmPlan plan;
   plan.state_ = std::move(s);
   return plan;
 }
 
 DType QGemmPlan::output_dtype() const { return state_->output_dtype; }
+
+std::string QGemmPlan::UkernelName(const Context& context, int64_t m) const {
+  const PackedWeights::Data& w = state_->weights.data();
+  const auto lo = static_cast<int32_t>(DTypeMin(w.a_dtype)), hi = static_cast<int32_t>(DTypeMax(w.a_dtype));
+  const QGemmUkernelEntry& fits = SelectQGemmUkernel(context, MakeQuery(w, state_->stage, m, lo, lo));
+  const QGemmUkernelEntry& any = SelectQGemmUkernel(context, MakeQuery(w, state_->stage, m, lo, hi));
+  return &fits == &any ? std::string(any.name) : fmt::format("{} or {}", fits.name, any.name);
+}
+
 const PackedWeights& QGemmPlan::weights() const { return state_->weights; }
 
 QGemmUkernelParams QGemmPlan::KernelParams() const {
@@ -430,15 +494,8 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
   }
   if (m == 0 || n == 0) return OkStatus();
   const auto* a_bytes = static_cast<const uint8_t*>(a);
-  QGemmQuery query;
-  query.a_dtype = w.a_dtype;
-  query.stage = s.stage;
-  query.layout = w.layout;
-  query.alt_layout = w.alt_layout;
-  query.m = static_cast<size_t>(m);
-  query.w_min = w.w_min;
-  query.w_max = w.w_max;
-  query.a_range = [&] {
+  // A's range, only where the choice depends on it.
+  auto a_range = [&] {
     std::pair<int32_t, int32_t> range{std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()};
     for (int64_t i = 0; i < m; ++i) {
       const uint8_t* row = a_bytes + static_cast<size_t>(i) * a_stride;
@@ -448,8 +505,23 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
     }
     return k == 0 ? std::make_pair(0, 0) : range;
   };
-  const QGemmUkernelEntry& kernel = SelectQGemmUkernel(context, query);
-  context.RecordKernel("qgemm", kernel.name);
+  const QGemmUkernelEntry* chosen = nullptr;
+  if (context.enabled_isas() == w.isas) {
+    const State::KernelChoice& c = ChoiceForM(s, m);
+    chosen = c.any;
+    if (c.fits != c.any) {
+      const auto [a_min, a_max] = a_range();
+      if (QGemmUkernelSupports(context, *c.fits, MakeQuery(w, s.stage, m, a_min, a_max))) chosen = c.fits;
+    }
+  } else {
+    // Another context than the prepack one (tests forcing ISAs): the same rule, per call.
+    QGemmQuery query = MakeQuery(w, s.stage, m, 0, 0);
+    query.a_range = a_range;
+    chosen = &SelectQGemmUkernel(context, query);
+  }
+  const QGemmUkernelEntry& kernel = *chosen;
+  static const KernelFamily kFamily("qgemm");
+  context.RecordKernel(kFamily, kernel.name);
 
   // Affine weights need the row sums of A.
   std::vector<int32_t> row_sums;
@@ -534,29 +606,14 @@ Result<Tensor> QGemm(const Context& context, const QTensor& a, const PackedWeigh
   return plan.Run(context, a.values());
 }
 
-namespace {
-QGemmQuery KernelQuery(const PackedWeights& weights, QGemmStage stage, int64_t m, int32_t a_min, int32_t a_max) {
-  QGemmQuery q;
-  q.a_dtype = weights.activation_dtype();
-  q.stage = stage;
-  q.layout = weights.layout();
-  q.alt_layout = weights.alt_layout();
-  q.m = static_cast<size_t>(m);
-  q.w_min = weights.data().w_min;
-  q.w_max = weights.data().w_max;
-  q.a_range = [a_min, a_max] { return std::make_pair(a_min, a_max); };
-  return q;
-}
-}  // namespace
-
 std::string QGemmKernelName(const Context& context, const PackedWeights& weights, QGemmStage stage, int64_t m,
                             int32_t a_min, int32_t a_max) {
-  return SelectQGemmUkernel(context, KernelQuery(weights, stage, m, a_min, a_max)).name;
+  return SelectQGemmUkernel(context, MakeQuery(weights.data(), stage, m, a_min, a_max)).name;
 }
 
 std::vector<std::string> ExplainQGemm(const Context& context, const PackedWeights& weights, QGemmStage stage,
                                       int64_t m, int32_t a_min, int32_t a_max) {
-  return ExplainQGemmSelection(context, KernelQuery(weights, stage, m, a_min, a_max));
+  return ExplainQGemmSelection(context, MakeQuery(weights.data(), stage, m, a_min, a_max));
 }
 
 }  // namespace octet

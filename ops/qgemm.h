@@ -94,9 +94,12 @@ class QGemmPlan {
   QGemmPlan() = default;
   static Result<QGemmPlan> Create(const PackedWeights& weights, const QParams& a_qparams, const QGemmOutput& output);
 
-  // A: u8 / s8 values of shape [..., K]; the result has shape [..., N] and dtype output_dtype(). The kernel is
-  // chosen once per call (recorded in the context under "qgemm"); tiling and the split over threads depend only on
-  // the shape and the kernel, so results are bit-identical at any thread count and equal the reference on every ISA.
+  // A: u8 / s8 values of shape [..., K]; the result has shape [..., N] and dtype output_dtype(). The kernel was
+  // chosen at Create for the ISAs of the prepack context, per M bucket and, where the list has a kernel that needs
+  // it, per class of A's range (the 7-bit vpmaddubsw kernel: only then is A scanned); a context with other ISAs
+  // chooses per call. It is recorded in the context under "qgemm" without a lock. Tiling and the split over
+  // threads depend only on the shape and the kernel, so results are bit-identical at any thread count and equal
+  // the reference on every ISA.
   Result<Tensor> Run(const Context& context, const Tensor& a) const;
   // The same into a preallocated y of the right dtype and shape (no allocation but small per-call vectors).
   Status RunInto(const Context& context, const Tensor& a, Tensor& y) const;
@@ -106,6 +109,8 @@ class QGemmPlan {
   Status RunRows(const Context& context, const void* a, size_t a_stride, int64_t m, void* y, size_t y_stride) const;
 
   DType output_dtype() const;
+  // The ukernel a call of m rows runs on `context` ("a or b" where A's range decides), for operator kernel names.
+  std::string UkernelName(const Context& context, int64_t m) const;
   // The plan's per-output-channel kernel parameters (col_offsets with the bias and zero-point terms, column sums,
   // the stage's arrays; PaddedN entries, valid while the plan lives), for operators that run their own kernels over
   // the same output stage (qdwconv). w_zero_points is set only for affine weights; row_sums is never set.

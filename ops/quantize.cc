@@ -72,7 +72,8 @@ template <typename T>
 Status QuantizeAs(const Context& context, const Tensor& x, const QParams& qparams, const QuantizeOptions& options,
                   Tensor& y) {
   const auto& kernel = SelectUkernel(context, QuantizeUkernels<T>());
-  context.RecordKernel(fmt::format("quantize_f32_{}", DTypeName(qparams.dtype())), kernel.name);
+  static const KernelFamily kFamily(fmt::format("quantize_f32_{}", DTypeName(DTypeOf<T>::value)));
+  context.RecordKernel(kFamily, kernel.name);
   const std::vector<float> inv_scales = InverseScales(qparams);
   const float* in = x.data<float>();
   T* out = y.data<T>();
@@ -94,7 +95,8 @@ template <typename T>
 void DequantizeAs(const Context& context, const QTensor& q, Tensor& y) {
   const QParams& qparams = q.qparams();
   const auto& kernel = SelectUkernel(context, DequantizeUkernels<T>());
-  context.RecordKernel(fmt::format("dequantize_{}_f32", DTypeName(qparams.dtype())), kernel.name);
+  static const KernelFamily kFamily(fmt::format("dequantize_{}_f32", DTypeName(DTypeOf<T>::value)));
+  context.RecordKernel(kFamily, kernel.name);
   const T* in = q.values().data<T>();
   float* out = y.data<float>();
   const bool stream = Stream(y);
@@ -166,7 +168,8 @@ Result<FakeQuantizeOutput> FakeQuantize(const Context& context, const Tensor& x,
   OCTET_ASSIGN_OR_RETURN(result.output, Tensor::Create(DType::kF32, x.shape()));
   OCTET_ASSIGN_OR_RETURN(result.mask, Tensor::Create(DType::kU8, x.shape()));
   const auto& kernel = SelectUkernel(context, FakeQuantizeUkernels());
-  context.RecordKernel("fake_quantize_f32", kernel.name);
+  static const KernelFamily kFamily("fake_quantize_f32");
+  context.RecordKernel(kFamily, kernel.name);
   const std::vector<float> inv_scales = InverseScales(qparams);
   const float* in = x.data<float>();
   float* out = result.output.data<float>();

@@ -21,13 +21,15 @@ Result<Tensor> RequantizeAs(const Context& context, const Tensor& acc, const Req
   const int64_t rows_per_tile = std::max<int64_t>(1, kRequantizeTileElements / std::max<int64_t>(1, channels));
   const int32_t* in = acc.data<int32_t>();
   T* out = y.data<T>();
-  const std::string family = fmt::format("requantize_s32_{}_{}", DTypeName(spec.output_dtype),
-                                         RequantizeSchemeName(spec.scheme));
+  static const KernelFamily kFp32Family(
+      fmt::format("requantize_s32_{}_{}", DTypeName(DTypeOf<T>::value), RequantizeSchemeName(RequantizeScheme::kFp32)));
+  static const KernelFamily kQ31Family(
+      fmt::format("requantize_s32_{}_{}", DTypeName(DTypeOf<T>::value), RequantizeSchemeName(RequantizeScheme::kQ31)));
   if (spec.scheme == RequantizeScheme::kFp32) {
     std::vector<float> m(spec.multipliers.begin(), spec.multipliers.end());
     const RequantizeFp32Params p{m.data(), per_channel, spec.zero_point, spec.lo, spec.hi};
     const auto& kernel = SelectUkernel(context, RequantizeFp32Ukernels<T>());
-    context.RecordKernel(family, kernel.name);
+    context.RecordKernel(kFp32Family, kernel.name);
     ParallelFor(context, rows, rows_per_tile, [&](int64_t begin, int64_t end) {
       const size_t c = static_cast<size_t>(channels);
       kernel.fn(static_cast<size_t>(end - begin), c, in + begin * channels, c, out + begin * channels, c, p);
@@ -39,7 +41,7 @@ Result<Tensor> RequantizeAs(const Context& context, const Tensor& acc, const Req
     }
     const RequantizeQ31Params p{multipliers.data(), shifts.data(), per_channel, spec.zero_point, spec.lo, spec.hi};
     const auto& kernel = SelectUkernel(context, RequantizeQ31Ukernels<T>());
-    context.RecordKernel(family, kernel.name);
+    context.RecordKernel(kQ31Family, kernel.name);
     ParallelFor(context, rows, rows_per_tile, [&](int64_t begin, int64_t end) {
       const size_t c = static_cast<size_t>(channels);
       kernel.fn(static_cast<size_t>(end - begin), c, in + begin * channels, c, out + begin * channels, c, p);

@@ -13,8 +13,8 @@
 #include <span>
 
 #include "core/context.h"
+#include "core/ukernel_list.h"
 #include "observers/kernels/minmax.h"
-#include "ops/ukernels/ukernel_list.h"
 
 namespace octet {
 

@@ -50,21 +50,28 @@ std::span<const UkernelEntry<SignedHistogramUkernelFn>> SignedHistogramUkernels(
   return list;
 }
 
+namespace {
+// The families' record slots, looked up once (Context::RecordKernel then takes no lock).
+const KernelFamily kLinearFamily("histogram_f32_linear");
+const KernelFamily kLinearMinMaxFamily("histogram_f32_linear_minmax");
+const KernelFamily kSignedFamily("histogram_f32_signed");
+}  // namespace
+
 const UkernelEntry<LinearHistogramUkernelFn>& SelectLinearHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, LinearHistogramUkernels());
-  context.RecordKernel("histogram_f32_linear", entry.name);
+  context.RecordKernel(kLinearFamily, entry.name);
   return entry;
 }
 
 const UkernelEntry<LinearMinMaxHistogramUkernelFn>& SelectLinearMinMaxHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, LinearMinMaxHistogramUkernels());
-  context.RecordKernel("histogram_f32_linear_minmax", entry.name);
+  context.RecordKernel(kLinearMinMaxFamily, entry.name);
   return entry;
 }
 
 const UkernelEntry<SignedHistogramUkernelFn>& SelectSignedHistogramUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, SignedHistogramUkernels());
-  context.RecordKernel("histogram_f32_signed", entry.name);
+  context.RecordKernel(kSignedFamily, entry.name);
   return entry;
 }
 

@@ -9,7 +9,7 @@
 #include <span>
 
 #include "core/context.h"
-#include "ops/ukernels/ukernel_list.h"
+#include "core/ukernel_list.h"
 
 namespace octet {
 

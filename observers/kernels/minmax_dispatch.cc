@@ -16,7 +16,8 @@ std::span<const UkernelEntry<MinMaxUkernelFn>> MinMaxUkernels() {
 
 const UkernelEntry<MinMaxUkernelFn>& SelectMinMaxUkernel(const Context& context) {
   const auto& entry = SelectUkernel(context, MinMaxUkernels());
-  context.RecordKernel("minmax_f32", entry.name);
+  static const KernelFamily kFamily("minmax_f32");
+  context.RecordKernel(kFamily, entry.name);
   return entry;
 }
 

@@ -7,10 +7,10 @@
 #include <memory>
 #include <utility>
 
+#include "core/ukernel_list.h"
 #include "ops/float/op_util.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/reference/dynamic_qgemm_reference.h"
-#include "ops/ukernels/ukernel_list.h"
 
 namespace octet {
 

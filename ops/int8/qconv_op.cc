@@ -274,8 +274,9 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(const Shape plan_y, plan.OutputShape(staged_x));
   if (plan_y != staged_y) return Internal("qconv plan output {} differs from the operator's {}", plan_y, staged_y);
 
-  const std::string name = fmt::format("qconv_{}s8_{}_{}_nchw", x_qp->dtype(),
-                                       reference::QGemmStageName(output.stage), plan.path());
+  const std::string name =
+      fmt::format("qconv_{}s8_{}_{}_nchw/{}", x_qp->dtype(), reference::QGemmStageName(output.stage), plan.path(),
+                  plan.UkernelName(args.context, l.n * l.oh * l.ow));
   auto kernel = MakeKernel([l, plan = std::move(plan), staged_x, staged_y, x_dtype = x_qp->dtype(),
                             y_dtype = y_qp->dtype()](const OpRunArgs& r) -> Status {
     auto* xs = reinterpret_cast<uint8_t*>(r.scratch.data());

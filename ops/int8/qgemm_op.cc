@@ -68,8 +68,8 @@ Result<PreparedOp> PrepareLinear(const OpPrepareArgs& args, const char* op, int 
   OCTET_ASSIGN_OR_RETURN(const PackedWeights packed, PackedWeights::Prepack(args.context, nk, options));
   OCTET_ASSIGN_OR_RETURN(QGemmPlan plan, QGemmPlan::Create(packed, *x_qp, output));
   const int64_t m = x.Product(0, x.rank() - 1);
-  const std::string name =
-      fmt::format("{}_{}s8_{}", op, x_qp->dtype(), reference::QGemmStageName(output.stage));
+  const std::string name = fmt::format("{}_{}s8_{}/{}", op, x_qp->dtype(), reference::QGemmStageName(output.stage),
+                                       plan.UkernelName(args.context, m));
   auto kernel = MakeKernel([plan = std::move(plan), m, n, k](const OpRunArgs& r) -> Status {
     return plan.RunRows(r.context, r.inputs[0].raw_data(), static_cast<size_t>(k), m, r.outputs[0].raw_data(),
                         static_cast<size_t>(n));

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <span>
 
-#include "ops/ukernels/ukernel_list.h"
+#include "core/ukernel_list.h"
 
 namespace octet {
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <span>
 
+#include "core/ukernel_list.h"
 #include "ops/reference/qelementwise_reference.h"
-#include "ops/ukernels/ukernel_list.h"
 
 namespace octet {
 

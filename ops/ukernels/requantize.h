@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <span>
 
+#include "core/ukernel_list.h"
 #include "ops/reference/requantize_reference.h"
-#include "ops/ukernels/ukernel_list.h"
 
 namespace octet {
 

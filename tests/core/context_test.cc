@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "core/context.h"
@@ -63,6 +64,24 @@ TEST_CASE("Context records which kernel ran", "[core]") {
   CHECK(ctx.LastKernel("quantize_f32_u8").empty());
   ctx.RecordKernel("quantize_f32_u8", "quantize_f32_u8_ukernel__scalar");
   CHECK(ctx.LastKernel("quantize_f32_u8") == "quantize_f32_u8_ukernel__scalar");
+}
+
+TEST_CASE("Context records kernels through a KernelFamily handle, per context, by either API", "[core]") {
+  static const KernelFamily family("context_test_family");
+  const KernelFamily same("context_test_family");
+  CHECK(same.id() == family.id());
+  CHECK(KernelFamily("context_test_other").id() != family.id());
+  Context a = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
+  Context b = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
+  CHECK(a.LastKernel("context_test_family").empty());
+  a.RecordKernel(family, "kernel_one");
+  CHECK(a.LastKernel("context_test_family") == "kernel_one");
+  CHECK(b.LastKernel("context_test_family").empty());
+  a.RecordKernel("context_test_family", std::string("kernel_") + "two");  // by name: copied
+  CHECK(a.LastKernel("context_test_family") == "kernel_two");
+  a.RecordKernel(family, "kernel_three");
+  CHECK(a.LastKernel("context_test_family") == "kernel_three");
+  CHECK(a.LastKernel("context_test_never_recorded").empty());
 }
 
 TEST_CASE("ParallelFor covers every tile once, at any thread count", "[core]") {

@@ -272,6 +272,45 @@ TEST_CASE("qgemm op: each enabled ISA's kernel runs (no silent scalar fallback)"
   }
 }
 
+TEST_CASE("qgemm op: the plan's kernel choice (made once) is the per-call rule's, for every M bucket", "[qgemm]") {
+  auto rng = testing::MakeRng("qgemm_plan_choice");
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("qgemm plan kernel choice on ") + IsaName(isa))) continue;
+    const Context ctx = testing::ContextFor(isa);
+    for (const bool narrow_weights : {false, true}) {
+      QTensor w = MakeWeights(rng, 40, 96, true, false);
+      if (narrow_weights) {
+        for (auto& v : w.values().values<int8_t>()) v = static_cast<int8_t>(std::clamp<int>(v, -64, 64));
+      }
+      const PackedWeights packed = PackedWeights::Prepack(ctx, w).value();
+      const QGemmOutput out = QGemmOutput::Requantized(QGemmStage::kQ31, DType::kU8, 0.7f, 100);
+      const QGemmPlan plan = QGemmPlan::Create(packed, MakeActivations(rng, Shape{1, 96}, DType::kU8, 3).qparams(),
+                                               out).value();
+      for (const int64_t m : {1, 2, 3, 4, 5, 8, 15, 16, 17, 64}) {
+        for (const bool seven_bit : {false, true}) {
+          QTensor a = MakeActivations(rng, Shape{m, 96}, DType::kU8, 3);
+          auto values = a.values().values<uint8_t>();
+          for (auto& v : values) v = seven_bit ? v & 0x7F : v;
+          if (!seven_bit) values[0] = 255;
+          const Tensor y = plan.Run(ctx, a.values()).value();
+          INFO(IsaName(isa) << " m " << m << (seven_bit ? " 7-bit" : " 8-bit") << (narrow_weights ? " narrow" : ""));
+          // The kernel that ran is the one the per-call rule picks for this A's actual range...
+          const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+          CHECK(ctx.LastKernel("qgemm") == QGemmKernelName(ctx, packed, QGemmStage::kQ31, m, *lo, *hi));
+          // ...and one of those the plan names for this M.
+          CHECK_THAT(plan.UkernelName(ctx, m), Catch::Contains(ctx.LastKernel("qgemm")));
+          const std::vector<uint8_t> want = ReferenceQGemm(a, w, out);
+          CHECK(std::memcmp(y.raw_data(), want.data(), want.size()) == 0);
+        }
+      }
+      // A context with other ISAs than the prepack one chooses per call, by the same rule.
+      const Context scalar = testing::ContextFor(Isa::kScalar);
+      (void)plan.Run(scalar, MakeActivations(rng, Shape{5, 96}, DType::kU8, 3).values()).value();
+      CHECK_THAT(scalar.LastKernel("qgemm"), Catch::EndsWith("__scalar"));
+    }
+  }
+}
+
 #if defined(__x86_64__)
 TEST_CASE("qgemm op: vpmaddubsw only where int16 pair sums cannot saturate, exact either way", "[qgemm]") {
   if (!testing::CanRun(Isa::kAvx2, "qgemm vpmaddubsw dispatch on avx2")) return;

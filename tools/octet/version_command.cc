@@ -12,10 +12,10 @@
 #include "core/context.h"
 #include "core/cpu_features.h"
 #include "core/isa.h"
+#include "core/ukernel_list.h"
 #include "core/version.h"
 #include "ops/ukernels/dequantize.h"
 #include "ops/ukernels/quantize.h"
-#include "ops/ukernels/ukernel_list.h"
 #include "tools/octet/command.h"
 
 namespace octet::cli {

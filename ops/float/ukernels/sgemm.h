@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "ops/ukernels/ukernel_list.h"
+#include "core/ukernel_list.h"
 
 namespace octet::float_ops {
 

@@ -4,8 +4,8 @@
 // Same arithmetic as avx512_epilogue.h, 8 columns per ymm: the raw dot products of A as the kernel fed it
 // (a' = a + a_offset) plus col_offsets[j] - a_offset * col_sums[j] - w_zp[j] * row_sums[i] (mod 2^32), then
 //   s32 / f32 as the reference; fp32 / fbgemm: vcvtdq2ps, (bias,) multiply, clamp in float to [lo - zp, hi - zp],
-//   vcvtps2dq (nearest even), add zp, low byte of each lane; q31: saturating shift, rounding doubling high multiply
-//   from vpmuldq on even and odd lanes, rounding divide by a power of two, clamp, add zp.
+//   vcvtps2dq (nearest even), add zp, low byte of each lane; q31: MultiplyByQuantizedMultiplier from
+//   fixedpoint/avx2.h, clamp, add zp.
 // A column tail (< 8) goes through a small buffer, so nothing past column n of y is written.
 #pragma once
 
@@ -15,38 +15,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/ukernels/fixedpoint/avx2.h"
 #include "ops/ukernels/qgemm.h"
 
 namespace octet {
 namespace {
 namespace avx2 {
-
-inline __m256i RoundingDoublingHighMul(__m256i a, __m256i b) {
-  const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
-  const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(a, b), half), 31);
-  const __m256i odd = _mm256_slli_epi64(
-      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32)), half), 1);
-  return _mm256_blend_epi32(even, odd, 0xAA);
-}
-
-inline __m256i SaturatingShiftLeft(__m256i x, __m256i left) {
-  const __m256i shifted = _mm256_sllv_epi32(x, left);
-  const __m256i overflow = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(shifted, left), x),
-                                            _mm256_set1_epi32(-1));
-  const __m256i negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), x);
-  const __m256i saturated = _mm256_blendv_epi8(_mm256_set1_epi32(INT32_MAX), _mm256_set1_epi32(INT32_MIN), negative);
-  return _mm256_blendv_epi8(shifted, saturated, overflow);
-}
-
-inline __m256i RoundingDivideByPOT(__m256i x, __m256i exponent) {
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, exponent), one);
-  const __m256i remainder = _mm256_and_si256(x, mask);
-  const __m256i negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), x);  // -1 where x < 0
-  const __m256i threshold = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), negative);
-  const __m256i shifted = _mm256_srav_epi32(x, exponent);
-  return _mm256_sub_epi32(shifted, _mm256_cmpgt_epi32(remainder, threshold));
-}
 
 // Stores the low byte of each int32 lane: `count` (1..8) bytes.
 inline void StoreBytes(void* y, __m256i v, size_t count) {
@@ -74,8 +48,7 @@ struct Columns {
   __m256 f0;
   __m256 f1;
   __m256i q_mult;
-  __m256i q_left;
-  __m256i q_right;
+  Q31Shift q_shift;
 };
 
 template <QGemmStage kStage>
@@ -95,11 +68,8 @@ inline Columns LoadColumns(const QGemmUkernelParams& p, size_t j, int32_t a_offs
     c.f1 = s.bias_f32 != nullptr ? _mm256_loadu_ps(s.bias_f32 + j) : _mm256_setzero_ps();
   }
   if constexpr (kStage == QGemmStage::kQ31) {
-    const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.q31_shifts + j));
-    const __m256i zero = _mm256_setzero_si256();
     c.q_mult = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.q31_multipliers + j));
-    c.q_left = _mm256_max_epi32(shift, zero);
-    c.q_right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+    c.q_shift = SplitShift(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.q31_shifts + j)));
   }
   return c;
 }
@@ -132,8 +102,7 @@ inline void Epilogue(const int32_t* tile, size_t tile_stride, size_t rows, size_
         const __m256 x = _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), a_scale), c.f0), c.f1);
         Store32(static_cast<float*>(y) + o, _mm256_castps_si256(x), count);
       } else if constexpr (kStage == QGemmStage::kQ31) {
-        __m256i q = SaturatingShiftLeft(v, c.q_left);
-        q = RoundingDivideByPOT(RoundingDoublingHighMul(q, c.q_mult), c.q_right);
+        __m256i q = MultiplyByQuantizedMultiplier(v, c.q_mult, c.q_shift);
         q = _mm256_add_epi32(_mm256_min_epi32(hi_i, _mm256_max_epi32(lo_i, q)), zp);
         StoreBytes(static_cast<uint8_t*>(y) + o, q, count);
       } else {

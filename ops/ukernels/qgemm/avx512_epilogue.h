@@ -10,8 +10,7 @@
 //   fp32:   vcvtdq2ps, multiply, clamp in float to [lo - zp, hi - zp] (clamping before rounding to an integer bound
 //           equals clamping after), vcvtps2dq (nearest even), add zp, vpmovdb.
 //   fbgemm: as fp32 with the float bias added before the multiply.
-//   q31:    saturating left shift, rounding doubling high multiply from vpmuldq on even and odd lanes, rounding
-//           divide by a power of two with the remainder/threshold rule, clamp in int32, add zp.
+//   q31:    MultiplyByQuantizedMultiplier from fixedpoint/avx512.h, clamp in int32, add zp.
 #pragma once
 
 #include <immintrin.h>
@@ -19,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/ukernels/fixedpoint/avx512.h"
 #include "ops/ukernels/qgemm.h"
 
 namespace octet {
@@ -27,34 +27,6 @@ namespace avx512 {
 
 inline __mmask16 TailMask(size_t left) { return static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u); }
 
-// a * b / 2^31 rounded to nearest, ties toward +infinity, for b >= 0.
-inline __m512i RoundingDoublingHighMul(__m512i a, __m512i b) {
-  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(a, b), half), 31);
-  const __m512i odd = _mm512_slli_epi64(
-      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32)), half), 1);
-  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
-}
-
-inline __m512i SaturatingShiftLeft(__m512i x, __m512i left) {
-  const __m512i shifted = _mm512_sllv_epi32(x, left);
-  const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, left), x);
-  const __mmask16 negative = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
-  const __m512i saturated =
-      _mm512_mask_blend_epi32(negative, _mm512_set1_epi32(INT32_MAX), _mm512_set1_epi32(INT32_MIN));
-  return _mm512_mask_blend_epi32(overflow, shifted, saturated);
-}
-
-inline __m512i RoundingDivideByPOT(__m512i x, __m512i exponent) {
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, exponent), one);
-  const __m512i remainder = _mm512_and_si512(x, mask);
-  __m512i threshold = _mm512_srli_epi32(mask, 1);
-  threshold = _mm512_mask_add_epi32(threshold, _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512()), threshold, one);
-  const __m512i shifted = _mm512_srav_epi32(x, exponent);
-  return _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(remainder, threshold), shifted, one);
-}
-
 // The per-column vectors of one group of 16 columns, loaded once per tile and reused by its rows.
 struct Columns {
   __m512i offset;  // col_offsets - a_offset * col_sums
@@ -62,8 +34,7 @@ struct Columns {
   __m512 f0;       // fp32/fbgemm: multiplier; f32: w_scale
   __m512 f1;       // fbgemm/f32: bias
   __m512i q_mult;  // q31
-  __m512i q_left;
-  __m512i q_right;
+  Q31Shift q_shift;
 };
 
 template <QGemmStage kStage>
@@ -82,11 +53,8 @@ inline Columns LoadColumns(const QGemmUkernelParams& p, size_t j, int32_t a_offs
     c.f1 = s.bias_f32 != nullptr ? _mm512_loadu_ps(s.bias_f32 + j) : _mm512_setzero_ps();
   }
   if constexpr (kStage == QGemmStage::kQ31) {
-    const __m512i shift = _mm512_loadu_si512(s.q31_shifts + j);
-    const __m512i zero = _mm512_setzero_si512();
     c.q_mult = _mm512_loadu_si512(s.q31_multipliers + j);
-    c.q_left = _mm512_max_epi32(shift, zero);
-    c.q_right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+    c.q_shift = SplitShift(_mm512_loadu_si512(s.q31_shifts + j));
   }
   return c;
 }
@@ -122,8 +90,7 @@ inline void Epilogue(const int32_t* tile, size_t tile_stride, size_t rows, size_
         const __m512 x = _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), a_scale), c.f0), c.f1);
         _mm512_mask_storeu_ps(static_cast<float*>(y) + o, m, x);
       } else if constexpr (kStage == QGemmStage::kQ31) {
-        __m512i q = SaturatingShiftLeft(v, c.q_left);
-        q = RoundingDivideByPOT(RoundingDoublingHighMul(q, c.q_mult), c.q_right);
+        __m512i q = MultiplyByQuantizedMultiplier(v, c.q_mult, c.q_shift);
         q = _mm512_add_epi32(_mm512_min_epi32(hi_i, _mm512_max_epi32(lo_i, q)), zp);
         _mm512_mask_cvtepi32_storeu_epi8(static_cast<uint8_t*>(y) + o, m, q);
       } else {

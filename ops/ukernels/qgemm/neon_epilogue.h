@@ -6,8 +6,7 @@
 // - w_zp[j] * row_sums[i] (mod 2^32), then
 //   s32 / f32 as the reference (scvtf rounds to nearest even; no fused multiply-add);
 //   fp32 / fbgemm: scvtf, (bias,) multiply, clamp in float to [lo - zp, hi - zp], fcvtns (nearest even), add zp;
-//   q31: sqshl (saturating left shift), sqrdmulh (= SaturatingRoundingDoublingHighMul), the remainder/threshold
-//        rounding divide by a power of two, clamp, add zp.
+//   q31: MultiplyByQuantizedMultiplier from fixedpoint/neon.h (sqshl, sqrdmulh, fixup + srshl), clamp, add zp.
 // A column tail (< 4) goes through a small buffer, so nothing past column n of y is written.
 #pragma once
 
@@ -17,22 +16,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/ukernels/fixedpoint/neon.h"
 #include "ops/ukernels/qgemm.h"
 
 namespace octet {
 namespace {
 namespace neon {
-
-// x / 2^e rounded to nearest, ties away from zero (gemmlowp RoundingDivideByPOT), e in [0, 31] per lane.
-inline int32x4_t RoundingDivideByPOT(int32x4_t x, int32x4_t exponent) {
-  const int32x4_t one = vdupq_n_s32(1);
-  const int32x4_t mask = vsubq_s32(vshlq_s32(one, exponent), one);
-  const int32x4_t remainder = vandq_s32(x, mask);
-  const int32x4_t negative = vreinterpretq_s32_u32(vcltq_s32(x, vdupq_n_s32(0)));  // -1 where x < 0
-  const int32x4_t threshold = vsubq_s32(vshrq_n_s32(mask, 1), negative);
-  const int32x4_t shifted = vshlq_s32(x, vnegq_s32(exponent));  // arithmetic shift right
-  return vsubq_s32(shifted, vreinterpretq_s32_u32(vcgtq_s32(remainder, threshold)));
-}
 
 inline void StoreBytes(void* y, int32x4_t v, size_t count) {
   const int16x4_t h = vmovn_s32(v);
@@ -57,8 +46,7 @@ struct Columns {
   float32x4_t f0;
   float32x4_t f1;
   int32x4_t q_mult;
-  int32x4_t q_left;
-  int32x4_t q_right;
+  Q31Shift q_shift;
 };
 
 template <QGemmStage kStage>
@@ -74,11 +62,8 @@ inline Columns LoadColumns(const QGemmUkernelParams& p, size_t j, int32_t a_offs
     c.f1 = s.bias_f32 != nullptr ? vld1q_f32(s.bias_f32 + j) : vdupq_n_f32(0.0f);
   }
   if constexpr (kStage == QGemmStage::kQ31) {
-    const int32x4_t shift = vld1q_s32(s.q31_shifts + j);
-    const int32x4_t zero = vdupq_n_s32(0);
     c.q_mult = vld1q_s32(s.q31_multipliers + j);
-    c.q_left = vmaxq_s32(shift, zero);
-    c.q_right = vmaxq_s32(vnegq_s32(shift), zero);
+    c.q_shift = SplitShift(vld1q_s32(s.q31_shifts + j));
   }
   return c;
 }
@@ -108,8 +93,7 @@ inline void Epilogue(const int32_t* tile, size_t tile_stride, size_t rows, size_
         const float32x4_t x = vaddq_f32(vmulq_f32(vmulq_f32(vcvtq_f32_s32(v), a_scale), c.f0), c.f1);
         Store32(static_cast<float*>(y) + o, vreinterpretq_s32_f32(x), count);
       } else if constexpr (kStage == QGemmStage::kQ31) {
-        int32x4_t q = vqshlq_s32(v, c.q_left);
-        q = RoundingDivideByPOT(vqrdmulhq_s32(q, c.q_mult), c.q_right);
+        int32x4_t q = MultiplyByQuantizedMultiplier(v, c.q_mult, c.q_shift);
         q = vaddq_s32(vminq_s32(hi_i, vmaxq_s32(lo_i, q)), zp);
         StoreBytes(static_cast<uint8_t*>(y) + o, q, count);
       } else {

@@ -4,14 +4,13 @@
 // small buffers (accumulators, per-channel parameters, outputs), so nothing is read or written out of bounds.
 // fp32: vcvtdq2ps (nearest even), one multiply, clamp in float to [lo - zp, hi - zp] (clamping integers before
 //   rounding equals clamping after), vcvtps2dq (nearest even), add zp, narrow.
-// q31: saturating left shift (vpsllvd, overflow detected by shifting back), SaturatingRoundingDoublingHighMul as
-//   floor((a*b + 2^30) / 2^31) — equal to gemmlowp's truncating form for every product — from vpmuldq on even
-//   and odd lanes, RoundingDivideByPOT with the remainder/threshold rule, clamp in int32, add zp, narrow.
+// q31: MultiplyByQuantizedMultiplier from fixedpoint/avx2.h, clamp in int32, add zp, narrow.
 #include <immintrin.h>
 
 #include <cstring>
 #include <type_traits>
 
+#include "ops/ukernels/fixedpoint/avx2.h"
 #include "ops/ukernels/requantize.h"
 
 namespace octet {
@@ -23,34 +22,6 @@ inline void Store8(T* dst, __m256i v) {
   const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   const __m128i b = std::is_same_v<T, uint8_t> ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
   _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), b);
-}
-
-// a * b / 2^31 rounded to nearest, ties toward +infinity, for b >= 0 (so a == b == INT32_MIN cannot occur).
-inline __m256i RoundingDoublingHighMul(__m256i a, __m256i b) {
-  const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
-  const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(a, b), half), 31);
-  const __m256i odd = _mm256_slli_epi64(
-      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32)), half), 1);
-  return _mm256_blend_epi32(even, odd, 0xAA);
-}
-
-inline __m256i SaturatingShiftLeft(__m256i x, __m256i left) {
-  const __m256i shifted = _mm256_sllv_epi32(x, left);
-  const __m256i overflow = _mm256_xor_si256(
-      _mm256_cmpeq_epi32(_mm256_srav_epi32(shifted, left), x), _mm256_set1_epi32(-1));
-  // INT32_MAX for x >= 0, INT32_MIN for x < 0: flip the sign bit of INT32_MAX by x's sign.
-  const __m256i saturated = _mm256_xor_si256(_mm256_set1_epi32(INT32_MAX), _mm256_srai_epi32(x, 31));
-  return _mm256_blendv_epi8(shifted, saturated, overflow);
-}
-
-inline __m256i RoundingDivideByPOT(__m256i x, __m256i exponent) {
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, exponent), one);
-  const __m256i remainder = _mm256_and_si256(x, mask);
-  // threshold = mask/2 + (x < 0): subtracting the all-ones compare result adds 1.
-  const __m256i threshold =
-      _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), _mm256_cmpgt_epi32(_mm256_setzero_si256(), x));
-  return _mm256_sub_epi32(_mm256_srav_epi32(x, exponent), _mm256_cmpgt_epi32(remainder, threshold));
 }
 
 template <typename T>
@@ -90,7 +61,6 @@ void RequantizeQ31Rows(size_t rows, size_t channels, const int32_t* acc, size_t 
   const __m256i lo = _mm256_set1_epi32(p.lo - p.zero_point);
   const __m256i hi = _mm256_set1_epi32(p.hi - p.zero_point);
   const __m256i zp = _mm256_set1_epi32(p.zero_point);
-  const __m256i zero = _mm256_setzero_si256();
   const __m256i broadcast_mult = _mm256_set1_epi32(p.per_channel ? 0 : p.multipliers[0]);
   const __m256i broadcast_shift = _mm256_set1_epi32(p.per_channel ? 0 : p.shifts[0]);
   auto block8 = [&](const int32_t* a, const int32_t* mults, const int32_t* shifts, T* out) {
@@ -98,10 +68,8 @@ void RequantizeQ31Rows(size_t rows, size_t channels, const int32_t* acc, size_t 
         p.per_channel ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mults)) : broadcast_mult;
     const __m256i shift =
         p.per_channel ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shifts)) : broadcast_shift;
-    const __m256i left = _mm256_max_epi32(shift, zero);
-    const __m256i right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
-    __m256i v = SaturatingShiftLeft(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)), left);
-    v = RoundingDivideByPOT(RoundingDoublingHighMul(v, mult), right);
+    __m256i v = avx2::MultiplyByQuantizedMultiplier(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)), mult,
+                                                    avx2::SplitShift(shift));
     v = _mm256_min_epi32(hi, _mm256_max_epi32(lo, v));
     Store8(out, _mm256_add_epi32(v, zp));
   };

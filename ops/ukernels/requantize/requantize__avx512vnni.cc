@@ -4,13 +4,12 @@
 // per-channel parameters are loaded with the same mask, per-tensor ones broadcast once.
 // fp32: vcvtdq2ps (nearest even), one multiply, clamp in float to [lo - zp, hi - zp] (clamping integers before
 //   rounding equals clamping after), vcvtps2dq (nearest even), add zp, vpmovdb.
-// q31: saturating left shift (vpsllvd, overflow detected by shifting back), SaturatingRoundingDoublingHighMul as
-//   floor((a*b + 2^30) / 2^31) — the same value as gemmlowp's truncating form for every product — from vpmuldq on
-//   even and odd lanes, RoundingDivideByPOT with the remainder/threshold rule, clamp in int32, add zp.
+// q31: MultiplyByQuantizedMultiplier from fixedpoint/avx512.h, clamp in int32, add zp.
 #include <immintrin.h>
 
 #include <type_traits>
 
+#include "ops/ukernels/fixedpoint/avx512.h"
 #include "ops/ukernels/requantize.h"
 
 namespace octet {
@@ -21,34 +20,6 @@ inline __mmask16 TailMask(size_t left) { return static_cast<__mmask16>(left >= 1
 template <typename T>
 inline void Store8(T* dst, __mmask16 m, __m512i v) {
   _mm512_mask_cvtepi32_storeu_epi8(dst, m, v);
-}
-
-// a * b / 2^31 rounded to nearest, ties toward +infinity, for b >= 0 (so a == b == INT32_MIN cannot occur).
-inline __m512i RoundingDoublingHighMul(__m512i a, __m512i b) {
-  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(a, b), half), 31);
-  const __m512i odd = _mm512_slli_epi64(
-      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32)), half), 1);
-  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
-}
-
-inline __m512i SaturatingShiftLeft(__m512i x, __m512i left) {
-  const __m512i shifted = _mm512_sllv_epi32(x, left);
-  const __mmask16 overflow = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(shifted, left), x);
-  const __mmask16 negative = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
-  const __m512i saturated = _mm512_mask_blend_epi32(negative, _mm512_set1_epi32(INT32_MAX),
-                                                    _mm512_set1_epi32(INT32_MIN));
-  return _mm512_mask_blend_epi32(overflow, shifted, saturated);
-}
-
-inline __m512i RoundingDivideByPOT(__m512i x, __m512i exponent) {
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, exponent), one);
-  const __m512i remainder = _mm512_and_si512(x, mask);
-  __m512i threshold = _mm512_srli_epi32(mask, 1);
-  threshold = _mm512_mask_add_epi32(threshold, _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512()), threshold, one);
-  const __m512i shifted = _mm512_srav_epi32(x, exponent);
-  return _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(remainder, threshold), shifted, one);
 }
 
 template <typename T>
@@ -77,7 +48,6 @@ void RequantizeQ31Rows(size_t rows, size_t channels, const int32_t* acc, size_t 
   const __m512i lo = _mm512_set1_epi32(p.lo - p.zero_point);
   const __m512i hi = _mm512_set1_epi32(p.hi - p.zero_point);
   const __m512i zp = _mm512_set1_epi32(p.zero_point);
-  const __m512i zero = _mm512_setzero_si512();
   const __m512i broadcast_mult = _mm512_set1_epi32(p.per_channel ? 0 : p.multipliers[0]);
   const __m512i broadcast_shift = _mm512_set1_epi32(p.per_channel ? 0 : p.shifts[0]);
   for (size_t r = 0; r < rows; ++r) {
@@ -87,10 +57,8 @@ void RequantizeQ31Rows(size_t rows, size_t channels, const int32_t* acc, size_t 
       const __mmask16 m = TailMask(channels - c);
       const __m512i mult = p.per_channel ? _mm512_maskz_loadu_epi32(m, p.multipliers + c) : broadcast_mult;
       const __m512i shift = p.per_channel ? _mm512_maskz_loadu_epi32(m, p.shifts + c) : broadcast_shift;
-      const __m512i left = _mm512_max_epi32(shift, zero);
-      const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-      __m512i v = SaturatingShiftLeft(_mm512_maskz_loadu_epi32(m, a + c), left);
-      v = RoundingDivideByPOT(RoundingDoublingHighMul(v, mult), right);
+      __m512i v = avx512::MultiplyByQuantizedMultiplier(_mm512_maskz_loadu_epi32(m, a + c), mult,
+                                                        avx512::SplitShift(shift));
       v = _mm512_min_epi32(hi, _mm512_max_epi32(lo, v));
       Store8(out + c, m, _mm512_add_epi32(v, zp));
     }

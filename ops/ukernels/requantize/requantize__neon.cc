@@ -13,23 +13,16 @@
 // product is widened to double (exact), clamped to the exact double bounds, rounded with FCVTNS to int64 and its
 // low 32 bits plus zp taken (the sum lies in [lo, hi], so wrapping arithmetic gives it exactly).
 //
-// q31: left = max(shift, 0), right = min(shift, 0) per lane.
-//   SaturatingShiftLeft(x, left)              = SQSHL (register count, saturating)
-//   SaturatingRoundingDoublingHighMul(x, m)   = SQRDMULH: floor((x*m + 2^30) / 2^31), which is what the
-//     reference's nudge-then-truncate computes (for x*m < 0 its truncation of x*m + 1 - 2^30 is the same floor)
-//   RoundingDivideByPOT(x, e), e = -right in [0, 31]: SRSHL by -e computes floor((x + 2^(e-1)) / 2^e) without
-//     intermediate overflow (ties toward +Inf) and is the identity for e = 0. The reference rounds negative ties
-//     down instead, i.e. for x < 0 it rounds up only when the remainder r = x mod 2^e is > 2^(e-1). Rounding x - 1
-//     instead of x does that for x < 0, e >= 1: r >= 1 gives remainder r - 1 (up iff r - 1 >= 2^(e-1)); r = 0,
-//     x = q * 2^e, gives x - 1 = (q - 1) * 2^e + 2^e - 1, which rounds up to q as 2^e - 1 >= 2^(e-1). The -1 is
-//     (x & right) >> 31: -1 exactly when x < 0 and right < 0. SQADD keeps x = INT32_MIN (r = 0, quotient exact).
-//   The zero point is added with SQADD and the sum clamped to [lo, hi]: saturation to int32 cannot change a value
-//   that is then clamped into [lo, hi], so this equals the reference's int64 sum and clamp.
+// q31: MultiplyByQuantizedMultiplier from fixedpoint/neon.h (SQSHL, SQRDMULH, fixup + SRSHL; the proof that it
+//   equals the reference is there). The zero point is added with SQADD and the sum clamped to [lo, hi]: saturation
+//   to int32 cannot change a value that is then clamped into [lo, hi], so this equals the reference's int64 sum
+//   and clamp.
 #include <arm_neon.h>
 
 #include <cstring>
 #include <type_traits>
 
+#include "ops/ukernels/fixedpoint/neon.h"
 #include "ops/ukernels/requantize.h"
 
 namespace octet {
@@ -174,13 +167,11 @@ void RequantizeFp32Neon(size_t rows, size_t channels, const int32_t* acc, size_t
 
 struct Q31Channel {
   int32x4_t multiplier;
-  int32x4_t left;   // max(shift, 0)
-  int32x4_t right;  // min(shift, 0): SRSHL by it divides by 2^-right
+  neon::Q31Shift shift;
 };
 
 inline Q31Channel MakeQ31Channel(int32x4_t multiplier, int32x4_t shift) {
-  const int32x4_t zero = vdupq_n_s32(0);
-  return {multiplier, vmaxq_s32(shift, zero), vminq_s32(shift, zero)};
+  return {multiplier, neon::SplitShift(shift)};
 }
 
 struct Q31Consts {
@@ -190,9 +181,7 @@ struct Q31Consts {
 };
 
 inline int32x4_t RequantizeQ31x4(int32x4_t acc, const Q31Channel& ch, const Q31Consts& k) {
-  const int32x4_t high = vqrdmulhq_s32(vqshlq_s32(acc, ch.left), ch.multiplier);
-  const int32x4_t fixup = vshrq_n_s32(vandq_s32(high, ch.right), 31);
-  const int32x4_t scaled = vrshlq_s32(vqaddq_s32(high, fixup), ch.right);
+  const int32x4_t scaled = neon::MultiplyByQuantizedMultiplier(acc, ch.multiplier, ch.shift);
   return vminq_s32(vmaxq_s32(vqaddq_s32(scaled, k.zp), k.lo), k.hi);
 }
 

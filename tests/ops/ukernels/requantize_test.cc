@@ -119,6 +119,61 @@ void AllRequantizeKernels() {
 TEST_CASE("requantize kernels equal the reference: s32 -> u8", "[requantize]") { AllRequantizeKernels<uint8_t>(); }
 TEST_CASE("requantize kernels equal the reference: s32 -> s8", "[requantize]") { AllRequantizeKernels<int8_t>(); }
 
+// Every q31 kernel (and so each ISA's fixedpoint/<isa>.h) against the reference at every shift QuantizeMultiplier
+// can produce, on accumulators that land on the rounding ties of both the doubling high multiply and the divide.
+template <typename T>
+void Q31EveryShift() {
+  auto rng = testing::MakeRng(std::string("requantize_q31_shifts") + (std::is_same_v<T, uint8_t> ? "u8" : "s8"));
+  const int32_t dmin = std::numeric_limits<T>::min(), dmax = std::numeric_limits<T>::max();
+  constexpr size_t kChannels = 62;  // shifts -31 .. 30, one per channel
+  constexpr size_t kRows = 97;
+  std::vector<int32_t> mult(kChannels), shift(kChannels);
+  for (size_t c = 0; c < kChannels; ++c) {
+    shift[c] = static_cast<int32_t>(c) - 31;
+    const uint32_t pick = static_cast<uint32_t>(rng() % 4);
+    mult[c] = pick == 0 ? (1 << 30) : pick == 1 ? INT32_MAX : static_cast<int32_t>((1u << 30) | (rng() >> 34));
+  }
+  std::vector<int32_t> acc(kRows * kChannels);
+  size_t inside = 0;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t c = 0; c < kChannels; ++c) {
+      // x such that x * m * 2^(shift - 31) is near a half-integer output t + 1/2 in the output range, +- a few.
+      const double scale = static_cast<double>(mult[c]) * std::ldexp(1.0, shift[c] - 31);
+      const double t = static_cast<double>(static_cast<int64_t>(rng() % 300) - 150) + 0.5;
+      double x = std::nearbyint(t / scale) + static_cast<double>(static_cast<int64_t>(rng() % 5) - 2);
+      if (r % 23 == 0) x = (r / 23) % 2 == 0 ? INT32_MIN : INT32_MAX;
+      x = std::clamp(x, -2147483648.0, 2147483647.0);
+      acc[r * kChannels + c] = static_cast<int32_t>(x);
+      const int32_t want = reference::MultiplyByQuantizedMultiplier(acc[r * kChannels + c], mult[c], shift[c]);
+      inside += want > -100 && want < 100 ? 1 : 0;
+    }
+  }
+  CHECK(inside > kRows * kChannels / 3);  // a good share of the outputs are not clamped away
+  for (const bool per_channel : {true, false}) {
+    const RequantizeQ31Params p{mult.data(), shift.data(), per_channel, 3, dmin, dmax};
+    std::vector<T> want(acc.size()), got(acc.size());
+    reference::RequantizeQ31(kRows, kChannels, acc.data(), kChannels, want.data(), kChannels, p);
+    for (const auto& kernel : RequantizeQ31Ukernels<T>()) {
+      if (!testing::CanRun(kernel.isa, kernel.name)) continue;
+      std::fill(got.begin(), got.end(), T{0});
+      kernel.fn(kRows, kChannels, acc.data(), kChannels, got.data(), kChannels, p);
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (want[i] != got[i]) {
+          FAIL_CHECK(kernel.name << " per_channel=" << per_channel << " acc " << acc[i] << " shift "
+                                 << shift[per_channel ? i % kChannels : 0] << " want " << int{want[i]} << " got "
+                                 << int{got[i]});
+          break;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("requantize q31 kernels equal the reference at every shift and rounding tie", "[requantize]") {
+  Q31EveryShift<uint8_t>();
+  Q31EveryShift<int8_t>();
+}
+
 TEST_CASE("fixed-point helpers match gemmlowp's definitions", "[requantize]") {
   using reference::RoundingDivideByPOT;
   using reference::SaturatingRoundingDoublingHighMul;
