@@ -21,6 +21,8 @@ from octet._octet import (
     load,
     quantize_per_channel,
     quantize_per_tensor,
+    replay_vectors,
+    write_vectors,
 )
 from octet._octet import __version__
 from octet import _octet

@@ -64,5 +64,6 @@ void BindQuantize(pybind11::module_& m);
 void BindObservers(pybind11::module_& m);
 void BindNumericSuite(pybind11::module_& m);
 void BindTensorOps(pybind11::module_& m);
+void BindVectors(pybind11::module_& m);
 
 }  // namespace octet::python

@@ -14,4 +14,5 @@ PYBIND11_MODULE(_octet, m) {
   octet::python::BindObservers(m);
   octet::python::BindTensorOps(m);
   octet::python::BindNumericSuite(m);
+  octet::python::BindVectors(m);
 }
