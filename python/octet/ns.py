@@ -43,3 +43,12 @@ def compare_model_stub(float_model, quantized_model, batches):
 
 def compare(float_model, quantized_model, batches):
     return _octet.compare(float_model, quantized_model, _batches(batches))
+
+
+def sensitivity(float_model, calib, eval, backend="x86", qconfig_mapping=None, target=None, labels=None,
+                latency_runs=0, nodes=()):
+    """Sensitivity analysis: each node quantized alone and all but it, ranked; with `target` (output SQNR in dB,
+    or top-1 accuracy when `labels` (int32, one per evaluation sample) are given) the nodes to keep float.
+    Returns {"metric", "float_value", "all_quantized", "nodes": [...by rank], "keep_float", "achieved", ...}."""
+    return _octet.sensitivity(float_model, _batches(calib), _batches(eval), backend, qconfig_mapping, target,
+                              labels, latency_runs, list(nodes))

@@ -65,5 +65,6 @@ void BindObservers(pybind11::module_& m);
 void BindNumericSuite(pybind11::module_& m);
 void BindTensorOps(pybind11::module_& m);
 void BindVectors(pybind11::module_& m);
+void BindSensitivity(pybind11::module_& m);
 
 }  // namespace octet::python

@@ -15,4 +15,5 @@ PYBIND11_MODULE(_octet, m) {
   octet::python::BindTensorOps(m);
   octet::python::BindNumericSuite(m);
   octet::python::BindVectors(m);
+  octet::python::BindSensitivity(m);
 }
