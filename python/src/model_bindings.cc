@@ -121,7 +121,7 @@ void BindModel(py::module_& m) {
           [](const Model& model) {
             std::vector<std::pair<std::string, std::string>> nodes;
             for (const Node& n : model.graph().nodes()) {
-              nodes.emplace_back(n.name, n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
+              nodes.emplace_back(n.name, n.op_type);
             }
             return nodes;
           },

@@ -121,8 +121,9 @@ class ObserverTest(TempDirTest):
 
         obs = octet.MinMaxObserver(dtype=FakeTorchDtype(), qscheme="torch.per_tensor_symmetric")
         self.assertEqual((obs.quant_min, obs.quant_max), (-128, 127))
-        with self.assertRaises(TypeError):
-            octet.MinMaxObserver(bins=10)  # PyTorch rejects unknown keywords the same way
+        with self.assertRaises(octet.Error) as e:
+            octet.MinMaxObserver(bins=10)  # another observer's option
+        self.assertIn("'bins'", str(e.exception))
         with self.assertRaises(TypeError):
             octet.MinMaxObserver(no_such_option=1)
         with self.assertRaises(octet.Error):
@@ -139,7 +140,7 @@ class ObserverTest(TempDirTest):
 
 class QuantizeOpsTest(unittest.TestCase):
     def test_quantize_per_tensor(self):
-        x = np.array([-1.0, -0.26, 0.0, 0.25, 0.75, 1.25, 100.0, -100.0], np.float32)
+        x = np.array([-1.0, -0.26, 0.0, 0.25, 0.75, 1.25, 1000.0, -100.0], np.float32)
         q = octet.quantize_per_tensor(x, 0.5, 3, "quint8")
         self.assertEqual(q.dtype, np.uint8)
         # q = clamp(zp + rne(x / s)): ties to even (0.25 / 0.5 = 0.5 -> 0, 0.75 / 0.5 = 1.5 -> 2, 1.25 -> 2).
@@ -165,10 +166,10 @@ class QuantizeOpsTest(unittest.TestCase):
             o = case["options"]
             tensors = np.load(os.path.join(FAKE_QUANT, case["tensors"]))
             per_channel = o["qscheme"].startswith("per_channel")
-            qmin, qmax = o.get("quant_min"), o.get("quant_max")
-            if qmin is None:  # the dtype's range, narrowed by reduce_range
-                ranged = octet.MinMaxObserver(dtype=o["dtype"], reduce_range=o.get("reduce_range", False))
-                qmin, qmax = ranged.quant_min, ranged.quant_max
+            # The module's effective range: reduce_range narrows quant_min / quant_max, as in PyTorch.
+            ranged = octet.MinMaxObserver(dtype=o["dtype"], quant_min=o.get("quant_min"),
+                                          quant_max=o.get("quant_max"), reduce_range=o.get("reduce_range", False))
+            qmin, qmax = ranged.quant_min, ranged.quant_max
             for k, step in enumerate(case["steps"]):
                 if not step["fake_quant"]:
                     continue
