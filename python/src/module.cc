@@ -1,4 +1,5 @@
-// The compiled extension octet._octet: registers errors and the bindings of each area (python/octet wraps them).
+// The compiled extension octet._octet: registers errors and the bindings of
+// each area (python/octet wraps them).
 #include <pybind11/pybind11.h>
 
 #include "core/version.h"
@@ -6,7 +7,8 @@
 #include "python/src/model.h"
 
 PYBIND11_MODULE(_octet, m) {
-  m.doc() = "octet: int8 quantization engine (compiled part; use the octet package)";
+  m.doc() =
+      "octet: int8 quantization engine (compiled part; use the octet package)";
   m.attr("__version__") = octet::Version();
   octet::python::RegisterErrors(m);
   octet::python::BindModel(m);
