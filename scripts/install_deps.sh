@@ -13,6 +13,7 @@ packages=(
   libeigen3-dev libxsimd-dev libtbb-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   g++-aarch64-linux-gnu qemu-user # aarch64 cross build, tests under qemu-aarch64
   python3 python3-numpy           # test scripts and data generators (standard library and numpy only)
+  pybind11-dev python3-dev        # the Python module (python/, OCTET_PYTHON): pybind11 and Python's headers
   libonnx-dev libprotobuf-dev     # ONNX import and export (io/onnx): onnx-ml.pb.h, libonnx_proto, protobuf, and
                                   # libonnx (its shape inference gives the QDQ export's outputs their shapes)
   libonnx-testdata                # ONNX's backend node tests through octet run (tests/onnx/backend_node_test.py)

@@ -136,6 +136,25 @@ if len(printed) != 8 or not np.allclose(printed, expected, rtol=1e-5, atol=1e-5)
 print(f"embedded_runner's first {len(printed)} logits equal octet-runner's")
 PY
 
+  local site
+  site=$(find "$prefix" -path '*-packages/octet/__init__.py' -printf '%h\n' | head -n 1)
+  if [[ -n $site ]]; then
+    step "python: import octet from the prefix ($(dirname "$site")) and run the digits CNN"
+    PYTHONPATH=$(dirname "$site") /usr/bin/python3 - "$model" "$images" "$prefix" <<'PY'
+import sys
+
+import numpy as np
+
+import octet
+
+if not octet.__file__.startswith(sys.argv[3]):
+    sys.exit(f"imported octet from {octet.__file__}, not from the prefix {sys.argv[3]}")
+model = octet.load(sys.argv[1])
+y = model.run({"image": np.load(sys.argv[2])})[model.outputs[0]]
+print(f"octet {octet.__version__} from {octet.__file__}: output {y.shape}")
+PY
+  fi
+
   step "run: quantize_and_run (SQNR >= 20 dB), then embedded_runner on the .octet it wrote"
   "$work/quantize_and_run/quantize_and_run" -o "$work/small_cnn.octet" "$work/small_cnn_x.npy"
   "$work/embedded_runner/embedded_runner" "$work/small_cnn.octet" "$work/small_cnn_x.npy"
