@@ -27,8 +27,9 @@ constexpr int64_t kQdqOpset = 13;
 constexpr int64_t kQdqIrVersion = 7;  // the IR version of opset 13
 
 // octet's attributes that exist only for its own kernels (numerics and fused activations).
-const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "reduce_range",
-                                                                  "rounding", "non_finite"};
+const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "activation_min",
+                                                                  "activation_max", "reduce_range", "rounding",
+                                                                  "non_finite"};
 
 Result<int32_t> OnnxElemType(DType dtype) {
   switch (dtype) {
@@ -321,7 +322,7 @@ class QdqWriter {
   Result<std::string> ActivationString(const Node& node) {
     const Attribute* a = node.attributes.Find("activation");
     if (a == nullptr) return std::string();
-    if (a->type() != AttrType::kString || (!a->s().empty() && a->s() != "Relu")) {
+    if (a->type() != AttrType::kString || (!a->s().empty() && a->s() != "Relu" && a->s() != "Clip")) {
       return Unimplemented("fused activation {} has no QDQ form", a->ToString());
     }
     return a->s();
@@ -367,7 +368,28 @@ class QdqWriter {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, false));
     onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, {pre});
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
-    if (!activation.empty()) AddNode(activation, Fresh(node.name + "." + activation), {pre}, {out});
+    if (!activation.empty()) return AddActivation(node, activation, pre, out);
+    return OkStatus();
+  }
+
+  // The fused activation as its ONNX node: Relu, or Clip with the real bounds as initializers.
+  Status AddActivation(const Node& node, const std::string& activation, const std::string& in,
+                       const std::string& out) {
+    std::vector<std::string> inputs = {in};
+    if (activation == "Clip") {
+      const std::pair<const char*, const char*> bounds[] = {{"activation_min", ".clip_min"},
+                                                            {"activation_max", ".clip_max"}};
+      for (const auto& [attribute, suffix] : bounds) {
+        std::string name;  // "": an omitted optional input
+        if (node.attributes.Has(attribute)) {
+          OCTET_ASSIGN_OR_RETURN(const float v, node.attributes.GetFloat(attribute));
+          name = AddInitializer(node.name + suffix, ScalarF32(v));
+        }
+        inputs.push_back(std::move(name));
+      }
+      while (inputs.back().empty()) inputs.pop_back();
+    }
+    AddNode(activation, Fresh(node.name + "." + activation), inputs, {out});
     return OkStatus();
   }
 
@@ -380,7 +402,7 @@ class QdqWriter {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
     onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, {pre});
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
-    if (!activation.empty()) AddNode(activation, Fresh(node.name + "." + activation), {pre}, {result});
+    if (!activation.empty()) OCTET_RETURN_IF_ERROR(AddActivation(node, activation, pre, result));
     return QuantizeTo(result, out);
   }
 
