@@ -264,20 +264,24 @@ class QdqWriter {
   // range is narrower than its dtype (ONNX saturates to the dtype only).
   Status QuantizeTo(std::string in, ValueId out_id) {
     OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out_id));
-    const Value& out = graph_.value(out_id);
-    const bool narrow = q->quant_min() > DTypeMin(q->dtype()) || q->quant_max() < DTypeMax(q->dtype());
-    if (narrow && !q->per_channel()) {
-      const float lo = q->scale() * static_cast<float>(q->quant_min() - q->zero_point());
-      const float hi = q->scale() * static_cast<float>(q->quant_max() - q->zero_point());
-      const std::string clipped = Fresh(out.name + ".clipped");
-      AddNode("Clip", Fresh(out.name + ".Clip"),
-              {in, AddInitializer(out.name + ".clip_min", ScalarF32(lo)),
-               AddInitializer(out.name + ".clip_max", ScalarF32(hi))},
+    return QuantizeToName(std::move(in), *q, graph_.value(out_id).name);
+  }
+
+  // QuantizeLinear of `in` with qparams `qp` into the tensor named `out_name` (as QuantizeTo).
+  Status QuantizeToName(std::string in, const QParams& q, const std::string& out_name) {
+    const bool narrow = q.quant_min() > DTypeMin(q.dtype()) || q.quant_max() < DTypeMax(q.dtype());
+    if (narrow && !q.per_channel()) {
+      const float lo = q.scale() * static_cast<float>(q.quant_min() - q.zero_point());
+      const float hi = q.scale() * static_cast<float>(q.quant_max() - q.zero_point());
+      const std::string clipped = Fresh(out_name + ".clipped");
+      AddNode("Clip", Fresh(out_name + ".Clip"),
+              {in, AddInitializer(out_name + ".clip_min", ScalarF32(lo)),
+               AddInitializer(out_name + ".clip_max", ScalarF32(hi))},
               {clipped});
       in = clipped;
     }
-    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out.name + ".QuantizeLinear"), {}, {out.name});
-    auto [scale, zero_point] = QParamsInitializers(out.name, *q, node);
+    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out_name + ".QuantizeLinear"), {}, {out_name});
+    auto [scale, zero_point] = QParamsInitializers(out_name, q, node);
     node->add_input(in);
     node->add_input(scale);
     node->add_input(zero_point);
@@ -402,7 +406,19 @@ class QdqWriter {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
     onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, {pre});
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
-    if (!activation.empty()) OCTET_RETURN_IF_ERROR(AddActivation(node, activation, pre, result));
+    if (activation == "Clip") {
+      // A folded QClamp goes out as it came in: the operator quantized to the output's qparams, then
+      // DequantizeLinear, Clip, QuantizeLinear (the same integers), which ONNX Runtime fuses into QLinearConv and a
+      // clip on int8; a Clip between the operator and its QuantizeLinear would keep the operator float there.
+      OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out));
+      const std::string codes = Fresh(graph_.value(out).name + ".pre_clip");
+      const std::string dequantized = Fresh(codes + ".dequantized");
+      OCTET_RETURN_IF_ERROR(QuantizeToName(pre, *q, codes));
+      OCTET_RETURN_IF_ERROR(WriteDequantize(codes, *q, dequantized));
+      OCTET_RETURN_IF_ERROR(AddActivation(node, activation, dequantized, result));
+    } else if (!activation.empty()) {
+      OCTET_RETURN_IF_ERROR(AddActivation(node, activation, pre, result));
+    }
     return QuantizeTo(result, out);
   }
 

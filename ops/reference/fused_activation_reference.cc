@@ -20,7 +20,7 @@ Result<ActivationBounds> FusedActivationBounds(const AttributeMap& attributes, f
   if (activation.empty()) return ActivationBounds{quant_min, quant_max};
   if (activation == "Relu") return ActivationBounds{std::max(zero_point, quant_min), quant_max};
   if (activation != "Clip") {
-    return InvalidArgument("attribute 'activation' must be \"\", \"Relu\" or \"Clip\", got \"{}\"", activation);
+    return InvalidArgument("attribute activation must be \"\", \"Relu\" or \"Clip\", got \"{}\"", activation);
   }
   constexpr float kInf = std::numeric_limits<float>::infinity();
   OCTET_ASSIGN_OR_RETURN(const float min, attributes.GetFloat(kActivationMinAttribute, -kInf));
