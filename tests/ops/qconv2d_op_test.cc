@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "ops/qconv2d.h"
 #include "ops/qdwconv.h"
 #include "ops/ukernels/qdwconv.h"
@@ -59,6 +60,9 @@ TEST_CASE("qconv2d reference: a hand-computed padded convolution", "[qconv2d]") 
   CHECK(acc2[0] == 32);
   CHECK(acc2[1] == -44);
 }
+
+// How many op runs took the indirect path (the guard that the tests below reach it where AVX2 runs).
+int g_indirect_runs = 0;
 
 struct ConvCase {
   int64_t n, h, w, c_in, c_out, k_h, k_w, stride, pad, dilation, groups;
@@ -127,7 +131,15 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
       for (size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
       }
-      CHECK(ctx.LastKernel("qconv2d") == plan.path());
+      // An im2col plan runs the indirect kernels where they mirror the GEMM's (AVX2 without VNNI, full-range
+      // activations, symmetric weights, channels in 4s).
+      const std::string ran = ctx.LastKernel("qconv2d");
+      CHECK((ran == plan.path() || (std::string(plan.path()) == "im2col" && ran == "indirect")));
+      if (ran == "indirect") {
+        ++g_indirect_runs;
+        CHECK_THAT(ctx.LastKernel("qigemm"), Catch::EndsWith(std::string("__") + IsaName(isa)));
+        continue;
+      }
       const std::string family = std::string(plan.path()) == "depthwise" ? "qdwconv" : "qgemm";
       // The ISA's own kernel ran where the family has one for it (qgemm's may need M above its minimum).
       if (family == "qdwconv") {
@@ -171,11 +183,19 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
       {1, 2, 2, 3, 3, 5, 5, 1, 2, 1, 3, "depthwise"},
       {1, 6, 6, 9, 9, 3, 3, 1, 2, 2, 9, "depthwise"},
   };
+  const int indirect_before = g_indirect_runs;
   for (const ConvCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
       CheckCase(rng, c, x_dtype, kStages[rng() % 5], rng() % 4 == 0);
     }
   }
+  // Channels in 4s, symmetric weights: the AVX2 context runs these through the indirect kernels.
+  for (const ConvCase& c : std::vector<ConvCase>{{2, 9, 7, 8, 30, 3, 3, 1, 1, 1, 1, "im2col"},
+                                                 {1, 8, 11, 16, 50, 3, 3, 2, 1, 2, 2, "im2col"},
+                                                 {1, 13, 13, 12, 7, 7, 7, 2, 3, 1, 1, "im2col"}}) {
+    for (QGemmStage stage : kStages) CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, stage, false);
+  }
+  if (DetectedIsas().Contains(Isa::kAvx2)) CHECK(g_indirect_runs > indirect_before);
 }
 
 TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d]") {

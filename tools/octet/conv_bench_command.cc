@@ -201,8 +201,9 @@ int RunConvBench(const ConvBenchCommand& c) {
   Tensor& out = *y;
   const Tensor& x = problem->x.values();
   if (Status s = plan->RunInto(*context, x, out); !s.ok()) return ReportFailure(s);
-  const std::string path = plan->path();
-  const std::string family = path == "depthwise" ? "qdwconv" : "qgemm";
+  // The path the call took (an im2col plan may run the indirect kernels) and its kernel family.
+  const std::string path = context->LastKernel("qconv2d");
+  const std::string family = path == "depthwise" ? "qdwconv" : path == "indirect" ? "qigemm" : "qgemm";
   const std::string kernel = context->LastKernel(family);
   if (Status s = Check(*problem, out, kernel); !s.ok()) return ReportFailure(s);
 
