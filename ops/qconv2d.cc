@@ -28,13 +28,15 @@ struct QConv2dPlan::State {
   QDwConvPlan depthwise;
   std::vector<QGemmPlan> groups;  // one per group (1x1 and im2col)
   DType output_dtype = DType::kS32;
-  // The im2col path's alternative without the gather (indirect_ set): the qigemm kernel, its packed weights per
-  // group (the groups' plans give the column parameters), the zero row pad taps point at, and the GEMM kernel the
-  // im2col path would run on full-range activations (a faster one for the call's actual range wins over this path).
-  const QIgemmUkernelEntry* indirect = nullptr;
-  std::vector<std::vector<int16_t>> indirect_weights;  // int16 storage: 2-byte aligned for the int16 layouts
+  // The im2col path's alternative without the gather: the qigemm kernels that mirror a qgemm kernel this plan's
+  // GEMM may pick (same layout), each with its packed weights per group (the groups' plans give the column
+  // parameters), and the zero row that pad taps point at. Per call, the one mirroring the GEMM's choice runs.
+  struct Indirect {
+    const QIgemmUkernelEntry* kernel = nullptr;
+    std::vector<std::vector<int16_t>> weights;  // per group; int16 storage: 2-byte aligned for the int16 layouts
+  };
+  std::vector<Indirect> indirect;
   std::vector<uint8_t> zero_row;
-  std::string full_range_kernel;
 
   // Scratch tensors (the im2col matrix, a group's output) kept between calls: a fresh multi-MiB allocation per call
   // costs its zeroing and page faults, about a third of a 3x3 layer's time. Concurrent calls each take their own.
@@ -86,21 +88,32 @@ std::vector<T> Slice(const std::vector<T>& v, int64_t begin, int64_t count) {
   return std::vector<T>(v.begin() + begin, v.begin() + begin + count);
 }
 
-// The indirect kernel for an im2col-path convolution, or null. Only where it runs the very arithmetic the GEMM
-// would (qgemm's exact AVX2 3x24c2 kernel on full-range activations, whose int16 layout it reads), with symmetric
-// weights (no row sums) and whole groups of 4 channels per tap; the scalar indirect kernel never beats im2col + a
-// SIMD GEMM, so it is left to the tests.
-const QIgemmUkernelEntry* SelectIndirect(const Context& context, const QGemmPlan& plan, DType x_dtype, QGemmStage stage,
-                                         int64_t cg, std::string* full_range_kernel) {
-  if (plan.KernelParams().w_zero_points != nullptr) return nullptr;
-  const int32_t lo = x_dtype == DType::kU8 ? 0 : -128;
-  *full_range_kernel = QGemmKernelName(context, plan.weights(), stage, /*m=*/1 << 12, lo, lo + 255);
-  if (full_range_kernel->find("ukernel_3x24c2__avx2") == std::string::npos) return nullptr;
-  for (const QIgemmUkernelEntry& k : QIgemmUkernels()) {
-    if (k.isa == Isa::kScalar || k.a_dtype != x_dtype || k.stage != stage || !context.IsEnabled(k.isa)) continue;
-    if (k.layout == kQGemmLayoutX86Wide && cg % k.c_multiple == 0) return &k;
+// The indirect kernels for an im2col-path convolution: those mirroring a qgemm kernel of a layout the GEMM's weights
+// were packed for, with symmetric weights (no row sums) and whole groups of 4 channels per tap, packed once. The
+// scalar indirect kernels never beat im2col + a SIMD GEMM, so they are left to the tests.
+void PrepareIndirect(const Context& context, const QTensor& weights, int64_t groups, QGemmStage stage,
+                     QConv2dPlan::State& s) {
+  const QGemmPlan& plan = s.groups.front();
+  if (plan.KernelParams().w_zero_points != nullptr) return;
+  const Shape& ws = weights.shape();
+  const int64_t per_group = ws.dim(0) / groups, cg = ws.dim(3), k = ws.dim(1) * ws.dim(2) * cg;
+  for (const QIgemmUkernelEntry& e : QIgemmUkernels()) {
+    if (e.isa == Isa::kScalar || e.a_dtype != s.x_dtype || e.stage != stage || !context.IsEnabled(e.isa)) continue;
+    if (cg % e.c_multiple != 0) continue;
+    if (!(e.layout == plan.weights().layout() || e.layout == plan.weights().alt_layout())) continue;
+    QConv2dPlan::State::Indirect ind;
+    ind.kernel = &e;
+    for (int64_t g = 0; g < groups; ++g) {
+      const auto n = static_cast<size_t>(per_group), kk = static_cast<size_t>(k);
+      std::vector<int16_t> packed((e.layout.PackedBytes(n, kk) + 1) / 2);
+      std::vector<int32_t> col_sums(e.layout.PaddedN(n));
+      QGemmPackWeights(e.layout, n, kk, weights.values().data<int8_t>() + g * per_group * k, kk,
+                       reinterpret_cast<int8_t*>(packed.data()), col_sums.data());
+      ind.weights.push_back(std::move(packed));
+    }
+    s.indirect.push_back(std::move(ind));
   }
-  return nullptr;
+  if (!s.indirect.empty()) s.zero_row.assign(static_cast<size_t>(ws.dim(3) * groups), s.pad_byte);
 }
 
 }  // namespace
@@ -114,10 +127,9 @@ Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& w
   OCTET_RETURN_IF_ERROR(ValidateConv2dWeights(params, ws, "qconv2d"));
   const QParams& wq = weights.qparams();
   if (wq.per_channel() && wq.axis() != 0) {
-    return InvalidArgument(
-        "failed to create qconv2d: per-channel weight qparams must be on axis 0 (output channels), "
-        "got axis {}",
-        wq.axis());
+    return InvalidArgument("failed to create qconv2d: per-channel weight qparams must be on axis 0 (output channels), "
+                           "got axis {}",
+                           wq.axis());
   }
   OCTET_RETURN_IF_ERROR(wq.ValidateFor(ws, "qconv2d weights"));
   if (x_qparams.per_channel()) {
@@ -165,22 +177,7 @@ Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& w
     // A kernel row's weights over K = taps * cg stay near L1 up to K = 2304 (3x3 x 256); past it the GEMM's K
     // chunks win and im2col costs little next to the arithmetic.
     if (s->path == Path::kIm2col && ws.dim(1) * ws.dim(2) * ws.dim(3) <= 2304) {
-      s->indirect =
-          SelectIndirect(context, s->groups.front(), x_qparams.dtype(), output.stage, ws.dim(3), &s->full_range_kernel);
-    }
-    if (s->indirect != nullptr) {
-      const QGemmLayout layout = s->indirect->layout;
-      const int64_t k = ws.dim(1) * ws.dim(2) * ws.dim(3);
-      for (int64_t g = 0; g < params.groups; ++g) {
-        std::vector<int16_t> packed((layout.PackedBytes(static_cast<size_t>(per_group), static_cast<size_t>(k)) + 1) /
-                                    2);
-        std::vector<int32_t> col_sums(layout.PaddedN(static_cast<size_t>(per_group)));
-        QGemmPackWeights(layout, static_cast<size_t>(per_group), static_cast<size_t>(k),
-                         weights.values().data<int8_t>() + g * per_group * k, static_cast<size_t>(k),
-                         reinterpret_cast<int8_t*>(packed.data()), col_sums.data());
-        s->indirect_weights.push_back(std::move(packed));
-      }
-      s->zero_row.assign(static_cast<size_t>(ws.dim(3) * params.groups), s->pad_byte);
+      PrepareIndirect(context, weights, params.groups, output.stage, *s);
     }
   }
   QConv2dPlan plan;
@@ -192,12 +189,9 @@ DType QConv2dPlan::output_dtype() const { return state_->output_dtype; }
 
 const char* QConv2dPlan::path() const {
   switch (state_->path) {
-    case Path::kDepthwise:
-      return "depthwise";
-    case Path::k1x1:
-      return "1x1";
-    case Path::kIm2col:
-      return "im2col";
+    case Path::kDepthwise: return "depthwise";
+    case Path::k1x1: return "1x1";
+    case Path::kIm2col: return "im2col";
   }
   return "?";
 }
@@ -274,11 +268,11 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
   }
 }
 
-// Whether this call takes the indirect path: its kernel's ISA is enabled and, for the call's actual activation range
-// (the pad byte included), the GEMM would still pick the full-range kernel the indirect one mirrors (7-bit
-// activations let AVX2 run vpmaddubsw, twice as fast, through im2col).
-bool UseIndirect(const Context& context, const QConv2dPlan::State& s, const Tensor& x, int64_t m) {
-  if (!context.IsEnabled(s.indirect->isa)) return false;
+// The indirect kernel for this call, or null: the one mirroring the qgemm kernel the GEMM would pick for the call's
+// actual activation range (the pad byte included: 7-bit activations let AVX2 run vpmaddubsw), if prepared and
+// enabled.
+const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPlan::State& s, const Tensor& x,
+                                         int64_t m) {
   const auto* bytes = static_cast<const uint8_t*>(x.raw_data());
   const size_t size = x.SizeBytes();
   int32_t lo = 0, hi = 0;
@@ -300,15 +294,24 @@ bool UseIndirect(const Context& context, const QConv2dPlan::State& s, const Tens
     hi = mx;
   }
   const QGemmPlan& plan = s.groups.front();
-  return QGemmKernelName(context, plan.weights(), plan.KernelParams().stage.stage, m, lo, hi) == s.full_range_kernel;
+  const std::string gemm = QGemmKernelName(context, plan.weights(), plan.KernelParams().stage.stage, m, lo, hi);
+  if (gemm.rfind("qgemm", 0) != 0) return nullptr;
+  const std::string mirror = "qigemm" + gemm.substr(5);
+  for (const QConv2dPlan::State::Indirect& ind : s.indirect) {
+    if (ind.kernel->name == mirror && context.IsEnabled(ind.kernel->isa)) return ind.kernel;
+  }
+  return nullptr;
 }
 
 // The indirect path: one pointer per (output pixel, tap) into x (or the zero row), built per call since it holds
 // x's address (a few hundred KiB at most, no activation bytes), then the kernel over tiles of output pixels per
 // group. Each output element is computed whole by one kernel call, so the split over threads changes nothing.
-Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const reference::Conv2dGeometry& g,
-                   const Tensor& x, Tensor& y) {
-  const QIgemmUkernelEntry& kernel = *s.indirect;
+Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QIgemmUkernelEntry& kernel,
+                   const reference::Conv2dGeometry& g, const Tensor& x, Tensor& y) {
+  const std::vector<std::vector<int16_t>>* weights = nullptr;
+  for (const QConv2dPlan::State::Indirect& ind : s.indirect) {
+    if (ind.kernel == &kernel) weights = &ind.weights;
+  }
   const size_t mr = kernel.mr, taps = static_cast<size_t>(g.kh * g.kw);
   const size_t cg = static_cast<size_t>(g.c_in / g.groups), og = static_cast<size_t>(g.c_out / g.groups);
   const size_t k = taps * cg, m = static_cast<size_t>(g.n * g.OutH() * g.OutW());
@@ -324,7 +327,7 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const re
   const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 16) / std::max<size_t>(k * og, 1)));
   for (int64_t group = 0; group < g.groups; ++group) {
     const QGemmUkernelParams params = s.groups[static_cast<size_t>(group)].KernelParams();
-    const int8_t* w = reinterpret_cast<const int8_t*>(s.indirect_weights[static_cast<size_t>(group)].data());
+    const int8_t* w = reinterpret_cast<const int8_t*>((*weights)[static_cast<size_t>(group)].data());
     ParallelFor(context, tiles, per_task, [&](int64_t begin, int64_t end) {
       QIgemmUkernelArgs args;
       args.m = std::min(static_cast<size_t>(end) * mr, m) - static_cast<size_t>(begin) * mr;
@@ -375,7 +378,10 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
     OCTET_ASSIGN_OR_RETURN(const Tensor a, x.Reshaped(Shape{m, g.c_in}));
     return s.groups.front().RunInto(context, a, y2d);
   }
-  if (s.indirect != nullptr && UseIndirect(context, s, x, m)) return RunIndirect(context, s, g, x, y);
+  if (!s.indirect.empty()) {
+    if (const QIgemmUkernelEntry* kernel = ChooseIndirect(context, s, x, m))
+      return RunIndirect(context, s, *kernel, g, x, y);
+  }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;
   // The output pixels go in chunks whose im2col rows (<= 512 KiB) stay in L2 until the GEMM reads them: gathering

@@ -48,13 +48,17 @@ struct QIgemmUkernelEntry {
   QIgemmUkernelFn fn;
   DType a_dtype;  // u8 or s8
   QGemmStage stage;
-  uint32_t mr;          // tile rows; the indirection buffer is built for it (1: scalar, any mr)
-  uint32_t nr;          // tile columns
-  QGemmLayout layout;   // kQGemmLayoutAny for the scalar kernels
-  uint32_t c_multiple;  // c must be a multiple of it (a tap's K then starts on the layout's k group)
+  uint32_t mr;                   // tile rows; the indirection buffer is built for it (1: scalar, any mr)
+  uint32_t nr;                   // tile columns
+  QGemmLayout layout;            // kQGemmLayoutAny for the scalar kernels
+  QGemmRequirement requirement;  // as qgemm's (vpmaddubsw: the operand ranges must keep pair sums in int16)
+  uint32_t c_multiple;           // c must be a multiple of it (a tap's K then starts on the layout's k group)
 };
 
-#define OCTET_QIGEMM_UKERNEL(isa, a_dtype, stage, mr, nr, layout, c_multiple, fn) \
+// Each SIMD kernel mirrors the qgemm kernel of the same name without the "i" (same tile, layout, arithmetic and
+// epilogue): a convolution runs it where the GEMM would run that one, under the same requirement.
+
+#define OCTET_QIGEMM_UKERNEL(isa, a_dtype, stage, mr, nr, layout, requirement, c_multiple, fn) \
   void fn(const QIgemmUkernelArgs& args);
 #include "ops/ukernels/qigemm.inc"
 #undef OCTET_QIGEMM_UKERNEL

@@ -198,6 +198,36 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
   if (DetectedIsas().Contains(Isa::kAvx2)) CHECK(g_indirect_runs > indirect_before);
 }
 
+TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on AVX2, equal to the reference",
+          "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect vpmaddubsw")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_maddubs");
+  for (QGemmStage stage : kStages) {
+    Conv2dParams p;
+    p.kernel_h = p.kernel_w = 3;
+    p.stride_h = p.stride_w = 1 + static_cast<int64_t>(rng() % 2);
+    p.pad_h = p.pad_w = 1;
+    const QTensor w = testing::MakeConvWeights(rng, Shape{37, 3, 3, 12}, true, false);
+    QTensor x = testing::MakeConvInput(rng, Shape{2, 9, 10, 12}, DType::kU8, 117);
+    for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;  // reduce_range: [0, 127]
+    const QGemmOutput out = testing::RandomConvOutput(rng, stage, 37, 9 * 12);
+    const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+    for (int threads : {1, 3}) {
+      const Context ctx = testing::ContextFor(Isa::kAvx2, threads);
+      const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x.qparams(), out).value();
+      const Tensor y = plan.Run(ctx, x.values()).value();
+      INFO("stage " << reference::QGemmStageName(stage) << ", " << threads << " threads");
+      REQUIRE(y.SizeBytes() == want.size());
+      const auto* got = static_cast<const uint8_t*>(y.raw_data());
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+      }
+      CHECK(ctx.LastKernel("qconv2d") == "indirect");
+      CHECK_THAT(ctx.LastKernel("qigemm"), Catch::Contains("4x16c4_maddubs__avx2"));
+    }
+  }
+}
+
 TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_stages");
   for (QGemmStage stage : kStages) {

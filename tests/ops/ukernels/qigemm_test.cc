@@ -67,7 +67,9 @@ void CheckKernel(std::mt19937_64& rng, const QIgemmUkernelEntry& kernel, Stats* 
   for (TA& v : x) v = static_cast<TA>(rng());
   const std::vector<TA> zero_row(static_cast<size_t>(g.c_in), static_cast<TA>(x_zp));
   std::vector<int8_t> w(n * k);
-  for (int8_t& v : w) v = static_cast<int8_t>(rng());
+  // vpmaddubsw kernels: weights within [-64, 64], so no pair sum of any activations can leave int16.
+  const bool narrow = kernel.requirement == QGemmRequirement::kPairSumsFitInt16;
+  for (int8_t& v : w) v = narrow ? static_cast<int8_t>(static_cast<int>(rng() % 129) - 64) : static_cast<int8_t>(rng());
   const size_t padded = n + 64;
   std::vector<int32_t> w_zp(padded, 0);
   for (size_t j = 0; affine && j < n; ++j) w_zp[j] = static_cast<int32_t>(rng() % 21) - 10;
