@@ -20,6 +20,7 @@
 #include "ops/reference/qconv2d_reference.h"
 #include "ops/reference/qgemm_reference.h"
 #include "ops/ukernels/qdwconv.h"
+#include "ops/ukernels/qigemm.h"
 #include "tools/octet/bench_timing.h"
 #include "tools/octet/context_options.h"
 
@@ -223,6 +224,9 @@ int RunConvBench(const ConvBenchCommand& c) {
     if (kernel == e.name) isa = IsaName(e.isa);
   }
   for (const auto& e : QDwConvUkernels()) {
+    if (kernel == e.name) isa = IsaName(e.isa);
+  }
+  for (const auto& e : QIgemmUkernels()) {
     if (kernel == e.name) isa = IsaName(e.isa);
   }
   const int64_t oh = shape->dim(1), ow = shape->dim(2);
