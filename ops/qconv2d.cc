@@ -323,8 +323,9 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QI
   const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());
   auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
   const int64_t tiles = static_cast<int64_t>((m + mr - 1) / mr);
-  // Tiles per task from the shape alone: about 64 KiB of multiply-adds' worth of outputs.
-  const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 16) / std::max<size_t>(k * og, 1)));
+  // Tiles per task from the shape alone: about 2^20 multiply-adds each.
+  const int64_t per_task =
+      std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / std::max<size_t>(mr * k * og, 1)));
   for (int64_t group = 0; group < g.groups; ++group) {
     const QGemmUkernelParams params = s.groups[static_cast<size_t>(group)].KernelParams();
     const int8_t* w = reinterpret_cast<const int8_t*>((*weights)[static_cast<size_t>(group)].data());
