@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/executor.h"
+#include "core/op_table.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
 #include "io/onnx/qdq_export.h"
@@ -25,9 +26,9 @@
 namespace octet {
 namespace {
 
-int CountOp(const Graph& g, const std::string& op) {
+int CountOp(const Graph& g, Int8Op op) {
   int n = 0;
-  for (const Node& node : g.nodes()) n += node.op_type == op;
+  for (const Node& node : g.nodes()) n += IsInt8Op(node, op);
   return n;
 }
 
@@ -40,11 +41,12 @@ int FoldableClamps(const Graph& g) {
   }
   int n = 0;
   for (const Node& clamp : g.nodes()) {
-    if (clamp.op_type != "QClamp" || uses[static_cast<size_t>(clamp.inputs[0])] != 1) continue;
+    if (!IsInt8Op(clamp, Int8Op::kQClamp) || uses[static_cast<size_t>(clamp.inputs[0])] != 1) continue;
     const int p = producers[static_cast<size_t>(clamp.inputs[0])];
     if (p < 0) continue;
-    const std::string& op = g.node(p).op_type;
-    n += op == "QConv" || op == "QGemm" || op == "QMatMul" || op == "QAdd" || op == "QMul";
+    for (Int8Op op : {Int8Op::kQConv, Int8Op::kQGemm, Int8Op::kQMatMul, Int8Op::kQAdd, Int8Op::kQMul}) {
+      n += IsInt8Op(g.node(p), op);
+    }
   }
   return n;
 }
@@ -92,7 +94,7 @@ int CheckFusedModel(const std::string& path, const Tensor& input) {
   const int folded = FoldableClamps(*unfused);
   CHECK(folded > 0);
   CHECK(FoldableClamps(*fused) == 0);
-  CHECK(CountOp(*fused, "QClamp") == CountOp(*unfused, "QClamp") - folded);
+  CHECK(CountOp(*fused, Int8Op::kQClamp) == CountOp(*unfused, Int8Op::kQClamp) - folded);
   CHECK(fused->num_nodes() == unfused->num_nodes() - folded);
 
   const Tensor expect = RunOn(*unfused, testing::ContextFor(Isa::kScalar, 1), input);

@@ -10,6 +10,7 @@
 
 #include "core/builder.h"
 #include "core/executor.h"
+#include "core/op_table.h"
 #include "ops/float/registry.h"
 #include "ops/reference/fused_activation_reference.h"
 #include "quant/calibrate.h"
@@ -77,7 +78,7 @@ Tensor Run(const Graph& g, const Context& context, const Tensor& x, std::map<std
   RunOptions run;
   if (changed != nullptr) {
     run.after_node.push_back([&](const NodeCall& call) -> Status {
-      if (call.node.op_type != "QClamp") return OkStatus();
+      if (!IsInt8Op(call.node, Int8Op::kQClamp)) return OkStatus();
       const auto* in = static_cast<const uint8_t*>(call.inputs[0].raw_data());
       const auto* out = static_cast<const uint8_t*>(call.outputs[0].raw_data());
       for (int64_t i = 0; i < call.outputs[0].NumElements(); ++i) (*changed)[call.node.name] += in[i] != out[i];
@@ -125,9 +126,9 @@ TEST_CASE("Int8 activations fold into their producers and the outputs stay the s
     INFO(fused.status().message());
     REQUIRE(fused.ok());
 
-    CHECK(CountOps(*unfused)["QClamp"] == 5);
-    CHECK(CountOps(*fused)["QClamp"] == 1);
-    CHECK(NodeNamed(*fused, "relu6_shared").op_type == "QClamp");
+    CHECK(CountOps(*unfused)[std::string(Int8OpName(Int8Op::kQClamp))] == 5);
+    CHECK(CountOps(*fused)[std::string(Int8OpName(Int8Op::kQClamp))] == 1);
+    CHECK(IsInt8Op(NodeNamed(*fused, "relu6_shared"), Int8Op::kQClamp));
     const std::vector<std::pair<std::string, std::pair<float, float>>> clips = {
         {"conv1", {0.0f, 6.0f}}, {"conv2", {-0.5f, 0.8f}}, {"add", {0.0f, 4.0f}}, {"fc", {fc_lo, fc_hi}}};
     for (const auto& [name, bounds] : clips) {
@@ -182,8 +183,9 @@ Graph ConvClamp(AttributeMap conv_attributes, AttributeMap clamp_attributes, boo
   g.mutable_value(c).qparams = q;
   const ValueId y = g.AddNodeValue("y", DType::kU8).value();
   g.mutable_value(y).qparams = q;
-  REQUIRE(g.AddNode(Node{"conv", "QConv", "octet", std::move(conv_attributes), {x, w}, {c}}).ok());
-  REQUIRE(g.AddNode(Node{"clamp", "QClamp", "octet", std::move(clamp_attributes), {c}, {y}}).ok());
+  const std::string domain(kInt8Domain), qconv(Int8OpName(Int8Op::kQConv)), qclamp(Int8OpName(Int8Op::kQClamp));
+  REQUIRE(g.AddNode(Node{"conv", qconv, domain, std::move(conv_attributes), {x, w}, {c}}).ok());
+  REQUIRE(g.AddNode(Node{"clamp", qclamp, domain, std::move(clamp_attributes), {c}, {y}}).ok());
   REQUIRE(g.AddOutput(y).ok());
   if (second_use) REQUIRE(g.AddOutput(c).ok());
   return g;
