@@ -9,6 +9,7 @@
 
 #include "core/op_table.h"
 #include "ops/float/op_util.h"
+#include "ops/reference/fused_activation_reference.h"
 #include "ops/reference/qconv_op_reference.h"
 #include "ops/reference/qgemm_op_reference.h"
 
@@ -114,12 +115,16 @@ std::optional<ClipCount> CountClipped(const Graph& graph, const NodeCall& call) 
   if (qp == nullptr || (y.dtype() != DType::kU8 && y.dtype() != DType::kS8)) return std::nullopt;
   ClipCount count;
   count.total = y.NumElements();
-  // A fused ReLU clamps at the zero point on purpose: only the upper end is saturation then.
+  // A fused ReLU (or Clip) clamps on purpose: only an end it leaves alone counts as saturation.
   const Result<std::string> activation = call.node.attributes.GetString("activation", "");
   const bool relu = activation.ok() && *activation == "Relu";
-  const int32_t lo = relu ? std::numeric_limits<int32_t>::min() : qp->quant_min();
+  const bool clip = activation.ok() && *activation == "Clip";
+  const bool raised = relu || (clip && call.node.attributes.Has(reference::kActivationMinAttribute));
+  const bool lowered = clip && call.node.attributes.Has(reference::kActivationMaxAttribute);
+  const int32_t lo = raised ? std::numeric_limits<int32_t>::min() : qp->quant_min();
+  const int32_t hi = lowered ? std::numeric_limits<int32_t>::max() : qp->quant_max();
   auto tally = [&](const auto* v) {
-    for (int64_t i = 0; i < count.total; ++i) count.clipped += (v[i] == lo || v[i] == qp->quant_max());
+    for (int64_t i = 0; i < count.total; ++i) count.clipped += (v[i] == lo || v[i] == hi);
   };
   if (y.dtype() == DType::kU8) tally(y.data<uint8_t>());
   else tally(y.data<int8_t>());

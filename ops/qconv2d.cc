@@ -1,6 +1,6 @@
 // The convolution operator: prepare (validate, pick the path, one qgemm plan per group or the qdwconv plan), run
 // (im2col into a scratch matrix where the path needs it, then the GEMM per group, scattered into the output's
-// channel slice when there are several groups).
+// channel slice when there are several groups; or the indirect kernels over a pointer list, with no copy).
 #include "ops/qconv2d.h"
 
 #include <algorithm>
@@ -10,6 +10,8 @@
 
 #include "core/threading.h"
 #include "ops/qdwconv.h"
+#include "ops/reference/qconv2d_indirect_reference.h"
+#include "ops/ukernels/qigemm.h"
 
 namespace octet {
 
@@ -26,6 +28,15 @@ struct QConv2dPlan::State {
   QDwConvPlan depthwise;
   std::vector<QGemmPlan> groups;  // one per group (1x1 and im2col)
   DType output_dtype = DType::kS32;
+  // The im2col path's alternative without the gather: the qigemm kernels that mirror a qgemm kernel this plan's
+  // GEMM may pick (same layout), each with its packed weights per group (the groups' plans give the column
+  // parameters), and the zero row that pad taps point at. Per call, the one mirroring the GEMM's choice runs.
+  struct Indirect {
+    const QIgemmUkernelEntry* kernel = nullptr;
+    std::vector<std::vector<int16_t>> weights;  // per group; int16 storage: 2-byte aligned for the int16 layouts
+  };
+  std::vector<Indirect> indirect;
+  std::vector<uint8_t> zero_row;
 
   // Scratch tensors (the im2col matrix, a group's output) kept between calls: a fresh multi-MiB allocation per call
   // costs its zeroing and page faults, about a third of a 3x3 layer's time. Concurrent calls each take their own.
@@ -75,6 +86,34 @@ template <typename T>
 std::vector<T> Slice(const std::vector<T>& v, int64_t begin, int64_t count) {
   if (v.empty()) return {};
   return std::vector<T>(v.begin() + begin, v.begin() + begin + count);
+}
+
+// The indirect kernels for an im2col-path convolution: those mirroring a qgemm kernel of a layout the GEMM's weights
+// were packed for, with symmetric weights (no row sums) and whole groups of 4 channels per tap, packed once. The
+// scalar indirect kernels never beat im2col + a SIMD GEMM, so they are left to the tests.
+void PrepareIndirect(const Context& context, const QTensor& weights, int64_t groups, QGemmStage stage,
+                     QConv2dPlan::State& s) {
+  const QGemmPlan& plan = s.groups.front();
+  if (plan.KernelParams().w_zero_points != nullptr) return;
+  const Shape& ws = weights.shape();
+  const int64_t per_group = ws.dim(0) / groups, cg = ws.dim(3), k = ws.dim(1) * ws.dim(2) * cg;
+  for (const QIgemmUkernelEntry& e : QIgemmUkernels()) {
+    if (e.isa == Isa::kScalar || e.a_dtype != s.x_dtype || e.stage != stage || !context.IsEnabled(e.isa)) continue;
+    if (cg % e.c_multiple != 0) continue;
+    if (!(e.layout == plan.weights().layout() || e.layout == plan.weights().alt_layout())) continue;
+    QConv2dPlan::State::Indirect ind;
+    ind.kernel = &e;
+    for (int64_t g = 0; g < groups; ++g) {
+      const auto n = static_cast<size_t>(per_group), kk = static_cast<size_t>(k);
+      std::vector<int16_t> packed((e.layout.PackedBytes(n, kk) + 1) / 2);
+      std::vector<int32_t> col_sums(e.layout.PaddedN(n));
+      QGemmPackWeights(e.layout, n, kk, weights.values().data<int8_t>() + g * per_group * k, kk,
+                       reinterpret_cast<int8_t*>(packed.data()), col_sums.data());
+      ind.weights.push_back(std::move(packed));
+    }
+    s.indirect.push_back(std::move(ind));
+  }
+  if (!s.indirect.empty()) s.zero_row.assign(static_cast<size_t>(ws.dim(3) * groups), s.pad_byte);
 }
 
 }  // namespace
@@ -135,6 +174,11 @@ Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& w
       s->groups.push_back(std::move(plan));
     }
     s->output_dtype = s->groups.front().output_dtype();
+    // A kernel row's weights over K = taps * cg stay near L1 up to K = 2304 (3x3 x 256); past it the GEMM's K
+    // chunks win and im2col costs little next to the arithmetic.
+    if (s->path == Path::kIm2col && ws.dim(1) * ws.dim(2) * ws.dim(3) <= 2304) {
+      PrepareIndirect(context, weights, params.groups, output.stage, *s);
+    }
   }
   QConv2dPlan plan;
   plan.state_ = std::move(s);
@@ -224,6 +268,93 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
   }
 }
 
+// The indirect kernel for this call, or null: the one mirroring the qgemm kernel the GEMM would pick for the call's
+// actual activation range (the pad byte included: 7-bit activations let AVX2 run vpmaddubsw), if prepared and
+// enabled.
+const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPlan::State& s, const Tensor& x,
+                                         int64_t m) {
+  const auto* bytes = static_cast<const uint8_t*>(x.raw_data());
+  const size_t size = x.SizeBytes();
+  int32_t lo = 0, hi = 0;
+  if (s.x_dtype == DType::kU8) {
+    uint8_t mn = s.pad_byte, mx = s.pad_byte;
+    for (size_t i = 0; i < size; ++i) {
+      mn = std::min(mn, bytes[i]);
+      mx = std::max(mx, bytes[i]);
+    }
+    lo = mn;
+    hi = mx;
+  } else {
+    int8_t mn = static_cast<int8_t>(s.pad_byte), mx = mn;
+    for (size_t i = 0; i < size; ++i) {
+      mn = std::min(mn, static_cast<int8_t>(bytes[i]));
+      mx = std::max(mx, static_cast<int8_t>(bytes[i]));
+    }
+    lo = mn;
+    hi = mx;
+  }
+  const QGemmPlan& plan = s.groups.front();
+  const std::string gemm = QGemmKernelName(context, plan.weights(), plan.KernelParams().stage.stage, m, lo, hi);
+  if (gemm.rfind("qgemm", 0) != 0) return nullptr;
+  const std::string mirror = "qigemm" + gemm.substr(5);
+  for (const QConv2dPlan::State::Indirect& ind : s.indirect) {
+    if (ind.kernel->name == mirror && context.IsEnabled(ind.kernel->isa)) return ind.kernel;
+  }
+  return nullptr;
+}
+
+// The indirect path: one pointer per (output pixel, tap) into x (or the zero row), built per call since it holds
+// x's address (a few hundred KiB at most, no activation bytes), then the kernel over tiles of output pixels per
+// group. Each output element is computed whole by one kernel call, so the split over threads changes nothing.
+Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QIgemmUkernelEntry& kernel,
+                   const reference::Conv2dGeometry& g, const Tensor& x, Tensor& y) {
+  const std::vector<std::vector<int16_t>>* weights = nullptr;
+  for (const QConv2dPlan::State::Indirect& ind : s.indirect) {
+    if (ind.kernel == &kernel) weights = &ind.weights;
+  }
+  const size_t mr = kernel.mr, taps = static_cast<size_t>(g.kh * g.kw);
+  const size_t cg = static_cast<size_t>(g.c_in / g.groups), og = static_cast<size_t>(g.c_out / g.groups);
+  const size_t k = taps * cg, m = static_cast<size_t>(g.n * g.OutH() * g.OutW());
+  const size_t entries = reference::ConvIndirectionSize(g, mr);
+  OCTET_ASSIGN_OR_RETURN(Tensor buffer,
+                         s.TakeScratch(DType::kU8, Shape{static_cast<int64_t>(entries * sizeof(void*))}));
+  auto** indirection = reinterpret_cast<const void**>(buffer.raw_data());
+  reference::BuildConvIndirection(g, mr, x.raw_data(), s.zero_row.data(), indirection);
+  const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());
+  auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
+  const int64_t tiles = static_cast<int64_t>((m + mr - 1) / mr);
+  // Tiles per task from the shape alone: about 2^20 multiply-adds each.
+  const int64_t per_task =
+      std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / std::max<size_t>(mr * k * og, 1)));
+  for (int64_t group = 0; group < g.groups; ++group) {
+    const QGemmUkernelParams params = s.groups[static_cast<size_t>(group)].KernelParams();
+    const int8_t* w = reinterpret_cast<const int8_t*>((*weights)[static_cast<size_t>(group)].data());
+    ParallelFor(context, tiles, per_task, [&](int64_t begin, int64_t end) {
+      QIgemmUkernelArgs args;
+      args.m = std::min(static_cast<size_t>(end) * mr, m) - static_cast<size_t>(begin) * mr;
+      args.n = og;
+      args.taps = taps;
+      args.c = cg;
+      args.indirection = indirection + static_cast<size_t>(begin) * taps * mr;
+      args.mr = mr;
+      args.a_offset = static_cast<size_t>(group) * cg;
+      args.w = w;
+      args.w_panel_stride = kernel.layout.PanelStride(k);
+      args.layout = kernel.layout;
+      args.y =
+          y_bytes +
+          (static_cast<size_t>(begin) * mr * static_cast<size_t>(g.c_out) + static_cast<size_t>(group) * og) * out_size;
+      args.y_stride = static_cast<size_t>(g.c_out);
+      args.params = &params;
+      kernel.fn(args);
+    });
+  }
+  s.ReturnScratch(std::move(buffer));
+  context.RecordKernel("qconv2d", "indirect");
+  context.RecordKernel("qigemm", kernel.name);
+  return OkStatus();
+}
+
 }  // namespace
 
 std::string QConv2dPlan::UkernelName(const Context& context, int64_t m) const {
@@ -253,6 +384,10 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   if (s.path == Path::k1x1) {
     OCTET_ASSIGN_OR_RETURN(const Tensor a, x.Reshaped(Shape{m, g.c_in}));
     return s.groups.front().RunInto(context, a, y2d);
+  }
+  if (!s.indirect.empty()) {
+    if (const QIgemmUkernelEntry* kernel = ChooseIndirect(context, s, x, m))
+      return RunIndirect(context, s, *kernel, g, x, y);
   }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;

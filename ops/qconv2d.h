@@ -10,6 +10,10 @@
 //   im2col:    everything else, including small-C_in first layers: each output pixel's receptive field (pad taps
 //              = the zero point) is gathered into one dense row of K = kh * kw * c_in / groups bytes, so a 3-channel
 //              7x7 stem runs as a K = 147 GEMM instead of 49 GEMMs of K = 3; one GEMM per group.
+//   indirect:  an im2col plan's alternative, chosen per call: where the GEMM would run one of qgemm's AVX2 kernels
+//              (no VNNI) for the call's activation range, with symmetric weights, channels per group in 4s and
+//              K <= 2304, the qigemm kernel of the same name reads the input through one pointer per (output pixel,
+//              tap) (ops/reference/qconv2d_indirect_reference.h) with the same arithmetic: no gather, no copy.
 // Every path runs qgemm's kernels and tiling, so results are bit-identical at any thread count and equal the
 // reference on every ISA.
 #pragma once
@@ -37,12 +41,13 @@ class QConv2dPlan {
                                     const QParams& x_qparams, const QGemmOutput& output);
 
   // x: [N, H, W, c_in] of the prepared dtype; the result [N, OH, OW, c_out] of output_dtype(). Records the path
-  // under "qconv2d" and the kernel under "qgemm" or "qdwconv".
+  // under "qconv2d" and the kernel under "qgemm", "qigemm" or "qdwconv".
   Result<Tensor> Run(const Context& context, const Tensor& x) const;
   Status RunInto(const Context& context, const Tensor& x, Tensor& y) const;
   Result<Shape> OutputShape(const Shape& x) const;
   DType output_dtype() const;
-  // "depthwise", "1x1" or "im2col".
+  // "depthwise", "1x1" or "im2col" (whose calls may take the "indirect" path; the context records the one taken
+  // under "qconv2d", and its kernel under "qigemm").
   const char* path() const;
   // The ukernel a call with m = N * OH * OW output pixels runs on `context` ("a or b" where the activations' range
   // decides), for operator kernel names. im2col chunks are never below 32 rows or m, so m picks their M bucket.

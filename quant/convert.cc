@@ -17,6 +17,7 @@
 #include "ops/int8/int8_ops.h"
 #include "ops/reference/qgemm_reference.h"
 #include "ops/reference/quantize_reference.h"
+#include "quant/fuse_int8_activation.h"
 #include "quant/fused_ops.h"
 #include "quant/graph_rewrite.h"
 #include "quant/quantizable_ops.h"
@@ -786,7 +787,9 @@ Result<Graph> Convert(const PreparedGraph& prepared, const ConvertOptions& optio
     }
   }
   Converter converter(prepared, GetNumericsSpec(options.profile), std::move(*qparams), options.keep_float);
-  return converter.Run(report);
+  OCTET_ASSIGN_OR_RETURN(Graph converted, converter.Run(report));
+  if (options.fuse_activations) OCTET_RETURN_IF_ERROR(FuseInt8Activations(converted).status());
+  return converted;
 }
 
 }  // namespace octet

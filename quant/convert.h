@@ -51,6 +51,9 @@ struct ConvertOptions {
   // calibration filled for their neighbours: sensitivity analysis converts one calibrated PreparedGraph many times
   // with different sets kept float. A name that is no node of the prepared graph fails Convert.
   std::set<std::string> keep_float;
+  // Fold each QClamp (Relu, Clip, ReLU6 not fused in the float graph) into the int8 operator that feeds it
+  // (quant/fuse_int8_activation.h); the outputs stay the same bit for bit. Off: one int8 node per float node.
+  bool fuse_activations = true;
 };
 
 // What Convert did with each node of the prepared graph.

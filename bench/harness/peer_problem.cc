@@ -70,8 +70,11 @@ Result<GemmProblem> MakeGemmProblem(const GemmShape& shape, const GemmProblemOpt
   return p;
 }
 
-Result<ConvProblem> MakeConvProblem(const ConvShape& shape, QGemmStage stage) {
+Result<ConvProblem> MakeConvProblem(const ConvShape& shape, QGemmStage stage, int activation_bits) {
   if (stage == QGemmStage::kS32) return InvalidArgument("the conv peer problem has a u8 output, not int32");
+  if (activation_bits < 1 || activation_bits > 8) {
+    return InvalidArgument("activation bits must be in [1, 8], got {}", activation_bits);
+  }
   if (shape.groups < 1 || shape.c_in % shape.groups != 0 || shape.c_out % shape.groups != 0) {
     return InvalidArgument("groups {} must divide c_in {} and c_out {}", shape.groups, shape.c_in, shape.c_out);
   }
@@ -83,7 +86,8 @@ Result<ConvProblem> MakeConvProblem(const ConvShape& shape, QGemmStage stage) {
   p.params.pad_h = p.params.pad_w = shape.pad;
   p.params.groups = shape.groups;
   OCTET_ASSIGN_OR_RETURN(Tensor x, Tensor::Create(DType::kU8, Shape{1, shape.h, shape.w, shape.c_in}));
-  for (auto& v : x.values<uint8_t>()) v = static_cast<uint8_t>(rng());
+  const auto x_mask = static_cast<uint8_t>((1u << activation_bits) - 1);
+  for (auto& v : x.values<uint8_t>()) v = static_cast<uint8_t>(rng()) & x_mask;
   OCTET_ASSIGN_OR_RETURN(QParams xq, QParams::PerTensor(DType::kU8, kPeerActivationScale, kPeerActivationZeroPoint));
   OCTET_ASSIGN_OR_RETURN(p.x, QTensor::Create(std::move(x), std::move(xq)));
   const int64_t per_group = shape.c_in / shape.groups;

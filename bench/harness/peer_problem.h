@@ -55,8 +55,9 @@ Result<QGemmStage> ParseRequantScheme(std::string_view scheme);
 
 // Seeded (the same data on every call): A, then W, then the bias, from one mt19937_64.
 Result<GemmProblem> MakeGemmProblem(const GemmShape& shape, const GemmProblemOptions& options);
-// Requantized with `stage` (not kS32). The shape must be valid (groups divide both channel counts).
-Result<ConvProblem> MakeConvProblem(const ConvShape& shape, QGemmStage stage);
+// Requantized with `stage` (not kS32). The shape must be valid (groups divide both channel counts). Activations are
+// drawn in [0, 2^activation_bits - 1] (7: PyTorch's reduce_range, where AVX2's vpmaddubsw cannot saturate).
+Result<ConvProblem> MakeConvProblem(const ConvShape& shape, QGemmStage stage, int activation_bits = 8);
 
 // 2 M N K and 2 OH OW C_out (C_in / groups) KH KW: the operation counts GOPS figures divide by.
 double GemmOps(const GemmShape& shape);

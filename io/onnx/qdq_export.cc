@@ -28,8 +28,9 @@ constexpr int64_t kQdqOpset = 13;
 constexpr int64_t kQdqIrVersion = 7;  // the IR version of opset 13
 
 // octet's attributes that exist only for its own kernels (numerics and fused activations).
-const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "reduce_range",
-                                                                  "rounding", "non_finite"};
+const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "activation_min",
+                                                                  "activation_max", "reduce_range", "rounding",
+                                                                  "non_finite"};
 
 Result<int32_t> OnnxElemType(DType dtype) {
   switch (dtype) {
@@ -242,20 +243,24 @@ class QdqWriter {
   // range is narrower than its dtype (ONNX saturates to the dtype only).
   Status QuantizeTo(std::string in, ValueId out_id) {
     OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out_id));
-    const Value& out = graph_.value(out_id);
-    const bool narrow = q->quant_min() > DTypeMin(q->dtype()) || q->quant_max() < DTypeMax(q->dtype());
-    if (narrow && !q->per_channel()) {
-      const float lo = q->scale() * static_cast<float>(q->quant_min() - q->zero_point());
-      const float hi = q->scale() * static_cast<float>(q->quant_max() - q->zero_point());
-      const std::string clipped = Fresh(out.name + ".clipped");
-      AddNode("Clip", Fresh(out.name + ".Clip"),
-              {in, AddInitializer(out.name + ".clip_min", ScalarF32(lo)),
-               AddInitializer(out.name + ".clip_max", ScalarF32(hi))},
+    return QuantizeToName(std::move(in), *q, graph_.value(out_id).name);
+  }
+
+  // QuantizeLinear of `in` with qparams `qp` into the tensor named `out_name` (as QuantizeTo).
+  Status QuantizeToName(std::string in, const QParams& q, const std::string& out_name) {
+    const bool narrow = q.quant_min() > DTypeMin(q.dtype()) || q.quant_max() < DTypeMax(q.dtype());
+    if (narrow && !q.per_channel()) {
+      const float lo = q.scale() * static_cast<float>(q.quant_min() - q.zero_point());
+      const float hi = q.scale() * static_cast<float>(q.quant_max() - q.zero_point());
+      const std::string clipped = Fresh(out_name + ".clipped");
+      AddNode("Clip", Fresh(out_name + ".Clip"),
+              {in, AddInitializer(out_name + ".clip_min", ScalarF32(lo)),
+               AddInitializer(out_name + ".clip_max", ScalarF32(hi))},
               {clipped});
       in = clipped;
     }
-    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out.name + ".QuantizeLinear"), {}, {out.name});
-    auto [scale, zero_point] = QParamsInitializers(out.name, *q, node);
+    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out_name + ".QuantizeLinear"), {}, {out_name});
+    auto [scale, zero_point] = QParamsInitializers(out_name, q, node);
     node->add_input(in);
     node->add_input(scale);
     node->add_input(zero_point);
@@ -300,7 +305,7 @@ class QdqWriter {
   Result<std::string> ActivationString(const Node& node) {
     const Attribute* a = node.attributes.Find("activation");
     if (a == nullptr) return std::string();
-    if (a->type() != AttrType::kString || (!a->s().empty() && a->s() != "Relu")) {
+    if (a->type() != AttrType::kString || (!a->s().empty() && a->s() != "Relu" && a->s() != "Clip")) {
       return Unimplemented("fused activation {} has no QDQ form", a->ToString());
     }
     return a->s();
@@ -353,7 +358,28 @@ class QdqWriter {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, false));
     onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, {pre});
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
-    if (!activation.empty()) AddNode(activation, Fresh(node.name + "." + activation), {pre}, {out});
+    if (!activation.empty()) return AddActivation(node, activation, pre, out);
+    return OkStatus();
+  }
+
+  // The fused activation as its ONNX node: Relu, or Clip with the real bounds as initializers.
+  Status AddActivation(const Node& node, const std::string& activation, const std::string& in,
+                       const std::string& out) {
+    std::vector<std::string> inputs = {in};
+    if (activation == "Clip") {
+      const std::pair<const char*, const char*> bounds[] = {{"activation_min", ".clip_min"},
+                                                            {"activation_max", ".clip_max"}};
+      for (const auto& [attribute, suffix] : bounds) {
+        std::string name;  // "": an omitted optional input
+        if (node.attributes.Has(attribute)) {
+          OCTET_ASSIGN_OR_RETURN(const float v, node.attributes.GetFloat(attribute));
+          name = AddInitializer(node.name + suffix, ScalarF32(v));
+        }
+        inputs.push_back(std::move(name));
+      }
+      while (inputs.back().empty()) inputs.pop_back();
+    }
+    AddNode(activation, Fresh(node.name + "." + activation), inputs, {out});
     return OkStatus();
   }
 
@@ -366,7 +392,19 @@ class QdqWriter {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
     onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, {pre});
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
-    if (!activation.empty()) AddNode(activation, Fresh(node.name + "." + activation), {pre}, {result});
+    if (activation == "Clip") {
+      // A folded QClamp goes out as it came in: the operator quantized to the output's qparams, then
+      // DequantizeLinear, Clip, QuantizeLinear (the same integers), which ONNX Runtime fuses into QLinearConv and a
+      // clip on int8; a Clip between the operator and its QuantizeLinear would keep the operator float there.
+      OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out));
+      const std::string codes = Fresh(graph_.value(out).name + ".pre_clip");
+      const std::string dequantized = Fresh(codes + ".dequantized");
+      OCTET_RETURN_IF_ERROR(QuantizeToName(pre, *q, codes));
+      OCTET_RETURN_IF_ERROR(WriteDequantize(codes, *q, dequantized));
+      OCTET_RETURN_IF_ERROR(AddActivation(node, activation, dequantized, result));
+    } else if (!activation.empty()) {
+      OCTET_RETURN_IF_ERROR(AddActivation(node, activation, pre, result));
+    }
     return QuantizeTo(result, out);
   }
 

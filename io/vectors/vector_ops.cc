@@ -19,6 +19,7 @@
 #include "core/op_table.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool.h"
+#include "ops/reference/fused_activation_reference.h"
 #include "ops/reference/qconcat_reference.h"
 #include "ops/reference/qconv_op_reference.h"
 #include "ops/reference/qelementwise_reference.h"
@@ -151,10 +152,9 @@ struct Bounds {
 };
 
 Result<Bounds> ActivationBounds(const NodeVectors& v, const QParams& y) {
-  OCTET_ASSIGN_OR_RETURN(const std::string activation, v.attributes.GetString("activation", ""));
-  if (activation.empty()) return Bounds{y.quant_min(), y.quant_max()};
-  if (activation == "Relu") return Bounds{std::max(y.zero_point(), y.quant_min()), y.quant_max()};
-  return InvalidArgument("node '{}': attribute 'activation' must be \"\" or \"Relu\", got \"{}\"", v.name, activation);
+  auto b = reference::FusedActivationBounds(v.attributes, y.scale(), y.zero_point(), y.quant_min(), y.quant_max());
+  if (!b.ok()) return b.status().WithContext(fmt::format("node '{}'", v.name));
+  return Bounds{b->lo, b->hi};
 }
 
 Result<reference::QGemmStage> Scheme(const NodeVectors& v) {

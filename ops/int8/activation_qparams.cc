@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "ops/reference/fused_activation_reference.h"
+
 namespace octet::int8_ops {
 namespace {
 
@@ -75,10 +77,10 @@ Status CheckSharedQParams(const QActivation& x, const QActivation& y, std::strin
 }
 
 Result<std::pair<int32_t, int32_t>> ReadActivationBounds(const OpPrepareArgs& args, const QActivation& y) {
-  OCTET_ASSIGN_OR_RETURN(std::string activation, args.node.attributes.GetString("activation", ""));
-  if (activation.empty()) return std::pair<int32_t, int32_t>{y.quant_min, y.quant_max};
-  if (activation == "Relu") return std::pair<int32_t, int32_t>{std::max(y.zero_point, y.quant_min), y.quant_max};
-  return InvalidArgument("attribute activation must be \"\" or \"Relu\", got \"{}\"", activation);
+  OCTET_ASSIGN_OR_RETURN(const reference::ActivationBounds b,
+                         reference::FusedActivationBounds(args.node.attributes, y.scale, y.zero_point, y.quant_min,
+                                                          y.quant_max));
+  return std::pair<int32_t, int32_t>{b.lo, b.hi};
 }
 
 Result<Requantization> ReadRequantization(const OpPrepareArgs& args) {

@@ -43,8 +43,8 @@ Result<QActivation> ReadOutputActivation(const OpPrepareArgs& args, size_t slot,
 // Fails unless y's qparams equal x's (operators that move codes without arithmetic: max pools, QClamp).
 Status CheckSharedQParams(const QActivation& x, const QActivation& y, std::string_view op);
 
-// The "activation" attribute: "" (default) or "Relu". Returns the clamp bounds [lo, hi] of y: its [quant_min,
-// quant_max], lo raised to y's zero point by Relu.
+// The "activation" attribute: "" (default), "Relu" or "Clip". Returns the clamp bounds [lo, hi] of y
+// (reference::FusedActivationBounds).
 Result<std::pair<int32_t, int32_t>> ReadActivationBounds(const OpPrepareArgs& args, const QActivation& y);
 
 enum class Requantization { kFp32, kQ31, kFbgemm };

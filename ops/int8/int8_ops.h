@@ -9,7 +9,10 @@
 //
 // Attributes shared by the int8 operators:
 //   requantization  "fp32" (default) | "q31" | "fbgemm": the output stage (DESIGN.md §4, reference::QGemmStage).
-//   activation      "" (default) | "Relu": a fused ReLU, applied as the clamp's lower bound (the output zero point).
+//   activation      "" (default) | "Relu": a fused ReLU, applied as the clamp's lower bound (the output zero point)
+//                   | "Clip": a fused clamp to the real bounds activation_min / activation_max (floats, each
+//                   optional), as QClamp quantizes them (reference::FusedActivationBounds). Convert fuses a QClamp
+//                   into the QConv / QGemm / QMatMul / QAdd / QMul that feeds it (quant/fuse_int8_activation.h).
 //
 // Operators (inputs in brackets are optional; "q" = u8 or s8 with per-tensor qparams):
 //   Quantize(x f32) -> y q                 y's qparams (per tensor or per channel; y may also be s32). rounding

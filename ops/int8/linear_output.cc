@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/reference/fused_activation_reference.h"
 #include "ops/reference/qgemm_reference.h"
 
 namespace octet::int8_ops {
@@ -122,13 +123,12 @@ Result<QGemmOutput> ReadLinearOutput(const OpPrepareArgs& args, const QParams& x
                                      int64_t channels, size_t bias_slot, const QParams& y_qp) {
   const AttributeMap& at = args.node.attributes;
   OCTET_ASSIGN_OR_RETURN(const QGemmStage stage, ReadLinearRequantization(at));
-  OCTET_ASSIGN_OR_RETURN(const std::string activation, at.GetString("activation", ""));
-  if (!activation.empty() && activation != "Relu") {
-    return InvalidArgument("attribute 'activation' must be \"\" or \"Relu\", got \"{}\"", activation);
-  }
+  OCTET_ASSIGN_OR_RETURN(const reference::ActivationBounds bounds,
+                         reference::FusedActivationBounds(at, y_qp.scale(), y_qp.zero_point(), y_qp.quant_min(),
+                                                          y_qp.quant_max()));
   QGemmOutput out = QGemmOutput::Requantized(stage, y_qp.dtype(), y_qp.scale(), y_qp.zero_point());
-  out.lo = activation == "Relu" ? std::max(y_qp.zero_point(), y_qp.quant_min()) : y_qp.quant_min();
-  out.hi = y_qp.quant_max();
+  out.lo = bounds.lo;
+  out.hi = bounds.hi;
 
   if (bias_slot >= args.inputs.size() || !args.inputs[bias_slot].present) return out;
   const ValueInfo& b = args.inputs[bias_slot];

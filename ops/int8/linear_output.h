@@ -30,8 +30,8 @@ Result<const QParams*> ConstantWeightQParams(const OpPrepareArgs& args, size_t s
 // The output stage of a linear operator with K-reduction x (qparams x_qp) times weights w (qparams w_qp, whose
 // per-channel scales are one per output channel) into y (y_qp), read from the node:
 //   requantization "fp32" (default) | "q31" | "fbgemm"
-//   activation     "" (default) | "Relu": clamp lo = max(y zero point, y quant_min); otherwise [quant_min,
-//                  quant_max] of y's qparams.
+//   activation     "" (default) | "Relu" | "Clip" (with activation_min / activation_max): the clamp bounds of
+//                  reference::FusedActivationBounds under y's qparams.
 //   bias           input `bias_slot` when present: a constant [channels],
 //                    s32 with qparams of zero point 0 and scale x_scale * w_scale[c] (per channel, or per tensor
 //                    when the weights are) -- for fp32 and q31, as is;

@@ -10,6 +10,7 @@
 #include "ops/float/op_util.h"
 #include "ops/int8/activation_qparams.h"
 #include "ops/int8/int8_ops.h"
+#include "ops/reference/fused_activation_reference.h"
 #include "ops/reference/qlookup_reference.h"
 #include "ops/reference/quantize_reference.h"
 
@@ -83,9 +84,8 @@ Result<PreparedOp> PrepareQClamp(const OpPrepareArgs& args) {
   if (std::isnan(min) || std::isnan(max) || min > max) {
     return InvalidArgument("attributes min and max must be ordered real values, got min {} and max {}", min, max);
   }
-  const float inv_scale = 1.0f / qx.scale;
-  const int32_t lo = reference::QuantizeValue<int32_t>(min, inv_scale, qx.zero_point, qx.quant_min, qx.quant_max);
-  const int32_t hi = reference::QuantizeValue<int32_t>(max, inv_scale, qx.zero_point, qx.quant_min, qx.quant_max);
+  const int32_t lo = reference::ClampBoundCode(min, qx.scale, qx.zero_point, qx.quant_min, qx.quant_max);
+  const int32_t hi = reference::ClampBoundCode(max, qx.scale, qx.zero_point, qx.quant_min, qx.quant_max);
   std::unique_ptr<OpKernel> kernel;
   if (qx.dtype == DType::kU8) {
     kernel = MakeKernel([lo, hi](const OpRunArgs& r) -> Status {

@@ -170,6 +170,25 @@ TEST_CASE("harness: the conv spot check passes the kernel's output and catches o
   CHECK_FALSE(bench::ConvReferenceValue(p, 5, 0, 0).ok());
 }
 
+TEST_CASE("harness: the peer conv problem follows the activation bits", "[bench_harness]") {
+  const bench::ConvShape shape{16, 8, 9, 9, 3, 3, 1, 1, 1};
+  const bench::ConvProblem full = bench::MakeConvProblem(shape, QGemmStage::kFp32).value();
+  const bench::ConvProblem seven = bench::MakeConvProblem(shape, QGemmStage::kFp32, 7).value();
+  int above = 0;
+  for (int64_t i = 0; i < seven.x.values().NumElements(); ++i) {
+    const uint8_t v = full.x.values().data<uint8_t>()[i];
+    above += v > 127;
+    // The same draws, masked to 7 bits.
+    CHECK(seven.x.values().data<uint8_t>()[i] == (v & 127));
+  }
+  CHECK(above > 0);
+  const Tensor y = RunConv(seven);
+  const bench::SpotCheck check = bench::CheckConv(seven, y).value();
+  CHECK(check.mismatch.empty());
+  CHECK_FALSE(bench::MakeConvProblem(shape, QGemmStage::kFp32, 9).ok());
+  CHECK_FALSE(bench::MakeConvProblem(shape, QGemmStage::kFp32, 0).ok());
+}
+
 TEST_CASE("harness: fillers are seeded, quantize inputs saturate, kernel names give their ISA", "[bench_harness]") {
   std::vector<float> x(4096);
   bench::FillQuantizeInputs(x, 0x9e3779b9u);

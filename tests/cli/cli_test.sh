@@ -386,6 +386,25 @@ for args in "--c-in 3 --c-out 16 --h 20 --w 18 --kh 7 --kw 7 --stride 2 --pad 3:
     pass
   fi
 done
+# 7-bit activations (what compare's avx2 tier passes): AVX2 without VNNI may take its vpmaddubsw kernel.
+run "$OCTET" bench conv --c-in 16 --c-out 24 --h 9 --w 9 --kh 3 --kw 3 --pad 1 --isa avx2 --activation-bits 7 \
+  --repetitions 2 --json
+if [[ $rc -ne 0 ]]; then
+  fail "bench conv --activation-bits 7: exit $rc"
+elif ! why=$(python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[0])
+if o.get("activation_bits") != 7:
+    sys.exit("activation_bits %r, expected 7" % o.get("activation_bits"))
+if o["kernel"].endswith("__avx2") and "maddubs" not in o["kernel"]:
+    sys.exit("7-bit activations on avx2 ran %r, not the vpmaddubsw kernel" % o["kernel"])
+' "$TMP/stdout" 2>&1); then
+  fail "bench conv --activation-bits 7: $why"
+else
+  pass
+fi
+expect_rc "bench conv --activation-bits 6" 2 "activation-bits" -- \
+  "$OCTET" bench conv --c-in 6 --c-out 6 --h 4 --w 4 --kh 3 --kw 3 --activation-bits 6 --json
 expect_rc "bench conv --groups not dividing" 2 "groups" -- \
   "$OCTET" bench conv --c-in 6 --c-out 6 --h 4 --w 4 --kh 3 --kw 3 --groups 4 --json
 expect_rc "bench conv --kh 0" 2 "kh" -- "$OCTET" bench conv --c-in 6 --c-out 6 --h 4 --w 4 --kh 0 --kw 3 --json

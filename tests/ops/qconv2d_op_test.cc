@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "ops/qconv2d.h"
 #include "ops/qdwconv.h"
 #include "ops/ukernels/qdwconv.h"
@@ -59,6 +60,9 @@ TEST_CASE("qconv2d reference: a hand-computed padded convolution", "[qconv2d]") 
   CHECK(acc2[0] == 32);
   CHECK(acc2[1] == -44);
 }
+
+// How many op runs took the indirect path (the guard that the tests below reach it where AVX2 runs).
+int g_indirect_runs = 0;
 
 struct ConvCase {
   int64_t n, h, w, c_in, c_out, k_h, k_w, stride, pad, dilation, groups;
@@ -127,7 +131,15 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
       for (size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
       }
-      CHECK(ctx.LastKernel("qconv2d") == plan.path());
+      // An im2col plan runs the indirect kernels where they mirror the GEMM's (AVX2 without VNNI, full-range
+      // activations, symmetric weights, channels in 4s).
+      const std::string ran = ctx.LastKernel("qconv2d");
+      CHECK((ran == plan.path() || (std::string(plan.path()) == "im2col" && ran == "indirect")));
+      if (ran == "indirect") {
+        ++g_indirect_runs;
+        CHECK_THAT(ctx.LastKernel("qigemm"), Catch::EndsWith(std::string("__") + IsaName(isa)));
+        continue;
+      }
       const std::string family = std::string(plan.path()) == "depthwise" ? "qdwconv" : "qgemm";
       // The ISA's own kernel ran where the family has one for it (qgemm's may need M above its minimum).
       if (family == "qdwconv") {
@@ -171,9 +183,47 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
       {1, 2, 2, 3, 3, 5, 5, 1, 2, 1, 3, "depthwise"},
       {1, 6, 6, 9, 9, 3, 3, 1, 2, 2, 9, "depthwise"},
   };
+  const int indirect_before = g_indirect_runs;
   for (const ConvCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
       CheckCase(rng, c, x_dtype, kStages[rng() % 5], rng() % 4 == 0);
+    }
+  }
+  // Channels in 4s, symmetric weights: the AVX2 context runs these through the indirect kernels.
+  for (const ConvCase& c : std::vector<ConvCase>{{2, 9, 7, 8, 30, 3, 3, 1, 1, 1, 1, "im2col"},
+                                                 {1, 8, 11, 16, 50, 3, 3, 2, 1, 2, 2, "im2col"},
+                                                 {1, 13, 13, 12, 7, 7, 7, 2, 3, 1, 1, "im2col"}}) {
+    for (QGemmStage stage : kStages) CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, stage, false);
+  }
+  if (DetectedIsas().Contains(Isa::kAvx2)) CHECK(g_indirect_runs > indirect_before);
+}
+
+TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on AVX2, equal to the reference",
+          "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect vpmaddubsw")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_maddubs");
+  for (QGemmStage stage : kStages) {
+    Conv2dParams p;
+    p.kernel_h = p.kernel_w = 3;
+    p.stride_h = p.stride_w = 1 + static_cast<int64_t>(rng() % 2);
+    p.pad_h = p.pad_w = 1;
+    const QTensor w = testing::MakeConvWeights(rng, Shape{37, 3, 3, 12}, true, false);
+    QTensor x = testing::MakeConvInput(rng, Shape{2, 9, 10, 12}, DType::kU8, 117);
+    for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;  // reduce_range: [0, 127]
+    const QGemmOutput out = testing::RandomConvOutput(rng, stage, 37, 9 * 12);
+    const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+    for (int threads : {1, 3}) {
+      const Context ctx = testing::ContextFor(Isa::kAvx2, threads);
+      const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x.qparams(), out).value();
+      const Tensor y = plan.Run(ctx, x.values()).value();
+      INFO("stage " << reference::QGemmStageName(stage) << ", " << threads << " threads");
+      REQUIRE(y.SizeBytes() == want.size());
+      const auto* got = static_cast<const uint8_t*>(y.raw_data());
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+      }
+      CHECK(ctx.LastKernel("qconv2d") == "indirect");
+      CHECK_THAT(ctx.LastKernel("qigemm"), Catch::Contains("4x16c4_maddubs__avx2"));
     }
   }
 }

@@ -33,6 +33,7 @@ struct ConvBenchCommand : BenchFlags {
   int64_t pad = 0;
   int64_t groups = 1;
   std::string scheme = "fp32";
+  int activation_bits = 8;
 };
 
 // Every output of small layers, else 300 samples and the four corners; most outputs must not be clamped.
@@ -62,12 +63,15 @@ int RunConvBench(const ConvBenchCommand& c) {
   }
   Result<QGemmStage> stage = bench::ParseRequantScheme(c.scheme);
   if (!stage.ok()) return ReportUsage(fmt::format("--scheme must be fp32, q31 or fbgemm, got '{}'", c.scheme));
+  if (c.activation_bits != 7 && c.activation_bits != 8) {
+    return ReportUsage(fmt::format("--activation-bits must be 7 or 8, got {}", c.activation_bits));
+  }
   if (Status s = c.context.CheckUsage(); !s.ok()) return ReportUsage(s.message());
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
 
   const bench::ConvShape conv{c.c_in, c.c_out, c.h, c.w, c.kh, c.kw, c.stride, c.pad, c.groups};
-  Result<bench::ConvProblem> problem = bench::MakeConvProblem(conv, *stage);
+  Result<bench::ConvProblem> problem = bench::MakeConvProblem(conv, *stage, c.activation_bits);
   if (!problem.ok()) return ReportFailure(problem.status());
   Result<QConv2dPlan> plan =
       QConv2dPlan::Create(*context, problem->w, problem->params, problem->x.qparams(), problem->output);
@@ -79,8 +83,9 @@ int RunConvBench(const ConvBenchCommand& c) {
   Tensor& out = *y;
   const Tensor& x = problem->x.values();
   if (Status s = plan->RunInto(*context, x, out); !s.ok()) return ReportFailure(s);
-  const std::string path = plan->path();
-  const std::string family = path == "depthwise" ? "qdwconv" : "qgemm";
+  // The path the call took (an im2col plan may run the indirect kernels) and its kernel family.
+  const std::string path = context->LastKernel("qconv2d");
+  const std::string family = path == "depthwise" ? "qdwconv" : path == "indirect" ? "qigemm" : "qgemm";
   const std::string kernel = context->LastKernel(family);
   if (Status s = Check(*problem, out, kernel); !s.ok()) return ReportFailure(s);
 
@@ -108,6 +113,7 @@ int RunConvBench(const ConvBenchCommand& c) {
     j["kernel"] = kernel;
     j["path"] = path;
     j["scheme"] = c.scheme;
+    j["activation_bits"] = c.activation_bits;
     bench::AddTimingJson(j, t, "gops", gops);
     j["enabled_isas"] = context->enabled_isas().ToString();
     fmt::print("{}\n", j.dump());
@@ -137,6 +143,10 @@ void AddConvBenchCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--groups", c->groups, "Groups (c_in for depthwise)")->type_name("G")->capture_default_str();
   sub->add_option("--scheme", c->scheme, "Requantization: fp32, q31 or fbgemm")
       ->type_name("SCHEME")
+      ->capture_default_str();
+  sub->add_option("--activation-bits", c->activation_bits,
+                  "Activations drawn in [0, 2^bits - 1]: 8 (full u8 range) or 7 ([0, 127], PyTorch's reduce_range)")
+      ->type_name("7|8")
       ->capture_default_str();
   c->AddTo(sub);
   registry.Add(sub, [c] { return RunConvBench(*c); });
