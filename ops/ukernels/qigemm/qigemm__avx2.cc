@@ -21,24 +21,24 @@
 namespace octet {
 namespace {
 
-constexpr size_t kMr = 3, kNr = 24;
-constexpr size_t kMaddMr = 4, kMaddNr = 16;
+constexpr size_t kIgemmMr = 3, kIgemmNr = 24;
+constexpr size_t kIgemmMaddMr = 4, kIgemmMaddNr = 16;
 
 // ---- vpmaddubsw, 4x16 ----
 template <bool kFlip>
 void MaddDot(const void* const* pointers, size_t taps, size_t c, size_t a_offset, const int8_t* w, int32_t* tile) {
-  __m256i acc[kMaddMr][2];
-  Unroll<kMaddMr>([&](auto r) OCTET_INLINE { acc[r][0] = acc[r][1] = _mm256_setzero_si256(); });
+  __m256i acc[kIgemmMaddMr][2];
+  Unroll<kIgemmMaddMr>([&](auto r) OCTET_INLINE { acc[r][0] = acc[r][1] = _mm256_setzero_si256(); });
   const __m256i ones = _mm256_set1_epi16(1);
   for (size_t t = 0; t < taps; ++t) {
-    const uint8_t* rows[kMaddMr];
-    Unroll<kMaddMr>([&](auto r)
-                        OCTET_INLINE { rows[r] = static_cast<const uint8_t*>(pointers[t * kMaddMr + r]) + a_offset; });
+    const uint8_t* rows[kIgemmMaddMr];
+    Unroll<kIgemmMaddMr>([&](auto r)
+                        OCTET_INLINE { rows[r] = static_cast<const uint8_t*>(pointers[t * kIgemmMaddMr + r]) + a_offset; });
     for (size_t g = 0; g < c / 4; ++g) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
       const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
       w += 64;
-      Unroll<kMaddMr>([&](auto r) OCTET_INLINE {
+      Unroll<kIgemmMaddMr>([&](auto r) OCTET_INLINE {
         __m256i av = _mm256_broadcastd_epi32(_mm_loadu_si32(rows[r]));
         rows[r] += 4;
         if constexpr (kFlip) av = _mm256_xor_si256(av, _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
@@ -47,27 +47,27 @@ void MaddDot(const void* const* pointers, size_t taps, size_t c, size_t a_offset
       });
     }
   }
-  Unroll<kMaddMr>([&](auto r) OCTET_INLINE {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kMaddNr), acc[r][0]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kMaddNr + 8), acc[r][1]);
+  Unroll<kIgemmMaddMr>([&](auto r) OCTET_INLINE {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kIgemmMaddNr), acc[r][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kIgemmMaddNr + 8), acc[r][1]);
   });
 }
 
 template <bool kSignedA, QGemmStage kStage>
 void RunMaddubs(const QIgemmUkernelArgs& args) {
   OCTET_DCHECK(args.layout == kQGemmLayoutX86);
-  OCTET_DCHECK(args.mr == kMaddMr);
+  OCTET_DCHECK(args.mr == kIgemmMaddMr);
   OCTET_DCHECK(args.c % 4 == 0);
   OCTET_DCHECK(args.params->stage.stage == kStage);
-  alignas(64) int32_t tile[kMaddMr * kMaddNr];
-  for (size_t j0 = 0; j0 < args.n; j0 += kMaddNr) {
-    const size_t cols = std::min(args.n - j0, kMaddNr);
-    const int8_t* panel = args.w + (j0 / kMaddNr) * args.w_panel_stride;
-    for (size_t i0 = 0; i0 < args.m; i0 += kMaddMr) {
-      const size_t rows = std::min(args.m - i0, kMaddMr);
-      MaddDot<kSignedA>(args.indirection + (i0 / kMaddMr) * args.taps * kMaddMr, args.taps, args.c, args.a_offset,
+  alignas(64) int32_t tile[kIgemmMaddMr * kIgemmMaddNr];
+  for (size_t j0 = 0; j0 < args.n; j0 += kIgemmMaddNr) {
+    const size_t cols = std::min(args.n - j0, kIgemmMaddNr);
+    const int8_t* panel = args.w + (j0 / kIgemmMaddNr) * args.w_panel_stride;
+    for (size_t i0 = 0; i0 < args.m; i0 += kIgemmMaddMr) {
+      const size_t rows = std::min(args.m - i0, kIgemmMaddMr);
+      MaddDot<kSignedA>(args.indirection + (i0 / kIgemmMaddMr) * args.taps * kIgemmMaddMr, args.taps, args.c, args.a_offset,
                         panel, tile);
-      avx2::Epilogue<kStage>(tile, kMaddNr, rows, cols, kSignedA ? 128 : 0, *args.params, i0, j0, args.y,
+      avx2::Epilogue<kStage>(tile, kIgemmMaddNr, rows, cols, kSignedA ? 128 : 0, *args.params, i0, j0, args.y,
                              args.y_stride);
     }
   }
@@ -83,52 +83,52 @@ __attribute__((always_inline)) inline void Pin(__m256i& v) { __asm__("" : "+x"(v
 template <bool kFlip>
 void Dot(const void* const* pointers, size_t taps, size_t c, size_t a_offset, const int8_t* w_bytes, int32_t* tile) {
   const auto* w = reinterpret_cast<const __m256i*>(w_bytes);
-  __m256i acc[kMr][3];
-  Unroll<kMr>([&](auto r)
+  __m256i acc[kIgemmMr][3];
+  Unroll<kIgemmMr>([&](auto r)
                   OCTET_INLINE { Unroll<3>([&](auto q) OCTET_INLINE { acc[r][q] = _mm256_setzero_si256(); }); });
   const __m256i pair01 = _mm256_set1_epi32(static_cast<int32_t>(0x80018000u));
   const __m256i pair23 = _mm256_set1_epi32(static_cast<int32_t>(0x80038002u));
   for (size_t t = 0; t < taps; ++t) {
-    const uint8_t* rows[kMr];
-    Unroll<kMr>([&](auto r) OCTET_INLINE { rows[r] = static_cast<const uint8_t*>(pointers[t * kMr + r]) + a_offset; });
+    const uint8_t* rows[kIgemmMr];
+    Unroll<kIgemmMr>([&](auto r) OCTET_INLINE { rows[r] = static_cast<const uint8_t*>(pointers[t * kIgemmMr + r]) + a_offset; });
     for (size_t g = 0; g < c / 4; ++g) {
       Unroll<2>([&](auto half) OCTET_INLINE {
         __m256i wv[3];
         Unroll<3>([&](auto q) OCTET_INLINE { wv[q] = _mm256_loadu_si256(w + half * 3 + q); });
-        Unroll<kMr>([&](auto r) OCTET_INLINE {
+        Unroll<kIgemmMr>([&](auto r) OCTET_INLINE {
           __m256i av = _mm256_broadcastd_epi32(_mm_loadu_si32(rows[r]));
           if constexpr (kFlip) av = _mm256_xor_si256(av, _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
           av = _mm256_shuffle_epi8(av, half == 0 ? pair01 : pair23);
           Unroll<3>([&](auto q)
                         OCTET_INLINE { acc[r][q] = _mm256_add_epi32(acc[r][q], _mm256_madd_epi16(av, wv[q])); });
         });
-        Unroll<kMr>([&](auto r) OCTET_INLINE { Unroll<3>([&](auto q) OCTET_INLINE { Pin(acc[r][q]); }); });
+        Unroll<kIgemmMr>([&](auto r) OCTET_INLINE { Unroll<3>([&](auto q) OCTET_INLINE { Pin(acc[r][q]); }); });
         if constexpr (half == 0) __asm__ volatile("" ::: "memory");
       });
       w += 6;
-      Unroll<kMr>([&](auto r) OCTET_INLINE { rows[r] += 4; });
+      Unroll<kIgemmMr>([&](auto r) OCTET_INLINE { rows[r] += 4; });
     }
   }
-  Unroll<kMr>([&](auto r) OCTET_INLINE {
+  Unroll<kIgemmMr>([&](auto r) OCTET_INLINE {
     Unroll<3>([&](auto q)
-                  OCTET_INLINE { _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr + 8 * q), acc[r][q]); });
+                  OCTET_INLINE { _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kIgemmNr + 8 * q), acc[r][q]); });
   });
 }
 
 template <bool kSignedA, QGemmStage kStage>
 void Run(const QIgemmUkernelArgs& args) {
   OCTET_DCHECK(args.layout == kQGemmLayoutX86Wide);
-  OCTET_DCHECK(args.mr == kMr);
+  OCTET_DCHECK(args.mr == kIgemmMr);
   OCTET_DCHECK(args.c % 4 == 0);
   OCTET_DCHECK(args.params->stage.stage == kStage);
-  alignas(64) int32_t tile[kMr * kNr];
-  for (size_t j0 = 0; j0 < args.n; j0 += kNr) {
-    const size_t cols = std::min(args.n - j0, kNr);
-    const int8_t* panel = args.w + (j0 / kNr) * args.w_panel_stride;
-    for (size_t i0 = 0; i0 < args.m; i0 += kMr) {
-      const size_t rows = std::min(args.m - i0, kMr);
-      Dot<kSignedA>(args.indirection + (i0 / kMr) * args.taps * kMr, args.taps, args.c, args.a_offset, panel, tile);
-      avx2::Epilogue<kStage>(tile, kNr, rows, cols, kSignedA ? 128 : 0, *args.params, i0, j0, args.y, args.y_stride);
+  alignas(64) int32_t tile[kIgemmMr * kIgemmNr];
+  for (size_t j0 = 0; j0 < args.n; j0 += kIgemmNr) {
+    const size_t cols = std::min(args.n - j0, kIgemmNr);
+    const int8_t* panel = args.w + (j0 / kIgemmNr) * args.w_panel_stride;
+    for (size_t i0 = 0; i0 < args.m; i0 += kIgemmMr) {
+      const size_t rows = std::min(args.m - i0, kIgemmMr);
+      Dot<kSignedA>(args.indirection + (i0 / kIgemmMr) * args.taps * kIgemmMr, args.taps, args.c, args.a_offset, panel, tile);
+      avx2::Epilogue<kStage>(tile, kIgemmNr, rows, cols, kSignedA ? 128 : 0, *args.params, i0, j0, args.y, args.y_stride);
     }
   }
 }
