@@ -60,22 +60,22 @@ TEST_CASE("qconv2d reference: a hand-computed padded convolution", "[qconv2d]") 
   CHECK(acc2[1] == -44);
 }
 
-struct ConvCase {
+struct QConv2dCase {
   int64_t n, h, w, c_in, c_out, k_h, k_w, stride, pad, dilation, groups;
   const char* path;
 };
 
-std::string Describe(const ConvCase& c) {
+std::string DescribeQConv2d(const QConv2dCase& c) {
   return fmt::format("{}x{}x{}x{} -> {} k{}x{} s{} p{} d{} g{}", c.n, c.h, c.w, c.c_in, c.c_out, c.k_h, c.k_w,
                      c.stride, c.pad, c.dilation, c.groups);
 }
 
-constexpr QGemmStage kStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
+constexpr QGemmStage kQConv2dStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
                                   QGemmStage::kF32};
 
 // check_varied: require the reference outputs not to be mostly one value (curated shapes; random ones may be mostly
 // padding on purpose).
-void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStage stage, bool affine,
+void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmStage stage, bool affine,
                bool check_varied = true) {
   Conv2dParams p;
   p.kernel_h = c.k_h;
@@ -104,7 +104,7 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
     out = testing::RandomConvOutput(rng, stage, c.c_out, c.k_h * c.k_w * c.c_in / c.groups);
     want = testing::ReferenceQConv2d(x, w, p, out);
   }
-  INFO(Describe(c) << ": the reference outputs are mostly one value; the scales need adjusting");
+  INFO(DescribeQConv2d(c) << ": the reference outputs are mostly one value; the scales need adjusting");
   CHECK_FALSE(mostly_one_value(want));
   for (Isa isa : testing::CompiledIsaList()) {
     if (!testing::CanRun(isa, std::string("qconv2d op on ") + IsaName(isa))) continue;
@@ -116,7 +116,7 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
     CHECK(std::string(plan.path()) == (dw_case && !zero_w_zp ? "im2col" : c.path));
     for (int threads : {1, 2, 3}) {
       const Context ctx = testing::ContextFor(isa, threads);
-      INFO(Describe(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
+      INFO(DescribeQConv2d(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
                        << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
                        << IsaName(isa) << ", threads " << threads);
       const Tensor y = plan.Run(ctx, x.values()).value();
@@ -143,7 +143,7 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
 
 TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_op");
-  const std::vector<ConvCase> cases = {
+  const std::vector<QConv2dCase> cases = {
       // Stem-like small C_in, 7x7 stride 2 pad 3 (im2col with K = 147).
       {1, 17, 15, 3, 16, 7, 7, 2, 3, 1, 1, "im2col"},
       // 3x3 pad 1 with odd channel counts.
@@ -171,16 +171,16 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
       {1, 2, 2, 3, 3, 5, 5, 1, 2, 1, 3, "depthwise"},
       {1, 6, 6, 9, 9, 3, 3, 1, 2, 2, 9, "depthwise"},
   };
-  for (const ConvCase& c : cases) {
+  for (const QConv2dCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
-      CheckCase(rng, c, x_dtype, kStages[rng() % 5], rng() % 4 == 0);
+      CheckCase(rng, c, x_dtype, kQConv2dStages[rng() % 5], rng() % 4 == 0);
     }
   }
 }
 
 TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_stages");
-  for (QGemmStage stage : kStages) {
+  for (QGemmStage stage : kQConv2dStages) {
     CheckCase(rng, {1, 5, 6, 21, 21, 3, 3, 1, 1, 1, 21, "depthwise"}, DType::kU8, stage, false);
     CheckCase(rng, {1, 5, 6, 7, 9, 3, 3, 2, 1, 1, 1, "im2col"}, DType::kS8, stage, false);
   }
@@ -189,7 +189,7 @@ TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d
 TEST_CASE("qconv2d op: randomized shapes", "[.long]") {
   auto rng = testing::MakeRng("qconv2d_long");
   for (int iter = 0; iter < 60; ++iter) {
-    ConvCase c{};
+    QConv2dCase c{};
     c.n = 1 + rng() % 2;
     c.h = 1 + rng() % 12;
     c.w = 1 + rng() % 12;
@@ -213,7 +213,7 @@ TEST_CASE("qconv2d op: randomized shapes", "[.long]") {
       c.path = one ? "1x1" : "im2col";
       if (c.groups > 1 && c.c_in == c.groups && c.c_out == c.groups) c.path = "depthwise";
     }
-    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kStages[rng() % 5], rng() % 4 == 0, false);
+    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
   }
 }
 
