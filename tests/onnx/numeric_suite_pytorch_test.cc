@@ -165,13 +165,16 @@ TEST_CASE("numeric suite on the dynamic LSTM LM agrees with PyTorch 1.13 within 
       CheckClose(node + " weight W (ih)", Sqnr(wi.float_weight, wi.dequantized).value(), layer["weight_ih"]);
       CheckClose(node + " weight R (hh)", Sqnr(wr.float_weight, wr.dequantized).value(), layer["weight_hh"]);
       CheckClose(node + " activation Y", FindComparison(p->activations(), node).sqnr_db(), layer["activation"]);
-      CheckClose(node + " activation Y_h", FindComparison(p->activations(), node + ":1").sqnr_db(), layer["activation_h"]);
-      CheckClose(node + " activation Y_c", FindComparison(p->activations(), node + ":2").sqnr_db(), layer["activation_c"]);
+      CheckClose(node + " activation Y_h", FindComparison(p->activations(), node + ":1").sqnr_db(),
+                 layer["activation_h"]);
+      CheckClose(node + " activation Y_c", FindComparison(p->activations(), node + ":2").sqnr_db(),
+                 layer["activation_c"]);
       CheckClose(node + " shadow Y", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow"]);
       CheckClose(node + " shadow Y_h", FindComparison(p->shadow(), node + ":1").sqnr_db(), layer["shadow_h"]);
       CheckClose(node + " shadow Y_c", FindComparison(p->shadow(), node + ":2").sqnr_db(), layer["shadow_c"]);
       // PyTorch's ShadowLogger unwraps the LSTM's tuple once and keeps the whole output sequence.
-      CheckClose(node + " shadow Y, ShadowLogger", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow_first_sample"]);
+      CheckClose(node + " shadow Y, ShadowLogger", FindComparison(p->shadow(), node).sqnr_db(),
+                 layer["shadow_first_sample"]);
     } else {
       const WeightComparison& w = FindWeight(weights, node, 1);
       CheckClose(node + " weight", Sqnr(w.float_weight, w.dequantized).value(), layer["weight"]);
@@ -182,7 +185,8 @@ TEST_CASE("numeric suite on the dynamic LSTM LM agrees with PyTorch 1.13 within 
                  layer["shadow_first_sample"]);
     }
   }
-  for (const char* out : {"logits", "h", "c"}) CheckClose(out, FindComparison(p->outputs(), out).sqnr_db(), pt["outputs"][out]);
+  for (const char* out : {"logits", "h", "c"})
+    CheckClose(out, FindComparison(p->outputs(), out).sqnr_db(), pt["outputs"][out]);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ std::string DescribeQConv2d(const QConv2dCase& c) {
 }
 
 constexpr QGemmStage kQConv2dStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
-                                  QGemmStage::kF32};
+                                         QGemmStage::kF32};
 
 // check_varied: require the reference outputs not to be mostly one value (curated shapes; random ones may be mostly
 // padding on purpose).
@@ -117,8 +117,8 @@ void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmS
     for (int threads : {1, 2, 3}) {
       const Context ctx = testing::ContextFor(isa, threads);
       INFO(DescribeQConv2d(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
-                       << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
-                       << IsaName(isa) << ", threads " << threads);
+                              << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
+                              << IsaName(isa) << ", threads " << threads);
       const Tensor y = plan.Run(ctx, x.values()).value();
       REQUIRE(y.shape() == Shape{c.n, (c.h + 2 * c.pad - c.dilation * (c.k_h - 1) - 1) / c.stride + 1,
                                  (c.w + 2 * c.pad - c.dilation * (c.k_w - 1) - 1) / c.stride + 1, c.c_out});

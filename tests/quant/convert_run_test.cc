@@ -24,7 +24,8 @@ namespace {
 
 using testing::RandomTensor;
 
-constexpr int64_t kRunC = 2, kRunH = 6, kRunW = 6, kO = 4, kPooled = 3, kFeatures = kO * kPooled * kPooled, kClasses = 5;
+constexpr int64_t kRunC = 2, kRunH = 6, kRunW = 6, kO = 4, kPooled = 3, kFeatures = kO * kPooled * kPooled,
+                  kClasses = 5;
 
 Graph Chain(uint64_t seed) {
   GraphBuilder b("chain", seed);

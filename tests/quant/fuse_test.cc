@@ -120,7 +120,8 @@ TEST_CASE("FoldBatchNorm follows PyTorch's fuse_conv_bn_weights and fuse_linear_
     CHECK(fb1.data<float>()[o] == (fb0.data<float>()[o] - fm.data<float>()[o]) * s + fbeta.data<float>()[o]);
   }
   const std::vector<Tensor> in = {RandomTensor(rng, Shape{3, 2, 5, 5}, -2.0f, 2.0f)};
-  CHECK(RelativeError(RunFusedGraph(g, FloatOpRegistry(), in)[0], RunFusedGraph(original, FloatOpRegistry(), in)[0]) < 1e-5);
+  CHECK(RelativeError(RunFusedGraph(g, FloatOpRegistry(), in)[0], RunFusedGraph(original, FloatOpRegistry(), in)[0]) <
+        1e-5);
 }
 
 TEST_CASE("Pairs whose intermediate value is needed elsewhere are not rewritten", "[quant]") {

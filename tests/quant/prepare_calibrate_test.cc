@@ -113,8 +113,9 @@ TEST_CASE("A none entry keeps a node float; dynamic qconfigs observe weights onl
   std::mt19937_64 rng = testing::MakeRng("prepare_mapping");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(CalibrateMinMaxQConfig()).SetModuleName("fc2", std::nullopt).SetModuleName("fc1",
-                                                                                       GetDefaultDynamicQConfig());
+  mapping.SetGlobal(CalibrateMinMaxQConfig())
+      .SetModuleName("fc2", std::nullopt)
+      .SetModuleName("fc1", GetDefaultDynamicQConfig());
   auto prepared = Prepare(original, mapping);
   REQUIRE(prepared.ok());
   const Graph& g = prepared->graph();

@@ -19,7 +19,9 @@ using testing::QInput;
 
 QParams U8(float scale, int32_t zp) { return QParams::PerTensor(DType::kU8, scale, zp).value(); }
 
-Tensor QAddU8Tensor(const Shape& shape, const std::vector<uint8_t>& v) { return Tensor::FromValues<uint8_t>(shape, v).value(); }
+Tensor QAddU8Tensor(const Shape& shape, const std::vector<uint8_t>& v) {
+  return Tensor::FromValues<uint8_t>(shape, v).value();
+}
 
 std::vector<int32_t> Codes(const Tensor& t) {
   std::vector<int32_t> v;

@@ -119,20 +119,20 @@ Shape WShape(const QConvOpCase& c) {
 
 const std::vector<QConvOpCase>& Cases() {
   static const std::vector<QConvOpCase> cases = {
-      {2, 5, 6, 6, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},                        // 3x3, odd channels, batch 2
+      {2, 5, 6, 6, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},  // 3x3, odd channels, batch 2
       {1, 3, 15, 13, 8, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, false, "NOTSET", "im2col"},  // stem-like
       {1, 16, 5, 3, 12, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},     // pointwise
-      {2, 8, 7, 7, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // strided 1x1: subsampled
+      {2, 8, 7, 7, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},      // strided 1x1: subsampled
       {1, 24, 9, 20, 17, 1, 1, {2, 3}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // uneven strides, 8x8 blocks
-      {1, 19, 11, 17, 26, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},                    // transposes: blocks and edges
-      {1, 6, 9, 8, 4, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},                        // groups, dilation
+      {1, 19, 11, 17, 26, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},  // transposes: blocks and edges
+      {1, 6, 9, 8, 4, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},      // groups, dilation
       {2, 8, 6, 7, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, false, "NOTSET", "depthwise"},
-      {1, 5, 9, 9, 5, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 5},                        // depthwise 5x5 stride 2
-      {1, 4, 5, 6, 3, 2, 2, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1},                        // asymmetric pads
-      {1, 3, 8, 8, 4, 3, 3, {2, 2}, {}, {1, 1}, 1, false, "SAME_UPPER"},             // auto_pad, asymmetric
-      {1, 3, 7, 8, 4, 4, 4, {1, 1}, {}, {1, 1}, 1, false, "SAME_LOWER"},             // auto_pad, even kernel
-      {2, 4, 1, 9, 5, 1, 3, {2}, {1, 1}, {1}, 1, true},                              // 1-D
-      {1, 4, 7, 6, 6, 3, 1, {2, 1}, {1, 0, 1, 0}, {1, 2}, 2},                        // 3x1, mixed strides
+      {1, 5, 9, 9, 5, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 5},             // depthwise 5x5 stride 2
+      {1, 4, 5, 6, 3, 2, 2, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1},             // asymmetric pads
+      {1, 3, 8, 8, 4, 3, 3, {2, 2}, {}, {1, 1}, 1, false, "SAME_UPPER"},  // auto_pad, asymmetric
+      {1, 3, 7, 8, 4, 4, 4, {1, 1}, {}, {1, 1}, 1, false, "SAME_LOWER"},  // auto_pad, even kernel
+      {2, 4, 1, 9, 5, 1, 3, {2}, {1, 1}, {1}, 1, true},                   // 1-D
+      {1, 4, 7, 6, 6, 3, 1, {2, 1}, {1, 0, 1, 0}, {1, 2}, 2},             // 3x1, mixed strides
   };
   return cases;
 }

@@ -144,7 +144,8 @@ TEST_CASE("QGemm equals the reference for transB 0 and 1, every dtype, weight sc
     for (int trans_b : {0, 1}) {
       for (DType x_dtype : {DType::kU8, DType::kS8}) {
         for (bool per_channel : {false, true}) {
-          for (QGemmStage stage : kQGemmInt8Stages) CheckLinear(rng, "QGemm", c, trans_b, NthVariant(i++, x_dtype, per_channel, stage));
+          for (QGemmStage stage : kQGemmInt8Stages)
+            CheckLinear(rng, "QGemm", c, trans_b, NthVariant(i++, x_dtype, per_channel, stage));
         }
       }
     }
@@ -158,7 +159,8 @@ TEST_CASE("QMatMul equals the reference on rank 1 to 3 inputs", "[int8_ops]") {
   for (const LinearCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
       for (bool per_channel : {false, true}) {
-        for (QGemmStage stage : kQGemmInt8Stages) CheckLinear(rng, "QMatMul", c, 0, NthVariant(i++, x_dtype, per_channel, stage));
+        for (QGemmStage stage : kQGemmInt8Stages)
+          CheckLinear(rng, "QMatMul", c, 0, NthVariant(i++, x_dtype, per_channel, stage));
       }
     }
   }

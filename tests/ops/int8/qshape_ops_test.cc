@@ -29,8 +29,9 @@ TEST_CASE("Shape-only operators move u8 and s8 codes unchanged", "[int8_misc]") 
         REQUIRE(y.shape() == shape);
         REQUIRE(std::memcmp(y.raw_data(), x.raw_data(), x.SizeBytes()) == 0);
       };
-      same_codes(testing::RunQOp("Reshape", {{x, q}, {QShapeInts({6, -1}), std::nullopt, true}}, q, {}, ctx, "").value(),
-                 Shape{6, 5});
+      same_codes(
+          testing::RunQOp("Reshape", {{x, q}, {QShapeInts({6, -1}), std::nullopt, true}}, q, {}, ctx, "").value(),
+          Shape{6, 5});
       same_codes(testing::RunQOp("Flatten", {{x, q}}, q, {{"axis", int64_t{2}}}, ctx, "").value(), Shape{6, 5});
       same_codes(testing::RunQOp("Squeeze", {{x, q}, {QShapeInts({2}), std::nullopt, true}}, q, {}, ctx, "").value(),
                  Shape{2, 3, 5});
