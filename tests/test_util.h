@@ -19,7 +19,7 @@ namespace octet::testing {
 inline constexpr float kInf = std::numeric_limits<float>::infinity();
 inline constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 // The ONNX test models (tests/data/models/), with the trailing slash.
-inline const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+inline const std::string kModels = OCTET_TEST_DATA_DIR "/models/";
 
 // The runner's seed (printed at start) mixed with `salt`, so each test has its own reproducible stream.
 std::mt19937_64 MakeRng(std::string_view salt);
