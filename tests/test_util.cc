@@ -70,4 +70,21 @@ std::vector<int64_t> IsaCaseCounts() {
   return CaseCounts();
 }
 
+Tensor RandomTensor(std::mt19937_64& rng, const Shape& shape, float lo, float hi) {
+  Tensor t = Tensor::Create(DType::kF32, shape).value();
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (float& v : t.values<float>()) v = u(rng);
+  return t;
+}
+
+double TensorSqnrDb(const Tensor& reference, const Tensor& test) {
+  double s = 0, e = 0;
+  for (int64_t i = 0; i < reference.NumElements(); ++i) {
+    const double a = reference.data<float>()[i], b = test.data<float>()[i];
+    s += a * a;
+    e += (a - b) * (a - b);
+  }
+  return e == 0 ? 1e9 : 10 * std::log10(s / e);
+}
+
 }  // namespace octet::testing

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <string_view>
@@ -10,8 +11,15 @@
 #include "core/context.h"
 #include "core/cpu_features.h"
 #include "core/isa.h"
+#include "core/tensor.h"
 
 namespace octet::testing {
+
+// Defined once here rather than in each test file, so that the test files can share a unity translation unit.
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+// The ONNX test models (tests/data/models/), with the trailing slash.
+inline const std::string kModels = OCTET_TEST_DATA_DIR "/models/";
 
 // The runner's seed (printed at start) mixed with `salt`, so each test has its own reproducible stream.
 std::mt19937_64 MakeRng(std::string_view salt);
@@ -31,6 +39,13 @@ std::vector<int64_t> IsaCaseCounts();
 
 // Sizes leaning small and to tile edges: TFLite's ExponentialRandomPositiveInt idea.
 size_t RandomSize(std::mt19937_64& rng, size_t max);
+
+// A float tensor of `shape` with values uniform in [lo, hi).
+Tensor RandomTensor(std::mt19937_64& rng, const Shape& shape, float lo = -1.0f, float hi = 1.0f);
+
+// SQNR of `test` against `reference` in dB: 10 log10(sum reference^2 / sum (reference - test)^2); 1e9 when they are
+// equal. Both float tensors of the same size.
+double TensorSqnrDb(const Tensor& reference, const Tensor& test);
 
 // Every ISA compiled into this build (whether it can run or not), scalar first.
 std::vector<Isa> CompiledIsaList();

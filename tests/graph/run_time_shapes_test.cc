@@ -12,7 +12,7 @@
 namespace octet {
 namespace {
 
-const Context& Serial() {
+const Context& SerialRunTimeContext() {
   static const Context c = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   return c;
 }
@@ -41,7 +41,7 @@ Tensor Iota(const Shape& shape, float first) {
 
 TEST_CASE("A shape fed as a graph input is computed at each run", "[graph]") {
   const Graph g = ReshapeByInput();
-  auto exec = Executor::Compile(g, Serial(), testing::FloatRegistry());
+  auto exec = Executor::Compile(g, SerialRunTimeContext(), testing::FloatRegistry());
   REQUIRE(exec.ok());
   CHECK(exec->kernel_name(1) == "compiled per run");
   CHECK_FALSE(exec->is_folded(1));
@@ -72,7 +72,7 @@ TEST_CASE("A shape fed as a graph input is computed at each run", "[graph]") {
 
 TEST_CASE("Run-time shapes: concurrent calls with different data get their own shapes", "[graph]") {
   const Graph g = ReshapeByInput();
-  auto exec = Executor::Compile(g, Serial(), testing::FloatRegistry());
+  auto exec = Executor::Compile(g, SerialRunTimeContext(), testing::FloatRegistry());
   REQUIRE(exec.ok());
   const Tensor x = Iota(Shape{2, 6}, 1);
   std::atomic<int> wrong{0};
@@ -108,7 +108,7 @@ TEST_CASE("Slice starts and Range limit computed from graph inputs; constants st
   REQUIRE(g.AddOutput(sliced).ok());
   REQUIRE(g.AddOutput(range).ok());
   REQUIRE(g.AddOutput(fixed).ok());
-  auto exec = Executor::Compile(g, Serial(), testing::FloatRegistry());
+  auto exec = Executor::Compile(g, SerialRunTimeContext(), testing::FloatRegistry());
   REQUIRE(exec.ok());
   const Tensor x10 = Iota(Shape{10}, 0);
   for (int32_t s : {7, -3, 0}) {
@@ -134,7 +134,7 @@ TEST_CASE("Clip's min computed at run time is read per call; the graph compiles 
   g.AddNode(Node{"mean", "ReduceMean", "", {{"keepdims", int64_t{0}}}, {x}, {lo}}).value();
   g.AddNode(Node{"clip", "Clip", "", {}, {x, lo}, {y}}).value();
   REQUIRE(g.AddOutput(y).ok());
-  auto exec = Executor::Compile(g, Serial(), testing::FloatRegistry());
+  auto exec = Executor::Compile(g, SerialRunTimeContext(), testing::FloatRegistry());
   REQUIRE(exec.ok());
   CHECK(exec->kernel_name(1) == "clip_runtime_bounds_f32");
   for (float first : {-4.0f, 10.0f}) {

@@ -135,7 +135,7 @@ Tensor RandomTensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
   return t;
 }
 
-std::string DataDir() { return std::string(OCTET_TEST_DATA_DIR) + "/npy/"; }
+std::string DataDir() { return OCTET_TEST_DATA_DIR "/npy/"; }
 
 // ------------------------------------------------------------------------------------------------------------------
 

@@ -36,16 +36,16 @@ using testing::Crc;
 using testing::ExpectSameGraph;
 using testing::OctetSections;
 
-class TempDir {
+class OctetFileTempDir {
  public:
-  TempDir() {
+  OctetFileTempDir() {
     static std::atomic<int> counter{0};
     std::random_device rd;
     path_ = fs::temp_directory_path() /
             fmt::format("octet_file_test_{}_{}_{:08x}", ::getpid(), counter.fetch_add(1), rd());
     fs::create_directories(path_);
   }
-  ~TempDir() {
+  ~OctetFileTempDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -63,7 +63,7 @@ class TempDir {
 
 std::span<const std::byte> AsBytes(const std::string& s) { return std::as_bytes(std::span<const char>(s)); }
 
-Result<OctetModel> Parse(const std::string& bytes, std::string_view name = "bad.octet") {
+Result<OctetModel> ParseOctetBytes(const std::string& bytes, std::string_view name = "bad.octet") {
   return ParseOctet(AsBytes(bytes), name);
 }
 
@@ -193,7 +193,7 @@ TEST_CASE("octet file constant data starts at multiples of 64 bytes", "[octet_fi
 }
 
 // Runs `graph` on `inputs` with QuantizedGraphRegistry().
-std::vector<Tensor> RunGraph(const Graph& graph, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> RunOctetGraph(const Graph& graph, const std::vector<Tensor>& inputs) {
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   static const OpRegistry registry = QuantizedGraphRegistry();
   CompileOptions options;
@@ -210,14 +210,14 @@ std::vector<Tensor> RunGraph(const Graph& graph, const std::vector<Tensor>& inpu
 }
 
 void ExpectSameOutputsAfterRoundTrip(const Graph& graph, const std::vector<Tensor>& inputs) {
-  TempDir dir;
+  OctetFileTempDir dir;
   const std::string path = dir.File("model.octet");
   REQUIRE(WriteOctetFile(path, graph, {{"producer", "test"}}).ok());
   const Result<OctetModel> loaded = ReadOctetFile(path);
   REQUIRE(loaded.ok());
   ExpectSameGraph(graph, loaded->graph);
-  const std::vector<Tensor> want = RunGraph(graph, inputs);
-  const std::vector<Tensor> got = RunGraph(loaded->graph, inputs);
+  const std::vector<Tensor> want = RunOctetGraph(graph, inputs);
+  const std::vector<Tensor> got = RunOctetGraph(loaded->graph, inputs);
   REQUIRE(want.size() == got.size());
   for (size_t k = 0; k < want.size(); ++k) testing::ExpectSameTensor(got[k], want[k], fmt::format("output {}", k));
   // Guard against a vacuous comparison: the outputs carry information.
@@ -295,7 +295,7 @@ TEST_CASE("octet file save, load and run gives bit-identical outputs", "[octet_f
 }
 
 TEST_CASE("octet file writes are atomic and leave nothing behind on failure", "[octet_file]") {
-  TempDir dir;
+  OctetFileTempDir dir;
   const Graph g = KitchenSinkGraph();
 
   SECTION("into a missing folder") {
@@ -355,7 +355,7 @@ TEST_CASE("octet files written by an independent encoder (tests/fuzz/make_octet_
   const Result<OctetModel> minimal = ReadOctetFile(dir + "minimal.octet");
   REQUIRE(minimal.ok());
   CHECK(minimal->metadata == OctetMetadata{{"producer", "make_octet_seeds.py"}});
-  const std::vector<Tensor> y = RunGraph(minimal->graph, {MakeTensor<float>({2, 2}, {1.0f, 2.0f, -3.0f, 0.25f})});
+  const std::vector<Tensor> y = RunOctetGraph(minimal->graph, {MakeTensor<float>({2, 2}, {1.0f, 2.0f, -3.0f, 0.25f})});
   CHECK(std::vector<float>(y[0].values<float>().begin(), y[0].values<float>().end()) ==
         std::vector<float>{2.5f, 0.0f, -1.5f, -1.75f});
 
@@ -384,7 +384,7 @@ TEST_CASE("octet files written by an independent encoder (tests/fuzz/make_octet_
 
   const Result<OctetModel> mlp = ReadOctetFile(dir + "mlp.octet");
   REQUIRE(mlp.ok());
-  CHECK(RunGraph(mlp->graph, {MakeTensor<float>({1, 4}, {1.0f, -1.0f, 0.5f, 2.0f})})[0].shape() == Shape{1, 2});
+  CHECK(RunOctetGraph(mlp->graph, {MakeTensor<float>({1, 4}, {1.0f, -1.0f, 0.5f, 2.0f})})[0].shape() == Shape{1, 2});
 
   const Result<OctetModel> newer = ReadOctetFile(dir + "newer_version.octet");
   CHECK(newer.status().message() ==
@@ -421,15 +421,15 @@ struct MinimalFile {
 
 // The error of parsing `file`, which must fail.
 std::string ErrorOf(const std::string& file) {
-  const Result<OctetModel> r = Parse(file);
+  const Result<OctetModel> r = ParseOctetBytes(file);
   REQUIRE_FALSE(r.ok());
   return r.status().message();
 }
 
 TEST_CASE("octet file: the hand-assembled minimal file is valid", "[octet_file]") {
-  const Result<OctetModel> r = Parse(MinimalFile().File());
+  const Result<OctetModel> r = ParseOctetBytes(MinimalFile().File());
   REQUIRE(r.ok());
-  CHECK(r->graph.ToString() == Parse(SerializeOctet(r->graph, r->metadata, "x").value())->graph.ToString());
+  CHECK(r->graph.ToString() == ParseOctetBytes(SerializeOctet(r->graph, r->metadata, "x").value())->graph.ToString());
   CHECK(SerializeOctet(r->graph, r->metadata, "x").value() == MinimalFile().File());
 }
 
@@ -599,7 +599,7 @@ TEST_CASE("octet file: malformed records give their exact messages", "[octet_fil
     m.y += "!";
     want = "section 'values': 1 bytes left over after the last record";
   }
-  const Result<OctetModel> r = Parse(m.File());
+  const Result<OctetModel> r = ParseOctetBytes(m.File());
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message() == kPrefix + want);
   CHECK(r.status().code() == code);
@@ -623,7 +623,7 @@ size_t EntryAt(size_t s) { return of::kHeaderBytes + s * of::kSectionEntryBytes;
 
 TEST_CASE("octet file: broken headers and section tables give their exact messages", "[octet_file]") {
   const std::string good = SerializeOctet(KitchenSinkGraph(), kMetadata, "bad.octet").value();
-  REQUIRE(Parse(good).ok());
+  REQUIRE(ParseOctetBytes(good).ok());
   std::string f = good;
 
   SECTION("bad magic") {
@@ -634,7 +634,7 @@ TEST_CASE("octet file: broken headers and section tables give their exact messag
   }
   SECTION("a newer version") {
     Write<uint32_t>(f, of::kVersionOffset, 2);
-    const Result<OctetModel> r = Parse(f);
+    const Result<OctetModel> r = ParseOctetBytes(f);
     CHECK(r.status().code() == StatusCode::kUnimplemented);
     CHECK(r.status().message() ==
           kPrefix + "format version 2 is newer than this build of octet reads (up to 1); use a newer octet");
@@ -728,7 +728,7 @@ TEST_CASE("octet file: truncation at every section boundary and flipped bytes ar
     } else {
       want = fmt::format("the file is truncated: the header says {} bytes, it has {}", good.size(), cut);
     }
-    const Result<OctetModel> r = Parse(good.substr(0, cut));
+    const Result<OctetModel> r = ParseOctetBytes(good.substr(0, cut));
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::kDataLoss);
     CHECK(r.status().message() == kPrefix + want);
@@ -754,11 +754,11 @@ TEST_CASE("octet file: truncation at every section boundary and flipped bytes ar
   for (size_t pos = 0; pos < good.size(); ++pos) {
     std::string f = good;
     f[pos] = static_cast<char>(f[pos] ^ 0x01);
-    const Result<OctetModel> r = Parse(f);
+    const Result<OctetModel> r = ParseOctetBytes(f);
     if (r.ok()) FAIL("flipping byte " << pos << " went unnoticed");
   }
   for (size_t cut = 0; cut < good.size(); ++cut) {
-    if (Parse(good.substr(0, cut)).ok()) FAIL("truncation to " << cut << " bytes went unnoticed");
+    if (ParseOctetBytes(good.substr(0, cut)).ok()) FAIL("truncation to " << cut << " bytes went unnoticed");
   }
 }
 

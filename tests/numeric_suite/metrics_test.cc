@@ -11,35 +11,35 @@
 namespace octet {
 namespace {
 
-Tensor F32(Shape shape, std::vector<float> v) { return Tensor::FromValues<float>(std::move(shape), v).value(); }
+Tensor MetricsF32(Shape shape, std::vector<float> v) { return Tensor::FromValues<float>(std::move(shape), v).value(); }
 
 TEST_CASE("metrics: SQNR, normalized L2, cosine and max LSB error match hand-computed values", "[numeric_suite]") {
   // x = (3, 4): ||x|| = 5. y = (3, 3): x - y = (0, 1), ||x - y|| = 1.
-  Tensor x = F32({2}, {3, 4});
-  Tensor y = F32({2}, {3, 3});
+  Tensor x = MetricsF32({2}, {3, 4});
+  Tensor y = MetricsF32({2}, {3, 3});
   CHECK(Sqnr(x, y).value() == Approx(20.0 * std::log10(5.0)));
   CHECK(NormalizedL2(x, y).value() == Approx(1.0 / 5.0));
   CHECK(CosineSimilarity(x, y).value() == Approx(21.0 / (5.0 * std::sqrt(18.0))));
   CHECK(MaxAbsErrorLsb(x, y, 0.25).value() == Approx(4.0));
   // Symmetric in shape handling: a 2-D tensor is flattened.
-  Tensor x2 = F32({2, 2}, {1, -2, 2, 0});
-  Tensor y2 = F32({2, 2}, {1, -2, 2, 0.5f});
+  Tensor x2 = MetricsF32({2, 2}, {1, -2, 2, 0});
+  Tensor y2 = MetricsF32({2, 2}, {1, -2, 2, 0.5f});
   CHECK(Sqnr(x2, y2).value() == Approx(20.0 * std::log10(3.0 / 0.5)));
   CHECK(MaxAbsErrorLsb(x2, y2, 0.5).value() == Approx(1.0));
 }
 
 TEST_CASE("metrics: identical, zero and opposite tensors", "[numeric_suite]") {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  Tensor x = F32({3}, {1, -2, 0.5f});
+  Tensor x = MetricsF32({3}, {1, -2, 0.5f});
   CHECK(Sqnr(x, x).value() == kInf);
   CHECK(NormalizedL2(x, x).value() == 0.0);
   CHECK(CosineSimilarity(x, x).value() == Approx(1.0));
   CHECK(MaxAbsErrorLsb(x, x, 0.1).value() == 0.0);
-  Tensor neg = F32({3}, {-1, 2, -0.5f});
+  Tensor neg = MetricsF32({3}, {-1, 2, -0.5f});
   CHECK(CosineSimilarity(x, neg).value() == Approx(-1.0));
   // ||x - (-x)|| = 2 ||x||: SQNR = 20 log10(1/2).
   CHECK(Sqnr(x, neg).value() == Approx(-20.0 * std::log10(2.0)));
-  Tensor zero = F32({3}, {0, 0, 0});
+  Tensor zero = MetricsF32({3}, {0, 0, 0});
   CHECK(Sqnr(zero, zero).value() == kInf);
   CHECK(Sqnr(zero, x).value() == -kInf);
   CHECK(NormalizedL2(zero, x).value() == kInf);
@@ -50,7 +50,7 @@ TEST_CASE("metrics: identical, zero and opposite tensors", "[numeric_suite]") {
 TEST_CASE("metrics: accumulate in double", "[numeric_suite]") {
   // 1e6 elements of 1e4 with an error of 1 each: float accumulation of the squares loses the small sum.
   std::vector<float> a(1000000, 1e4f), b(1000000, 1e4f - 1.0f);
-  Tensor x = F32({1000000}, a), y = F32({1000000}, b);
+  Tensor x = MetricsF32({1000000}, a), y = MetricsF32({1000000}, b);
   CHECK(Sqnr(x, y).value() == Approx(80.0).margin(1e-9));
   ErrorSums sums;
   REQUIRE(sums.Accumulate(x, y).ok());
@@ -60,8 +60,8 @@ TEST_CASE("metrics: accumulate in double", "[numeric_suite]") {
 }
 
 TEST_CASE("metrics: shape, dtype and scale errors name what is wrong", "[numeric_suite]") {
-  Tensor x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
-  Tensor y = F32({3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor x = MetricsF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor y = MetricsF32({3, 2}, {1, 2, 3, 4, 5, 6});
   Result<double> r = Sqnr(x, y);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));

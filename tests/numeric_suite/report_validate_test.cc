@@ -19,14 +19,14 @@ namespace {
 using nlohmann::json;
 using Catch::Matchers::Contains;
 
-json SampleReport() {
+json ValidateSampleReport() {
   const auto text = ReadFile(std::string(OCTET_TEST_DATA_DIR) + "/numeric_suite/sample_report.json");
   REQUIRE(text.ok());
   return json::parse(*text);
 }
 
 TEST_CASE("the sample report and a minimal report are valid", "[report_html]") {
-  const json sample = SampleReport();
+  const json sample = ValidateSampleReport();
   const Status status = ValidateReportJson(sample);
   INFO(status.ToString());
   CHECK(status.ok());
@@ -107,7 +107,7 @@ TEST_CASE("validation names the missing or invalid key", "[report_html]") {
   };
   for (const Case& c : cases) {
     SECTION(c.what) {
-      json report = SampleReport();
+      json report = ValidateSampleReport();
       c.edit(report);
       const Status status = ValidateReportJson(report);
       REQUIRE_FALSE(status.ok());

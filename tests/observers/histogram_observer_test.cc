@@ -10,11 +10,12 @@
 #include "observers/histogram_observer.h"
 #include "observers/histogram_search.h"
 #include "tests/observers/observer_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using testing::kInf;
 
 std::unique_ptr<HistogramObserver> MakeHistogram(HistogramVariant variant, int64_t bins = 2048,
                                                  std::optional<int64_t> upsample = {}) {

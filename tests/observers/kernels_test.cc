@@ -7,12 +7,13 @@
 #include <limits>
 
 #include "tests/observers/observer_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+using testing::kInf;
+using testing::kNan;
 
 std::vector<size_t> Sizes(std::mt19937_64& rng) {
   std::vector<size_t> sizes;

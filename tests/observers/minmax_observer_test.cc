@@ -9,12 +9,13 @@
 #include "observers/moving_average_minmax_observer.h"
 #include "observers/placeholder_observer.h"
 #include "tests/observers/observer_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+using testing::kInf;
+using testing::kNan;
 
 TEST_CASE("MinMaxObserver tracks the running range and ignores empty tensors", "[observers]") {
   auto o = testing::MakeOrFail(ObserverKind::kMinMax);

@@ -7,11 +7,12 @@
 
 #include "observers/per_channel_minmax_observer.h"
 #include "tests/observers/observer_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+using testing::kNan;
 
 // Per-channel ranges computed the plain way.
 void Reference(const std::vector<float>& x, const Shape& shape, int axis, std::vector<float>* mn,

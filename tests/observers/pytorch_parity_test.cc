@@ -25,7 +25,7 @@ using nlohmann::json;
 
 const std::string kDataDir = std::string(OCTET_TEST_DATA_DIR) + "/observers";
 
-const json& Manifest() {
+const json& ObserverManifest() {
   static const json manifest = [] {
     const std::string path = kDataDir + "/manifest.json";
     std::ifstream in(path);
@@ -40,7 +40,7 @@ const std::vector<Tensor>& Batches(const std::string& input) {
   auto it = cache.find(input);
   if (it != cache.end()) return it->second;
   std::vector<Tensor> batches;
-  for (const json& f : Manifest().at("inputs").at(input).at("files")) {
+  for (const json& f : ObserverManifest().at("inputs").at(input).at("files")) {
     auto t = ReadNpy(kDataDir + "/" + f.get<std::string>());
     if (!t.ok()) FAIL(t.status().ToString());
     batches.push_back(std::move(t).value());
@@ -116,7 +116,7 @@ bool RunCase(const json& c, const Context& context, bool full) {
 }
 
 TEST_CASE("observers equal PyTorch 1.13 on the reference data", "[observers]") {
-  const json& cases = Manifest().at("cases");
+  const json& cases = ObserverManifest().at("cases");
   REQUIRE(cases.size() > 1000);
   bool first = true;
   for (Isa isa : testing::ObserverKernelIsas()) {
@@ -146,7 +146,7 @@ std::vector<float> NpyFloats(const std::string& file) {
 }
 
 TEST_CASE("torch_numerics reproduces torch.sum, torch.cumsum, floor division and linspace of PyTorch 1.13", "[observers]") {
-  const json& p = Manifest().at("primitives");
+  const json& p = ObserverManifest().at("primitives");
   const std::vector<float> x = NpyFloats(p.at("sum").at("x").get<std::string>());
   size_t offset = 0;
   const json& sizes = p.at("sum").at("sizes");

@@ -7,11 +7,12 @@
 
 #include "observers/qparams_math.h"
 #include "tests/observers/observer_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using testing::kInf;
 
 QuantRange Range(DType dtype, std::optional<int64_t> lo = {}, std::optional<int64_t> hi = {}, bool rr = false) {
   auto r = CalculateQMinQMax(dtype, lo, hi, rr);

@@ -20,7 +20,7 @@
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
 std::vector<Tensor> RunModel(const Graph& g, const OpRegistry& registry, const std::vector<Tensor>& inputs,
                              int threads = 1) {
@@ -46,17 +46,6 @@ double Accuracy(const Tensor& logits, const Tensor& labels) {
     right += best == labels.data<int32_t>()[i] ? 1 : 0;
   }
   return static_cast<double>(right) / static_cast<double>(n);
-}
-
-// 20 log10(|x| / |x - y|).
-double Sqnr(const Tensor& x, const Tensor& y) {
-  double s = 0, e = 0;
-  for (int64_t i = 0; i < x.NumElements(); ++i) {
-    const double a = x.data<float>()[i], b = y.data<float>()[i];
-    s += a * a;
-    e += (a - b) * (a - b);
-  }
-  return 10 * std::log10(s / e);
 }
 
 QConfigMapping DynamicMapping() {
@@ -120,7 +109,7 @@ TEST_CASE("Dynamic int8 LSTM language model: outputs within 40 dB SQNR of float"
     const std::vector<Tensor> yq2 = RunModel(q, QuantizedGraphRegistry(), inputs, 2);
     const char* names[] = {"logits", "h", "c"};
     for (size_t o = 0; o < yf.size(); ++o) {
-      const double sqnr = Sqnr(yf[o], yq[o]);
+      const double sqnr = testing::TensorSqnrDb(yf[o], yq[o]);
       WARN("lstm_lm " << names[o] << ": dynamic int8 (reduce_range " << reduce_range << ") SQNR " << sqnr
                       << " dB against float");
       // 8-bit activations (octet's default: its kernels need no reduce_range) reach 40 dB; PyTorch's 7-bit
@@ -144,7 +133,7 @@ TEST_CASE("Weight-only int8 LSTM language model: outputs within 40 dB SQNR of fl
   const std::vector<Tensor> yq = RunModel(q, QuantizedGraphRegistry(), inputs);
   const char* names[] = {"logits", "h", "c"};
   for (size_t o = 0; o < yf.size(); ++o) {
-    const double sqnr = Sqnr(yf[o], yq[o]);
+    const double sqnr = testing::TensorSqnrDb(yf[o], yq[o]);
     WARN("lstm_lm " << names[o] << ": weight-only int8 SQNR " << sqnr << " dB against float");
     CHECK(sqnr >= 40.0);
   }

@@ -18,17 +18,18 @@
 #include "quant/convert.h"
 #include "quant/dynamic.h"
 #include "quant/prepare.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const std::string kData = std::string(OCTET_TEST_DATA_DIR);
-const std::string kModels = kData + "/models/";
+const std::string kPytorchData = std::string(OCTET_TEST_DATA_DIR);
+using testing::kModels;
 // The agreement the issue asks for where the quantization choices match.
 constexpr double kToleranceDb = 2.0;
 
 nlohmann::json PyTorchFigures() {
-  std::ifstream f(kData + "/numeric_suite/pytorch_ns.json");
+  std::ifstream f(kPytorchData + "/numeric_suite/pytorch_ns.json");
   REQUIRE(f.good());
   return nlohmann::json::parse(f);
 }
@@ -40,7 +41,7 @@ void CheckClose(const std::string& what, double octet_db, double pytorch_db) {
   CHECK(std::abs(octet_db - pytorch_db) <= kToleranceDb);
 }
 
-const ValueComparison& Find(const std::vector<ValueComparison>& v, const std::string& name) {
+const ValueComparison& FindComparison(const std::vector<ValueComparison>& v, const std::string& name) {
   for (const ValueComparison& c : v) {
     if (c.name == name) return c;
   }
@@ -122,15 +123,15 @@ TEST_CASE("numeric suite on the static digits CNN agrees with PyTorch 1.13 withi
     const std::string node = layer["node"];
     const WeightComparison& w = FindWeight(weights, node, 1);
     CheckClose(node + " weight", Sqnr(w.float_weight, w.dequantized).value(), layer["weight"]);
-    CheckClose(node + " activation", Find(p->activations(), node).sqnr_db(), layer["activation"]);
-    CheckClose(node + " shadow", Find(p->shadow(), node).sqnr_db(), layer["shadow"]);
+    CheckClose(node + " activation", FindComparison(p->activations(), node).sqnr_db(), layer["activation"]);
+    CheckClose(node + " shadow", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow"]);
     CheckClose(node + " shadow, first sample", FirstSampleSqnr(p->shadow_logger(), node, 0),
                layer["shadow_first_sample"]);
   }
-  CheckClose("logits", Find(p->outputs(), "logits").sqnr_db(), pt["outputs"]["logits"]);
+  CheckClose("logits", FindComparison(p->outputs(), "logits").sqnr_db(), pt["outputs"]["logits"]);
   // The shadows see no propagated error: none is worse than its propagated activation.
   for (const ValueComparison& a : p->activations()) {
-    if (a.op == "QConv" || a.op == "QGemm") CHECK(Find(p->shadow(), a.name).sqnr_db() >= a.sqnr_db());
+    if (a.op == "QConv" || a.op == "QGemm") CHECK(FindComparison(p->shadow(), a.name).sqnr_db() >= a.sqnr_db());
   }
 }
 
@@ -163,25 +164,29 @@ TEST_CASE("numeric suite on the dynamic LSTM LM agrees with PyTorch 1.13 within 
       const WeightComparison& wr = FindWeight(weights, node, 2);  // R
       CheckClose(node + " weight W (ih)", Sqnr(wi.float_weight, wi.dequantized).value(), layer["weight_ih"]);
       CheckClose(node + " weight R (hh)", Sqnr(wr.float_weight, wr.dequantized).value(), layer["weight_hh"]);
-      CheckClose(node + " activation Y", Find(p->activations(), node).sqnr_db(), layer["activation"]);
-      CheckClose(node + " activation Y_h", Find(p->activations(), node + ":1").sqnr_db(), layer["activation_h"]);
-      CheckClose(node + " activation Y_c", Find(p->activations(), node + ":2").sqnr_db(), layer["activation_c"]);
-      CheckClose(node + " shadow Y", Find(p->shadow(), node).sqnr_db(), layer["shadow"]);
-      CheckClose(node + " shadow Y_h", Find(p->shadow(), node + ":1").sqnr_db(), layer["shadow_h"]);
-      CheckClose(node + " shadow Y_c", Find(p->shadow(), node + ":2").sqnr_db(), layer["shadow_c"]);
+      CheckClose(node + " activation Y", FindComparison(p->activations(), node).sqnr_db(), layer["activation"]);
+      CheckClose(node + " activation Y_h", FindComparison(p->activations(), node + ":1").sqnr_db(),
+                 layer["activation_h"]);
+      CheckClose(node + " activation Y_c", FindComparison(p->activations(), node + ":2").sqnr_db(),
+                 layer["activation_c"]);
+      CheckClose(node + " shadow Y", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow"]);
+      CheckClose(node + " shadow Y_h", FindComparison(p->shadow(), node + ":1").sqnr_db(), layer["shadow_h"]);
+      CheckClose(node + " shadow Y_c", FindComparison(p->shadow(), node + ":2").sqnr_db(), layer["shadow_c"]);
       // PyTorch's ShadowLogger unwraps the LSTM's tuple once and keeps the whole output sequence.
-      CheckClose(node + " shadow Y, ShadowLogger", Find(p->shadow(), node).sqnr_db(), layer["shadow_first_sample"]);
+      CheckClose(node + " shadow Y, ShadowLogger", FindComparison(p->shadow(), node).sqnr_db(),
+                 layer["shadow_first_sample"]);
     } else {
       const WeightComparison& w = FindWeight(weights, node, 1);
       CheckClose(node + " weight", Sqnr(w.float_weight, w.dequantized).value(), layer["weight"]);
-      CheckClose(node + " activation", Find(p->activations(), node).sqnr_db(), layer["activation"]);
-      CheckClose(node + " shadow", Find(p->shadow(), node).sqnr_db(), layer["shadow"]);
+      CheckClose(node + " activation", FindComparison(p->activations(), node).sqnr_db(), layer["activation"]);
+      CheckClose(node + " shadow", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow"]);
       // x[0] of the decoder's [seq, batch, vocab] output: the first time step.
       CheckClose(node + " shadow, first sample", FirstSampleSqnr(p->shadow_logger(), node, 0),
                  layer["shadow_first_sample"]);
     }
   }
-  for (const char* out : {"logits", "h", "c"}) CheckClose(out, Find(p->outputs(), out).sqnr_db(), pt["outputs"][out]);
+  for (const char* out : {"logits", "h", "c"})
+    CheckClose(out, FindComparison(p->outputs(), out).sqnr_db(), pt["outputs"][out]);
 }
 
 }  // namespace

@@ -15,11 +15,12 @@
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
 #include "tests/io/octet_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
 std::vector<Tensor> RunWith(const Graph& graph, const OpRegistry& registry, const std::vector<Tensor>& inputs) {
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));

@@ -23,7 +23,7 @@
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
 const OpRegistry& Registry() {
   static const OpRegistry r = FloatOpRegistry();

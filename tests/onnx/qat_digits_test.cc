@@ -26,11 +26,12 @@
 #include "quant/qat/train_qat.h"
 #include "quant/quantized_registry.h"
 #include "tests/quant/training/digits_data.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 constexpr int kQatVersion = 1;  // get_default_qat_qconfig(version=1): FusedMovingAvgObsFakeQuantize
 
 // Digits as the exported model's input [N, 1, 8, 8].

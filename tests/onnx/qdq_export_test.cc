@@ -91,7 +91,7 @@ std::string DimString(const onnx::TensorShapeProto::Dimension& d) {
   return d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param();
 }
 
-onnx::ModelProto Parse(const std::string& bytes) {
+onnx::ModelProto ParseModelProto(const std::string& bytes) {
   onnx::ModelProto model;
   REQUIRE(model.ParseFromString(bytes));
   return model;
@@ -122,7 +122,7 @@ const onnx::NodeProto* NodeProducing(const onnx::GraphProto& g, const std::strin
 TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float operator and QuantizeLinear",
           "[onnx][qdq]") {
   const Graph g = SmallInt8Graph();
-  const onnx::ModelProto model = Parse(Export(g, "small_int8"));
+  const onnx::ModelProto model = ParseModelProto(Export(g, "small_int8"));
   REQUIRE(model.opset_import_size() == 1);
   CHECK(model.opset_import(0).version() == 13);
   const onnx::GraphProto& graph = model.graph();
@@ -189,7 +189,7 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
 TEST_CASE("QDQ export can list the integer tensors behind the outputs", "[onnx][qdq]") {
   QdqExportOptions options;
   options.expose_quantized_outputs = true;
-  const onnx::ModelProto model = Parse(Export(SmallInt8Graph(), "small_int8_quantized_outputs", options));
+  const onnx::ModelProto model = ParseModelProto(Export(SmallInt8Graph(), "small_int8_quantized_outputs", options));
   REQUIRE(model.graph().output_size() == 2);
   CHECK(model.graph().output(1).name() == "fc.out");
   CHECK(model.graph().output(1).type().tensor_type().elem_type() == onnx::TensorProto::INT8);
@@ -201,7 +201,7 @@ TEST_CASE("QDQ export can list the integer tensors behind the outputs", "[onnx][
 TEST_CASE("QDQ export gives outputs fixed shapes when the inputs have them", "[onnx][qdq]") {
   Graph g = SmallInt8Graph();
   g.mutable_value(g.FindValue("image")).shape = Shape{5, 2, 6, 6};
-  const onnx::ModelProto model = Parse(Export(g, "small_int8_fixed_batch"));
+  const onnx::ModelProto model = ParseModelProto(Export(g, "small_int8_fixed_batch"));
   CHECK(DimString(model.graph().input(0).type().tensor_type().shape().dim(0)) == "5");
   const onnx::TensorShapeProto& shape = model.graph().output(0).type().tensor_type().shape();
   REQUIRE(shape.dim_size() == 2);

@@ -14,14 +14,15 @@
 #include "quant/convert.h"
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
-// Images [N, 64] as the model's input: [N, 1, 8, 8] for the CNN.
-Tensor Images(const std::string& file, bool cnn) {
+// ConvertImages [N, 64] as the model's input: [N, 1, 8, 8] for the CNN.
+Tensor ConvertImages(const std::string& file, bool cnn) {
   Tensor x = ReadNpy(kModels + file).value();
   REQUIRE(x.shape().rank() == 2);
   if (!cnn) return x;
@@ -42,7 +43,7 @@ Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x) {
 }
 
 // Percent of rows whose argmax is the label.
-double Accuracy(const Tensor& logits, const Tensor& labels) {
+double ConvertAccuracy(const Tensor& logits, const Tensor& labels) {
   const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
   REQUIRE(labels.NumElements() == n);
   int64_t right = 0;
@@ -53,29 +54,18 @@ double Accuracy(const Tensor& logits, const Tensor& labels) {
   return 100.0 * static_cast<double>(right) / static_cast<double>(n);
 }
 
-// 20 log10(|x| / |x - y|) in dB (DESIGN.md §7's SQNR).
-double Sqnr(const Tensor& x, const Tensor& y) {
-  double signal = 0, noise = 0;
-  for (int64_t i = 0; i < x.NumElements(); ++i) {
-    const double a = x.data<float>()[i], d = a - y.data<float>()[i];
-    signal += a * a;
-    noise += d * d;
-  }
-  return 10.0 * std::log10(signal / noise);
-}
-
 TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", "[onnx][convert]") {
   const Tensor labels = ReadNpy(kModels + "digits_test_labels.npy").value();
   REQUIRE(labels.dtype() == DType::kS32);
   for (const char* model : {"digits_mlp", "digits_cnn"}) {
     const bool cnn = std::string(model) == "digits_cnn";
     const Graph original = ReadOnnxModel(kModels + model + ".onnx").value();
-    const Tensor test = Images("digits_test_x.npy", cnn);
-    const std::vector<Tensor> calib = SplitBatches(Images("digits_calib_x.npy", cnn), 32).value();
+    const Tensor test = ConvertImages("digits_test_x.npy", cnn);
+    const std::vector<Tensor> calib = SplitBatches(ConvertImages("digits_calib_x.npy", cnn), 32).value();
     std::vector<std::vector<Tensor>> batches;
     for (const Tensor& t : calib) batches.push_back({t});
     const Tensor float_logits = Run(original, FloatOpRegistry(), test);
-    const double float_accuracy = Accuracy(float_logits, labels);
+    const double float_accuracy = ConvertAccuracy(float_logits, labels);
     for (ObserverKind kind : {ObserverKind::kMinMax, ObserverKind::kHistogram, ObserverKind::kEntropy}) {
       INFO(model << " with " << ObserverClassName(kind));
       QConfig q = GetDefaultQConfig("x86").value();  // Histogram(reduce_range) activations, per-channel weights
@@ -102,8 +92,8 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
         CHECK(f.op_type == "Constant");  // the CNN's reshape target, computed once
       }
       const Tensor int8_logits = Run(*converted, QuantizedGraphRegistry(), test);
-      const double int8_accuracy = Accuracy(int8_logits, labels);
-      const double sqnr = Sqnr(float_logits, int8_logits);
+      const double int8_accuracy = ConvertAccuracy(int8_logits, labels);
+      const double sqnr = testing::TensorSqnrDb(float_logits, int8_logits);
       std::printf("convert: %s, %s activations: float %.2f%%, int8 %.2f%%, logits SQNR %.1f dB\n", model,
                   ObserverClassName(kind), float_accuracy, int8_accuracy, sqnr);
       CHECK(float_accuracy > 85.0);  // the committed models (94.2% and 89.4%)

@@ -12,11 +12,12 @@
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
 #include "tests/quant/quant_test_util.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
 const Context& Scalar() {
   static const Context c = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);

@@ -17,11 +17,12 @@
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
 // Images [N, 64] as the CNN's input [N, 1, 8, 8], in batches.
 std::vector<std::vector<Tensor>> DigitsBatches(const std::string& file, int64_t batch) {
@@ -33,7 +34,7 @@ std::vector<std::vector<Tensor>> DigitsBatches(const std::string& file, int64_t 
   return out;
 }
 
-SensitivityOptions Quiet() {
+SensitivityOptions QuietDigits() {
   SensitivityOptions o;
   o.progress = [](int64_t, int64_t) {};
   o.latency_runs = 3;
@@ -86,8 +87,8 @@ TEST_CASE("Sensitivity on the digits CNN: ranking by output SQNR and the nodes t
   const QConfigMapping mapping = GetDefaultQConfigMapping("x86").value();
 
   // First without a target, to learn the all-int8 figure; then with a target 3 dB above it.
-  const SensitivityReport first = AnalyzeSensitivity(model, mapping, calib, eval, Quiet()).value();
-  SensitivityOptions o = Quiet();
+  const SensitivityReport first = AnalyzeSensitivity(model, mapping, calib, eval, QuietDigits()).value();
+  SensitivityOptions o = QuietDigits();
   o.target = first.all_quantized + 3.0;
   auto analysed = AnalyzeSensitivity(model, mapping, calib, eval, o);
   INFO(analysed.status().message());
@@ -131,7 +132,7 @@ TEST_CASE("Sensitivity on the digits CNN by accuracy: int8 is within a point, 10
   const auto calib = DigitsBatches("digits_calib_x.npy", 32);
   const auto eval = DigitsBatches("digits_test_x.npy", 100);  // 4 batches, the last of 60
   const Tensor labels = ReadNpy(kModels + "digits_test_labels.npy").value();
-  SensitivityOptions o = Quiet();
+  SensitivityOptions o = QuietDigits();
   o.metric = AccuracyMetric(labels);
   o.target = 1.0;
   o.latency_runs = 0;

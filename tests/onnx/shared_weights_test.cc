@@ -15,7 +15,7 @@
 namespace octet {
 namespace {
 
-const std::string kDir = std::string(OCTET_TEST_DATA_DIR) + "/models/shared_weights/";
+const std::string kSharedWeightsDir = std::string(OCTET_TEST_DATA_DIR) + "/models/shared_weights/";
 
 double MaxAbsDiff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());
@@ -38,7 +38,7 @@ Tensor RunOnce(const Graph& g, const Tensor& x) {
 }
 
 TEST_CASE("Weights through Identity and Constant nodes are constants: both BatchNorms fold", "[onnx]") {
-  auto g = ReadOnnxModel(kDir + "bn_identity.onnx");
+  auto g = ReadOnnxModel(kSharedWeightsDir + "bn_identity.onnx");
   INFO(g.status().message());
   REQUIRE(g.ok());
   std::vector<std::string> ops;
@@ -49,8 +49,8 @@ TEST_CASE("Weights through Identity and Constant nodes are constants: both Batch
   CHECK(g->value(shared).kind == ValueKind::kConstant);
   CHECK(g->value(g->FindValue("conv2.weight")).kind == ValueKind::kConstant);
 
-  const Tensor x = ReadNpy(kDir + "bn_identity.input0.npy").value();
-  const Tensor want = ReadNpy(kDir + "bn_identity.output0.npy").value();
+  const Tensor x = ReadNpy(kSharedWeightsDir + "bn_identity.input0.npy").value();
+  const Tensor want = ReadNpy(kSharedWeightsDir + "bn_identity.output0.npy").value();
   CHECK(MaxAbsDiff(RunOnce(*g, x), want) < 1e-4);
 
   Graph folded = *g;

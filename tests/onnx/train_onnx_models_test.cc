@@ -21,7 +21,7 @@
 namespace octet {
 namespace {
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
 TEST_CASE("The imported digits CNN trains from random initialisation", "[train]") {
   const Context context = Context::ForIsas(DetectedIsas(), 1);

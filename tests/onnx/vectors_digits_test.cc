@@ -21,6 +21,7 @@
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/prepare.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
@@ -28,9 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kModels = std::string(OCTET_TEST_DATA_DIR) + "/models/";
+using testing::kModels;
 
-Tensor Images(const std::string& file, bool cnn) {
+Tensor VectorsImages(const std::string& file, bool cnn) {
   Tensor x = ReadNpy(kModels + file).value();
   REQUIRE(x.shape().rank() == 2);
   if (!cnn) return x;
@@ -42,7 +43,7 @@ Graph Quantized(const std::string& model, NumericsProfile profile) {
   const bool cnn = model == "digits_cnn";
   const Graph original = ReadOnnxModel(kModels + model + ".onnx").value();
   std::vector<std::vector<Tensor>> batches;
-  const std::vector<Tensor> calib = SplitBatches(Images("digits_calib_x.npy", cnn), 64).value();
+  const std::vector<Tensor> calib = SplitBatches(VectorsImages("digits_calib_x.npy", cnn), 64).value();
   for (const Tensor& t : calib) batches.push_back({t});
   QConfigMapping mapping;
   mapping.SetGlobal(GetDefaultQConfig("x86").value());
@@ -64,7 +65,7 @@ TEST_CASE("Vectors of the int8 digits CNN and MLP replay bit-exactly for every n
   fs::remove_all(tmp);
   for (const char* model : {"digits_cnn", "digits_mlp"}) {
     const bool cnn = std::string(model) == "digits_cnn";
-    const Tensor x = Images("digits_test_x.npy", cnn).Clone().value();
+    const Tensor x = VectorsImages("digits_test_x.npy", cnn).Clone().value();
     const Tensor batch =
         Tensor::FromValues<float>(cnn ? Shape{16, 1, 8, 8} : Shape{16, 64}, x.values<float>().subspan(0, 16 * 64))
             .value();

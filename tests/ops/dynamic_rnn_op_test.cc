@@ -110,14 +110,14 @@ RnnData MakeRnn(const RnnCase& c, std::mt19937_64& rng) {
   return d;
 }
 
-OpRegistry Registry() {
+OpRegistry RnnRegistry() {
   OpRegistry r = FloatOpRegistry();
   REQUIRE(RegisterInt8Ops(r).ok());
   return r;
 }
 
 std::vector<Tensor> Run(const Graph& g, const Context& ctx, const Tensor& x) {
-  const OpRegistry registry = Registry();
+  const OpRegistry registry = RnnRegistry();
   auto exec = Executor::Compile(g, ctx, registry);
   REQUIRE(exec.ok());
   auto y = exec->Run(std::vector<Tensor>{x});
@@ -179,16 +179,6 @@ TEST_CASE("One step of DynamicQLSTM / DynamicQGRU equals the reference projectio
   }
 }
 
-double Sqnr(const Tensor& x, const Tensor& y) {
-  double s = 0, e = 0;
-  for (int64_t i = 0; i < x.NumElements(); ++i) {
-    const double a = x.data<float>()[i], b = y.data<float>()[i];
-    s += a * a;
-    e += (a - b) * (a - b);
-  }
-  return e == 0 ? 1e9 : 10 * std::log10(s / e);
-}
-
 TEST_CASE("DynamicQLSTM / DynamicQGRU track the float operators and are bit-identical across ISAs and threads",
           "[dynamic]") {
   auto rng = testing::MakeRng("dynamic rnn sequences");
@@ -212,7 +202,7 @@ TEST_CASE("DynamicQLSTM / DynamicQGRU track the float operators and are bit-iden
     const std::vector<Tensor> first = Run(d.dynamic, testing::ContextFor(Isa::kScalar), d.x);
     REQUIRE(first.size() == expected.size());
     for (size_t o = 0; o < first.size(); ++o) {
-      const double sqnr = Sqnr(expected[o], first[o]);
+      const double sqnr = testing::TensorSqnrDb(expected[o], first[o]);
       INFO("output " << o << " SQNR " << sqnr << " dB");
       // 8-bit activations (7 with reduce_range) against float on the same int8 weights, over 6 steps.
       CHECK(sqnr > (c.reduce_range ? 25.0 : 30.0));
@@ -235,7 +225,7 @@ TEST_CASE("DynamicQLSTM rejects float or non-constant weights and per-channel qp
   auto rng = testing::MakeRng("dynamic rnn errors");
   RnnCase c;
   const Context ctx = testing::ContextFor(Isa::kScalar);
-  const OpRegistry registry = Registry();
+  const OpRegistry registry = RnnRegistry();
   auto error = [&](const Graph& g) {
     auto exec = Executor::Compile(g, ctx, registry);
     REQUIRE_FALSE(exec.ok());

@@ -64,22 +64,22 @@ TEST_CASE("qconv2d reference: a hand-computed padded convolution", "[qconv2d]") 
 // How many op runs took the indirect path (the guard that the tests below reach it where AVX2 runs).
 int g_indirect_runs = 0;
 
-struct ConvCase {
+struct QConv2dCase {
   int64_t n, h, w, c_in, c_out, k_h, k_w, stride, pad, dilation, groups;
   const char* path;
 };
 
-std::string Describe(const ConvCase& c) {
+std::string DescribeQConv2d(const QConv2dCase& c) {
   return fmt::format("{}x{}x{}x{} -> {} k{}x{} s{} p{} d{} g{}", c.n, c.h, c.w, c.c_in, c.c_out, c.k_h, c.k_w,
                      c.stride, c.pad, c.dilation, c.groups);
 }
 
-constexpr QGemmStage kStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
-                                  QGemmStage::kF32};
+constexpr QGemmStage kQConv2dStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
+                                         QGemmStage::kF32};
 
 // check_varied: require the reference outputs not to be mostly one value (curated shapes; random ones may be mostly
 // padding on purpose).
-void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStage stage, bool affine,
+void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmStage stage, bool affine,
                bool check_varied = true) {
   Conv2dParams p;
   p.kernel_h = c.k_h;
@@ -108,7 +108,7 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
     out = testing::RandomConvOutput(rng, stage, c.c_out, c.k_h * c.k_w * c.c_in / c.groups);
     want = testing::ReferenceQConv2d(x, w, p, out);
   }
-  INFO(Describe(c) << ": the reference outputs are mostly one value; the scales need adjusting");
+  INFO(DescribeQConv2d(c) << ": the reference outputs are mostly one value; the scales need adjusting");
   CHECK_FALSE(mostly_one_value(want));
   for (Isa isa : testing::CompiledIsaList()) {
     if (!testing::CanRun(isa, std::string("qconv2d op on ") + IsaName(isa))) continue;
@@ -120,9 +120,9 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
     CHECK(std::string(plan.path()) == (dw_case && !zero_w_zp ? "im2col" : c.path));
     for (int threads : {1, 2, 3}) {
       const Context ctx = testing::ContextFor(isa, threads);
-      INFO(Describe(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
-                       << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
-                       << IsaName(isa) << ", threads " << threads);
+      INFO(DescribeQConv2d(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
+                              << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
+                              << IsaName(isa) << ", threads " << threads);
       const Tensor y = plan.Run(ctx, x.values()).value();
       REQUIRE(y.shape() == Shape{c.n, (c.h + 2 * c.pad - c.dilation * (c.k_h - 1) - 1) / c.stride + 1,
                                  (c.w + 2 * c.pad - c.dilation * (c.k_w - 1) - 1) / c.stride + 1, c.c_out});
@@ -155,7 +155,7 @@ void CheckCase(std::mt19937_64& rng, const ConvCase& c, DType x_dtype, QGemmStag
 
 TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_op");
-  const std::vector<ConvCase> cases = {
+  const std::vector<QConv2dCase> cases = {
       // Stem-like small C_in, 7x7 stride 2 pad 3 (im2col with K = 147).
       {1, 17, 15, 3, 16, 7, 7, 2, 3, 1, 1, "im2col"},
       // 3x3 pad 1 with odd channel counts.
@@ -184,16 +184,16 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
       {1, 6, 6, 9, 9, 3, 3, 1, 2, 2, 9, "depthwise"},
   };
   const int indirect_before = g_indirect_runs;
-  for (const ConvCase& c : cases) {
+  for (const QConv2dCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
-      CheckCase(rng, c, x_dtype, kStages[rng() % 5], rng() % 4 == 0);
+      CheckCase(rng, c, x_dtype, kQConv2dStages[rng() % 5], rng() % 4 == 0);
     }
   }
   // Channels in 4s, symmetric weights: the AVX2 context runs these through the indirect kernels.
-  for (const ConvCase& c : std::vector<ConvCase>{{2, 9, 7, 8, 30, 3, 3, 1, 1, 1, 1, "im2col"},
+  for (const QConv2dCase& c : std::vector<QConv2dCase>{{2, 9, 7, 8, 30, 3, 3, 1, 1, 1, 1, "im2col"},
                                                  {1, 8, 11, 16, 50, 3, 3, 2, 1, 2, 2, "im2col"},
                                                  {1, 13, 13, 12, 7, 7, 7, 2, 3, 1, 1, "im2col"}}) {
-    for (QGemmStage stage : kStages) CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, stage, false);
+    for (QGemmStage stage : kQConv2dStages) CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, stage, false);
   }
   if (DetectedIsas().Contains(Isa::kAvx2)) CHECK(g_indirect_runs > indirect_before);
 }
@@ -202,7 +202,7 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
           "[qconv2d]") {
   if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect vpmaddubsw")) return;
   auto rng = testing::MakeRng("qconv2d_indirect_maddubs");
-  for (QGemmStage stage : kStages) {
+  for (QGemmStage stage : kQConv2dStages) {
     Conv2dParams p;
     p.kernel_h = p.kernel_w = 3;
     p.stride_h = p.stride_w = 1 + static_cast<int64_t>(rng() % 2);
@@ -230,7 +230,7 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
 
 TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_stages");
-  for (QGemmStage stage : kStages) {
+  for (QGemmStage stage : kQConv2dStages) {
     CheckCase(rng, {1, 5, 6, 21, 21, 3, 3, 1, 1, 1, 21, "depthwise"}, DType::kU8, stage, false);
     CheckCase(rng, {1, 5, 6, 7, 9, 3, 3, 2, 1, 1, 1, "im2col"}, DType::kS8, stage, false);
   }
@@ -239,7 +239,7 @@ TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d
 TEST_CASE("qconv2d op: randomized shapes", "[.long]") {
   auto rng = testing::MakeRng("qconv2d_long");
   for (int iter = 0; iter < 60; ++iter) {
-    ConvCase c{};
+    QConv2dCase c{};
     c.n = 1 + rng() % 2;
     c.h = 1 + rng() % 12;
     c.w = 1 + rng() % 12;
@@ -263,7 +263,7 @@ TEST_CASE("qconv2d op: randomized shapes", "[.long]") {
       c.path = one ? "1x1" : "im2col";
       if (c.groups > 1 && c.c_in == c.groups && c.c_out == c.groups) c.path = "depthwise";
     }
-    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kStages[rng() % 5], rng() % 4 == 0, false);
+    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
   }
 }
 

@@ -24,13 +24,14 @@ namespace {
 
 using testing::RandomTensor;
 
-constexpr int64_t kC = 2, kH = 6, kW = 6, kO = 4, kPooled = 3, kFeatures = kO * kPooled * kPooled, kClasses = 5;
+constexpr int64_t kRunC = 2, kRunH = 6, kRunW = 6, kO = 4, kPooled = 3, kFeatures = kO * kPooled * kPooled,
+                  kClasses = 5;
 
 Graph Chain(uint64_t seed) {
   GraphBuilder b("chain", seed);
-  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, kC, kH, kW});
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, kRunC, kRunH, kRunW});
   Conv2dOptions c;
-  c.in_channels = kC;
+  c.in_channels = kRunC;
   c.out_channels = kO;
   c.padding = {1, 1};
   x = b.Conv2d("conv", x, c);
@@ -126,11 +127,11 @@ std::vector<float> HandComposed(const PreparedGraph& p, const NumericsSpec& spec
   // Quantize, NCHW -> NHWC.
   std::vector<uint8_t> xs(static_cast<size_t>(x.NumElements()));
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t c = 0; c < kC; ++c)
-      for (int64_t h = 0; h < kH; ++h)
-        for (int64_t w = 0; w < kW; ++w) {
-          const float v = x.data<float>()[((b * kC + c) * kH + h) * kW + w];
-          xs[static_cast<size_t>(((b * kH + h) * kW + w) * kC + c)] =
+    for (int64_t c = 0; c < kRunC; ++c)
+      for (int64_t h = 0; h < kRunH; ++h)
+        for (int64_t w = 0; w < kRunW; ++w) {
+          const float v = x.data<float>()[((b * kRunC + c) * kRunH + h) * kRunW + w];
+          xs[static_cast<size_t>(((b * kRunH + h) * kRunW + w) * kRunC + c)] =
               QuantizeOne<uint8_t>(v, xq.scale(), xq.zero_point(), xq.quant_min(), xq.quant_max(), spec);
         }
   // Conv weights OIHW -> OHWI.
@@ -138,22 +139,22 @@ std::vector<float> HandComposed(const PreparedGraph& p, const NumericsSpec& spec
   const std::vector<int8_t> w_oihw = QuantizeWeights(g.value(g.FindValue("conv.weight")).data, wq, spec);
   std::vector<int8_t> w_ohwi(w_oihw.size());
   for (int64_t o = 0; o < kO; ++o)
-    for (int64_t c = 0; c < kC; ++c)
+    for (int64_t c = 0; c < kRunC; ++c)
       for (int64_t k = 0; k < 9; ++k) {
-        w_ohwi[static_cast<size_t>((o * 9 + k) * kC + c)] = w_oihw[static_cast<size_t>((o * kC + c) * 9 + k)];
+        w_ohwi[static_cast<size_t>((o * 9 + k) * kRunC + c)] = w_oihw[static_cast<size_t>((o * kRunC + c) * 9 + k)];
       }
   reference::Conv2dGeometry geo;
   geo.n = n;
-  geo.h = kH;
-  geo.w = kW;
-  geo.c_in = kC;
+  geo.h = kRunH;
+  geo.w = kRunW;
+  geo.c_in = kRunC;
   geo.c_out = kO;
   geo.kh = geo.kw = 3;
   geo.pad_h = geo.pad_w = 1;
   const std::vector<int32_t> w_zp(static_cast<size_t>(kO), 0);
-  std::vector<int32_t> acc(static_cast<size_t>(n * kH * kW * kO));
+  std::vector<int32_t> acc(static_cast<size_t>(n * kRunH * kRunW * kO));
   reference::QConv2dAccumulate<uint8_t>(geo, xs.data(), xq.zero_point(), w_ohwi.data(), w_zp.data(), acc.data());
-  const std::vector<uint8_t> conv = OutputStage(acc, static_cast<size_t>(n * kH * kW), kO, spec, xq, wq, cq,
+  const std::vector<uint8_t> conv = OutputStage(acc, static_cast<size_t>(n * kRunH * kRunW), kO, spec, xq, wq, cq,
                                                 g.value(g.FindValue("conv.bias")).data, /*relu=*/true);
   // 2x2 max pool (the integers keep their qparams), flattened in NCHW order.
   std::vector<uint8_t> flat(static_cast<size_t>(n * kFeatures));
@@ -164,7 +165,7 @@ std::vector<float> HandComposed(const PreparedGraph& p, const NumericsSpec& spec
           uint8_t m = 0;
           for (int64_t dy = 0; dy < 2; ++dy)
             for (int64_t dx = 0; dx < 2; ++dx) {
-              m = std::max(m, conv[static_cast<size_t>(((b * kH + 2 * ph + dy) * kW + 2 * pw + dx) * kO + o)]);
+              m = std::max(m, conv[static_cast<size_t>(((b * kRunH + 2 * ph + dy) * kRunW + 2 * pw + dx) * kO + o)]);
             }
           flat[static_cast<size_t>(b * kFeatures + (o * kPooled + ph) * kPooled + pw)] = m;
         }
@@ -193,13 +194,13 @@ TEST_CASE("A converted conv-relu-pool-gemm chain equals the reference kernels co
   auto prepared = Prepare(original, mapping);
   REQUIRE(prepared.ok());
   std::vector<std::vector<Tensor>> batches;
-  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kC, kH, kW}, -1.0f, 1.0f)});
+  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kRunC, kRunH, kRunW}, -1.0f, 1.0f)});
   CalibrateOptions quiet;
   quiet.progress = [](int64_t, int64_t) {};
   const Context scalar = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
   REQUIRE(Calibrate(*prepared, scalar, batches, quiet).ok());
   // A fresh batch reaching a little beyond the calibrated range, so the input saturates somewhere.
-  const Tensor x = RandomTensor(rng, Shape{16, kC, kH, kW}, -1.2f, 1.2f);
+  const Tensor x = RandomTensor(rng, Shape{16, kRunC, kRunH, kRunW}, -1.2f, 1.2f);
 
   for (NumericsProfile profile :
        {NumericsProfile::kReference, NumericsProfile::kTflite, NumericsProfile::kPytorchFbgemm}) {

@@ -24,7 +24,7 @@ namespace {
 using testing::RandomTensor;
 
 // x86's layout (u8 [0, 127] activations, per-channel symmetric s8 weights) with MinMax activations.
-QConfig MinMaxQConfig() {
+QConfig ConvertMinMaxQConfig() {
   QConfig q = GetDefaultQConfig("x86").value();
   q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
   q.activation.options.reduce_range = true;
@@ -116,7 +116,7 @@ TEST_CASE("Convert turns the small CNN into int8 operators with Q at the input a
   std::mt19937_64 rng = testing::MakeRng("convert_small_cnn");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(original, mapping, Shape{4, 3, 8, 8}, "convert_small_cnn_batches");
   const auto observed = p.CalculateQParams().value();
   ConvertReport report;
@@ -214,7 +214,7 @@ TEST_CASE("Convert follows the numerics profile: requantization, bias, weight ra
   std::mt19937_64 rng = testing::MakeRng("convert_profiles");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(original, mapping, Shape{2, 3, 8, 8}, "convert_profiles_batches");
   const auto observed = p.CalculateQParams().value();
 
@@ -266,7 +266,7 @@ TEST_CASE("A node skipped by the mapping stays float between a Dequantize and a 
   std::mt19937_64 rng = testing::MakeRng("convert_skip");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig()).SetModuleName("fc1", std::nullopt);
+  mapping.SetGlobal(ConvertMinMaxQConfig()).SetModuleName("fc1", std::nullopt);
   const PreparedGraph p = Calibrated(original, mapping, Shape{2, 3, 8, 8}, "convert_skip_batches");
   const auto observed = p.CalculateQParams().value();
   ConvertReport report;
@@ -300,7 +300,7 @@ TEST_CASE("ConvertOptions::keep_float keeps nodes float with the observers of a 
   std::mt19937_64 rng = testing::MakeRng("convert_keep_float");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping all;
-  all.SetGlobal(MinMaxQConfig());
+  all.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(original, all, Shape{2, 3, 8, 8}, "convert_keep_float_batches");
   ConvertOptions o;
   o.keep_float = {"fc1"};
@@ -340,7 +340,7 @@ TEST_CASE("Float consumers share one Dequantize per value; Softmax and unknown o
   b.Output(s);
   const Graph graph = std::move(b).Build().value();
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(graph, mapping, Shape{3, 6}, "convert_islands");
   const auto observed = p.CalculateQParams().value();
   ConvertReport report;
@@ -380,7 +380,7 @@ TEST_CASE("Shared-qparams ops pass their input's qparams through; Dropout become
   b.Output(y);
   const Graph graph = std::move(b).Build().value();
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(graph, mapping, Shape{2, 2, 6, 6}, "convert_shared");
   const Graph g = MustConvert(p);
   CHECK(NodeList(g) == std::vector<std::string>{"x.quantize:Quantize", "conv:QConv", "pool:QMaxPool",
@@ -428,7 +428,7 @@ TEST_CASE("Add, Mul, pools and lookups become QAdd, QMul, QAveragePool and QLook
   b.Output(hs);
   const Graph graph = std::move(b).Build().value();
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(graph, mapping, Shape{2, 3, 4, 4}, "convert_general");
   const auto observed = p.CalculateQParams().value();
   const Graph g = MustConvert(p);
@@ -475,7 +475,7 @@ TEST_CASE("MatMul with a constant weight becomes QMatMul; with two activations i
   b.Output(z);
   const Graph graph = std::move(b).Build().value();
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(graph, mapping, Shape{2, 5, 6}, "convert_matmul");
   ConvertReport report;
   const Graph g = MustConvert(p, NumericsProfile::kReference, &report);
@@ -499,7 +499,7 @@ TEST_CASE("A consumer whose QConfig wants another activation dtype gets a Requan
   s8.activation = ObserverSpec{ObserverKind::kMinMax, {}};
   s8.activation.options.dtype = DType::kS8;
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig()).SetModuleName("fc2", s8);
+  mapping.SetGlobal(ConvertMinMaxQConfig()).SetModuleName("fc2", s8);
   const PreparedGraph p = Calibrated(original, mapping, Shape{2, 3, 8, 8}, "convert_requantize_batches");
   const auto observed = p.CalculateQParams().value();
   const Graph g = MustConvert(p);
@@ -533,7 +533,7 @@ TEST_CASE("A float value read in two dtypes is quantized twice from float, not r
   s8.activation = ObserverSpec{ObserverKind::kMinMax, {}};
   s8.activation.options.dtype = DType::kS8;
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig()).SetModuleName("b", s8);
+  mapping.SetGlobal(ConvertMinMaxQConfig()).SetModuleName("b", s8);
   const PreparedGraph p = Calibrated(graph, mapping, Shape{4, 6}, "convert_two_dtypes");
   const Graph g = MustConvert(p);
   CHECK(NodeList(g) == std::vector<std::string>{"x.quantize:Quantize", "a:QGemm", "x.quantize_1:Quantize",
@@ -548,7 +548,7 @@ TEST_CASE("Dynamic QConfigs are left float for QuantizeDynamic", "[convert]") {
   std::mt19937_64 rng = testing::MakeRng("convert_dynamic");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig()).SetModuleName("fc1", GetDefaultDynamicQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig()).SetModuleName("fc1", GetDefaultDynamicQConfig());
   const PreparedGraph p = Calibrated(original, mapping, Shape{2, 3, 8, 8}, "convert_dynamic_batches");
   ConvertReport report;
   const Graph g = MustConvert(p, NumericsProfile::kReference, &report);
@@ -566,7 +566,7 @@ TEST_CASE("Derived names never collide with the graph's own names", "[convert]")
   b.Output(y);
   const Graph graph = std::move(b).Build().value();
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   const PreparedGraph p = Calibrated(graph, mapping, Shape{2, 4}, "convert_names");
   const Graph g = MustConvert(p);
   CHECK(NodeList(g) == std::vector<std::string>{"x.quantize_1:Quantize", "x.q:QGemm", "x.quantize:QGemm",
@@ -579,7 +579,7 @@ TEST_CASE("Derived names never collide with the graph's own names", "[convert]")
 TEST_CASE("Convert fails naming the value and node it has no qparams for, and unusable weights", "[convert]") {
   const Graph original = testing::SmallCnn(11);
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(ConvertMinMaxQConfig());
   SECTION("not calibrated") {
     auto p = Prepare(original, mapping);
     REQUIRE(p.ok());
@@ -598,11 +598,11 @@ TEST_CASE("Convert fails naming the value and node it has no qparams for, and un
     CHECK_THAT(g.status().message(), Catch::Contains("'relu2'") && Catch::Contains("'fc1'"));
   }
   SECTION("qint32 activations") {
-    QConfig q = MinMaxQConfig();
+    QConfig q = ConvertMinMaxQConfig();
     q.activation.options.dtype = DType::kS32;
     q.activation.options.reduce_range = false;
     QConfigMapping m;
-    m.SetGlobal(MinMaxQConfig()).SetModuleName("fc2", q);
+    m.SetGlobal(ConvertMinMaxQConfig()).SetModuleName("fc2", q);
     const PreparedGraph p = Calibrated(original, m, Shape{1, 3, 8, 8}, "convert_s32_activations");
     auto g = Convert(p);
     REQUIRE_FALSE(g.ok());

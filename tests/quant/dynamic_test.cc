@@ -65,7 +65,7 @@ Graph MakeModel(std::mt19937_64& rng) {
   return g;
 }
 
-std::vector<Tensor> RunGraph(const Graph& g, const OpRegistry& registry, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> RunDynamicGraph(const Graph& g, const OpRegistry& registry, const std::vector<Tensor>& inputs) {
   const Context ctx = testing::ContextFor(Isa::kScalar);
   CompileOptions co;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -78,17 +78,7 @@ std::vector<Tensor> RunGraph(const Graph& g, const OpRegistry& registry, const s
   return *y;
 }
 
-double Sqnr(const Tensor& x, const Tensor& y) {
-  double s = 0, e = 0;
-  for (int64_t i = 0; i < x.NumElements(); ++i) {
-    const double a = x.data<float>()[i], b = y.data<float>()[i];
-    s += a * a;
-    e += (a - b) * (a - b);
-  }
-  return e == 0 ? 1e9 : 10 * std::log10(s / e);
-}
-
-const Node& NodeNamed(const Graph& g, const std::string& name) {
+const Node& DynamicNodeNamed(const Graph& g, const std::string& name) {
   const int i = g.FindNode(name);
   REQUIRE(i >= 0);
   return g.node(i);
@@ -105,12 +95,12 @@ TEST_CASE("QuantizeDynamic replaces Gemm, MatMul and LSTM by the dynamic operato
   REQUIRE(q.ok());
   CHECK(report.quantized == std::vector<std::string>{"fc1", "fc2", "fc3", "lstm"});
   CHECK(report.kept_float.empty());
-  CHECK(NodeNamed(*q, "fc1").op_type == "DynamicQGemm");
-  CHECK(NodeNamed(*q, "fc2").op_type == "DynamicQMatMul");
-  CHECK(NodeNamed(*q, "fc3").op_type == "DynamicQGemm");
-  CHECK(NodeNamed(*q, "lstm").op_type == "DynamicQLSTM");
-  CHECK(NodeNamed(*q, "relu").op_type == "Relu");
-  CHECK(NodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 0);
+  CHECK(DynamicNodeNamed(*q, "fc1").op_type == "DynamicQGemm");
+  CHECK(DynamicNodeNamed(*q, "fc2").op_type == "DynamicQMatMul");
+  CHECK(DynamicNodeNamed(*q, "fc3").op_type == "DynamicQGemm");
+  CHECK(DynamicNodeNamed(*q, "lstm").op_type == "DynamicQLSTM");
+  CHECK(DynamicNodeNamed(*q, "relu").op_type == "Relu");
+  CHECK(DynamicNodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 0);
   // Weights: s8 constants with per-channel symmetric qparams along the output-channel axis, equal to what the
   // weight observer and Quantize give.
   struct W {
@@ -120,14 +110,14 @@ TEST_CASE("QuantizeDynamic replaces Gemm, MatMul and LSTM by the dynamic operato
   };
   for (const W& w : {W{"fc1", 1, 0}, W{"fc2", 1, 1}, W{"fc3", 1, 1}, W{"lstm", 1, 1}, W{"lstm", 2, 1}}) {
     INFO(w.node << " input " << w.slot);
-    const Node& n = NodeNamed(*q, w.node);
+    const Node& n = DynamicNodeNamed(*q, w.node);
     CHECK(n.domain == kInt8Domain);
     const Value& v = q->value(n.inputs[w.slot]);
     REQUIRE(v.qparams.has_value());
     CHECK(v.data.dtype() == DType::kS8);
     CHECK(v.qparams->scheme() == QScheme::kPerChannelSymmetric);
     CHECK(v.qparams->axis() == w.axis);
-    const Value& f = model.value(NodeNamed(model, w.node).inputs[w.slot]);
+    const Value& f = model.value(DynamicNodeNamed(model, w.node).inputs[w.slot]);
     CHECK(v.name == f.name + "_quantized");
     auto obs = GetDefaultDynamicQConfig(true).weight.Make(w.axis).value();
     REQUIRE(obs->Observe(f.data, f.name).ok());
@@ -140,11 +130,11 @@ TEST_CASE("QuantizeDynamic replaces Gemm, MatMul and LSTM by the dynamic operato
   // The outputs track float.
   const Tensor x = testing::RandomTensor(rng, Shape{7, 12}, -1.0f, 1.0f);
   const Tensor seq = testing::RandomTensor(rng, Shape{4, 2, 4}, -1.0f, 1.0f);
-  const auto yf = RunGraph(model, FloatOpRegistry(), {x, seq});
-  const auto yq = RunGraph(*q, QuantizedGraphRegistry(), {x, seq});
+  const auto yf = RunDynamicGraph(model, FloatOpRegistry(), {x, seq});
+  const auto yq = RunDynamicGraph(*q, QuantizedGraphRegistry(), {x, seq});
   for (size_t o = 0; o < yf.size(); ++o) {
-    INFO("output " << o << " SQNR " << Sqnr(yf[o], yq[o]));
-    CHECK(Sqnr(yf[o], yq[o]) > 25.0);
+    INFO("output " << o << " SQNR " << testing::TensorSqnrDb(yf[o], yq[o]));
+    CHECK(testing::TensorSqnrDb(yf[o], yq[o]) > 25.0);
   }
 }
 
@@ -158,20 +148,20 @@ TEST_CASE("QuantizeDynamic follows the mapping: op types, node names, none, stat
     o.reduce_range = true;
     auto q = QuantizeDynamic(model, m, o);
     REQUIRE(q.ok());
-    CHECK(NodeNamed(*q, "fc1").op_type == "DynamicQGemm");
-    CHECK(NodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 1);
-    CHECK(q->value(NodeNamed(*q, "fc1").inputs[1]).qparams->scheme() == QScheme::kPerTensorSymmetric);
-    CHECK(NodeNamed(*q, "fc2").op_type == "MatMul");
-    CHECK(NodeNamed(*q, "lstm").op_type == "LSTM");
+    CHECK(DynamicNodeNamed(*q, "fc1").op_type == "DynamicQGemm");
+    CHECK(DynamicNodeNamed(*q, "fc1").attributes.GetInt("reduce_range").value() == 1);
+    CHECK(q->value(DynamicNodeNamed(*q, "fc1").inputs[1]).qparams->scheme() == QScheme::kPerTensorSymmetric);
+    CHECK(DynamicNodeNamed(*q, "fc2").op_type == "MatMul");
+    CHECK(DynamicNodeNamed(*q, "lstm").op_type == "LSTM");
   }
   {
     QConfigMapping m;
     m.SetGlobal(GetDefaultDynamicQConfig()).SetModuleName("fc3", std::nullopt).SetModuleName("lstm", std::nullopt);
     auto q = QuantizeDynamic(model, m);
     REQUIRE(q.ok());
-    CHECK(NodeNamed(*q, "fc1").op_type == "DynamicQGemm");
-    CHECK(NodeNamed(*q, "fc3").op_type == "Gemm");
-    CHECK(NodeNamed(*q, "lstm").op_type == "LSTM");
+    CHECK(DynamicNodeNamed(*q, "fc1").op_type == "DynamicQGemm");
+    CHECK(DynamicNodeNamed(*q, "fc3").op_type == "Gemm");
+    CHECK(DynamicNodeNamed(*q, "lstm").op_type == "LSTM");
   }
   {
     QConfigMapping m;
@@ -196,7 +186,7 @@ TEST_CASE("QuantizeDynamic keeps what it cannot convert float and names bad weig
   QuantizeDynamicReport report;
   auto q = QuantizeDynamic(model, mapping, {}, &report);
   REQUIRE(q.ok());
-  CHECK(NodeNamed(*q, "fc3").op_type == "Gemm");
+  CHECK(DynamicNodeNamed(*q, "fc3").op_type == "Gemm");
   REQUIRE(report.kept_float.size() == 1);
   CHECK_THAT(report.kept_float[0], Catch::StartsWith("fc3:") && Catch::Contains("alpha"));
 
@@ -224,7 +214,7 @@ TEST_CASE("QuantizeWeightOnly stores s8 weights behind Dequantize nodes and keep
   auto q = QuantizeWeightOnly(model, mapping, {}, &quantized);
   REQUIRE(q.ok());
   CHECK(quantized == std::vector<std::string>{"fc1", "fc2", "lstm"});
-  for (const char* name : {"fc1", "fc2", "fc3", "relu", "lstm"}) CHECK(NodeNamed(*q, name).domain.empty());
+  for (const char* name : {"fc1", "fc2", "fc3", "relu", "lstm"}) CHECK(DynamicNodeNamed(*q, name).domain.empty());
   struct W {
     const char* node;
     size_t slot;
@@ -234,10 +224,10 @@ TEST_CASE("QuantizeWeightOnly stores s8 weights behind Dequantize nodes and keep
   for (const W& w : {W{"fc1", 1, "fc1.weight_dequantize", 0}, W{"fc2", 1, "fc2.weight_dequantize", 1},
                      W{"lstm", 1, "lstm.W_dequantize", 1}, W{"lstm", 2, "lstm.R_dequantize", 1}}) {
     INFO(w.dequantize);
-    const Node& dq = NodeNamed(*q, w.dequantize);
+    const Node& dq = DynamicNodeNamed(*q, w.dequantize);
     CHECK(dq.op_type == "Dequantize");
     CHECK(dq.domain == kInt8Domain);
-    CHECK(NodeNamed(*q, w.node).inputs[w.slot] == dq.outputs[0]);
+    CHECK(DynamicNodeNamed(*q, w.node).inputs[w.slot] == dq.outputs[0]);
     const Value& s8 = q->value(dq.inputs[0]);
     CHECK(s8.kind == ValueKind::kConstant);
     CHECK(s8.data.dtype() == DType::kS8);
@@ -245,7 +235,7 @@ TEST_CASE("QuantizeWeightOnly stores s8 weights behind Dequantize nodes and keep
     CHECK(s8.qparams->axis() == w.axis);
     CHECK(s8.qparams->scheme() == QScheme::kPerChannelSymmetric);
   }
-  CHECK(q->value(NodeNamed(*q, "fc3").inputs[1]).dtype == DType::kF32);  // none: untouched
+  CHECK(q->value(DynamicNodeNamed(*q, "fc3").inputs[1]).dtype == DType::kF32);  // none: untouched
   // Dequantize comes before its consumer.
   CHECK(q->FindNode("fc1.weight_dequantize") < q->FindNode("fc1"));
 
@@ -256,9 +246,9 @@ TEST_CASE("QuantizeWeightOnly stores s8 weights behind Dequantize nodes and keep
   }
   const Tensor x = testing::RandomTensor(rng, Shape{7, 12}, -1.0f, 1.0f);
   const Tensor seq = testing::RandomTensor(rng, Shape{4, 2, 4}, -1.0f, 1.0f);
-  const auto yf = RunGraph(model, FloatOpRegistry(), {x, seq});
-  const auto yq = RunGraph(*q, registry, {x, seq});
-  for (size_t o = 0; o < yf.size(); ++o) CHECK(Sqnr(yf[o], yq[o]) > 30.0);
+  const auto yf = RunDynamicGraph(model, FloatOpRegistry(), {x, seq});
+  const auto yq = RunDynamicGraph(*q, registry, {x, seq});
+  for (size_t o = 0; o < yf.size(); ++o) CHECK(testing::TensorSqnrDb(yf[o], yq[o]) > 30.0);
   // The Dequantize nodes of constant weights are folded at Compile: the float operators run on float weights.
   CompileOptions co;
   co.input_shapes = {{"x", x.shape()}, {"seq", seq.shape()}};

@@ -26,7 +26,7 @@ namespace {
 
 using testing::RandomTensor;
 
-constexpr int64_t kC = 3, kH = 6, kW = 6, kO = 8, kClasses = 10;
+constexpr int64_t kFuseC = 3, kFuseH = 6, kFuseW = 6, kFuseO = 8, kFuseClasses = 10;
 
 ValueId Clip(GraphBuilder& b, const std::string& name, ValueId x, float lo, float hi) {
   const float lo_v[] = {lo}, hi_v[] = {hi};
@@ -39,19 +39,19 @@ ValueId Clip(GraphBuilder& b, const std::string& name, ValueId x, float lo, floa
 // -> Flatten -> fc -> Clip(fc_lo, fc_hi). conv3's output has two consumers, so its ReLU6 cannot fold.
 Graph Model(uint64_t seed, float fc_lo, float fc_hi) {
   GraphBuilder b("fuse_int8_activation", seed);
-  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, kC, kH, kW});
+  ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, kFuseC, kFuseH, kFuseW});
   Conv2dOptions c;
-  c.in_channels = kC;
-  c.out_channels = kO;
+  c.in_channels = kFuseC;
+  c.out_channels = kFuseO;
   c.padding = {1, 1};
   x = b.ReLU6("relu6", b.Conv2d("conv1", x, c));
-  c.in_channels = kO;
+  c.in_channels = kFuseO;
   x = Clip(b, "clip", b.Conv2d("conv2", x, c), -0.5f, 0.8f);
   const ValueId c3 = b.Conv2d("conv3", x, c);
   x = b.Add("add", c3, b.ReLU6("relu6_shared", c3));
   x = Clip(b, "add_clip", x, 0.0f, 4.0f);
   x = b.Flatten("flatten", x);
-  x = Clip(b, "fc_clip", b.Linear("fc", x, kO * kH * kW, kClasses), fc_lo, fc_hi);
+  x = Clip(b, "fc_clip", b.Linear("fc", x, kFuseO * kFuseH * kFuseW, kFuseClasses), fc_lo, fc_hi);
   b.Output(x);
   return std::move(b).Build().value();
 }
@@ -62,7 +62,7 @@ std::map<std::string, int> CountOps(const Graph& g) {
   return n;
 }
 
-const Node& NodeNamed(const Graph& g, const std::string& name) {
+const Node& FuseNodeNamed(const Graph& g, const std::string& name) {
   const int i = g.FindNode(name);
   REQUIRE(i >= 0);
   return g.node(i);
@@ -95,10 +95,10 @@ TEST_CASE("Int8 activations fold into their producers and the outputs stay the s
   std::mt19937_64 rng = testing::MakeRng("fuse_int8_activation");
   const uint64_t seed = rng();
   std::vector<std::vector<Tensor>> batches;
-  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kC, kH, kW}, -2.0f, 2.0f)});
+  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kFuseC, kFuseH, kFuseW}, -2.0f, 2.0f)});
   // The last clamp keeps the middle half of fc's float range, so it clips whatever the seeded weights give.
   const Graph probe = Model(seed, -1.0f, 1.0f);
-  const std::string fc_out = probe.value(NodeNamed(probe, "fc").outputs[0]).name;
+  const std::string fc_out = probe.value(FuseNodeNamed(probe, "fc").outputs[0]).name;
   const auto [fc_min, fc_max] =
       testing::MinMaxOf(testing::RunAndRecord(probe, FloatOpRegistry(), batches, {fc_out})[fc_out]);
   const float fc_lo = fc_min + 0.25f * (fc_max - fc_min), fc_hi = fc_max - 0.25f * (fc_max - fc_min);
@@ -111,7 +111,7 @@ TEST_CASE("Int8 activations fold into their producers and the outputs stay the s
   CalibrateOptions quiet;
   quiet.progress = [](int64_t, int64_t) {};
   REQUIRE(Calibrate(*prepared, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), batches, quiet).ok());
-  const Tensor x = RandomTensor(rng, Shape{8, kC, kH, kW}, -2.5f, 2.5f);
+  const Tensor x = RandomTensor(rng, Shape{8, kFuseC, kFuseH, kFuseW}, -2.5f, 2.5f);
 
   for (NumericsProfile profile : {NumericsProfile::kReference, NumericsProfile::kTflite}) {
     INFO("profile " << NumericsProfileName(profile));
@@ -128,20 +128,20 @@ TEST_CASE("Int8 activations fold into their producers and the outputs stay the s
 
     CHECK(CountOps(*unfused)[std::string(Int8OpName(Int8Op::kQClamp))] == 5);
     CHECK(CountOps(*fused)[std::string(Int8OpName(Int8Op::kQClamp))] == 1);
-    CHECK(IsInt8Op(NodeNamed(*fused, "relu6_shared"), Int8Op::kQClamp));
+    CHECK(IsInt8Op(FuseNodeNamed(*fused, "relu6_shared"), Int8Op::kQClamp));
     const std::vector<std::pair<std::string, std::pair<float, float>>> clips = {
         {"conv1", {0.0f, 6.0f}}, {"conv2", {-0.5f, 0.8f}}, {"add", {0.0f, 4.0f}}, {"fc", {fc_lo, fc_hi}}};
     for (const auto& [name, bounds] : clips) {
       INFO("node " << name);
-      const Node& n = NodeNamed(*fused, name);
+      const Node& n = FuseNodeNamed(*fused, name);
       CHECK(n.attributes.GetString("activation").value() == "Clip");
       CHECK(n.attributes.GetFloat(reference::kActivationMinAttribute).value() == bounds.first);
       CHECK(n.attributes.GetFloat(reference::kActivationMaxAttribute).value() == bounds.second);
     }
     // The fused producers write the clamps' outputs, under the clamps' names.
-    CHECK(fused->value(NodeNamed(*fused, "conv1").outputs[0]).name == "relu6");
-    CHECK(fused->value(NodeNamed(*fused, "fc").outputs[0]).name ==
-          unfused->value(NodeNamed(*unfused, "fc_clip").outputs[0]).name);
+    CHECK(fused->value(FuseNodeNamed(*fused, "conv1").outputs[0]).name == "relu6");
+    CHECK(fused->value(FuseNodeNamed(*fused, "fc").outputs[0]).name ==
+          unfused->value(FuseNodeNamed(*unfused, "fc_clip").outputs[0]).name);
 
     // Not vacuous: every clamp that folds moves some elements, and the output is neither constant nor saturated.
     std::map<std::string, int64_t> changed;

@@ -31,7 +31,7 @@ double RelativeError(const Tensor& a, const Tensor& b) {
   return err / mag;
 }
 
-std::vector<Tensor> RunGraph(const Graph& g, const OpRegistry& r, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> RunFusedGraph(const Graph& g, const OpRegistry& r, const std::vector<Tensor>& inputs) {
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
   CompileOptions co;
   for (size_t k = 0; k < inputs.size(); ++k) co.input_shapes.emplace_back(g.value(g.inputs()[k]).name, inputs[k].shape());
@@ -66,8 +66,8 @@ TEST_CASE("Fuse folds Conv+BN(+ReLU) and fuses Linear+ReLU; outputs match the un
   CHECK_FALSE(IsFusedNode(fused.node(fused.FindNode("fc2"))));
 
   const Tensor x = RandomTensor(rng, Shape{4, 3, 8, 8}, -1.0f, 1.0f);
-  const Tensor y0 = RunGraph(original, FloatOpRegistry(), {x})[0];
-  const Tensor y1 = RunGraph(fused, QuantFloatRegistry(), {x})[0];
+  const Tensor y0 = RunFusedGraph(original, FloatOpRegistry(), {x})[0];
+  const Tensor y1 = RunFusedGraph(fused, QuantFloatRegistry(), {x})[0];
   CHECK(RelativeError(y1, y0) < 1e-5);
   // The fused graph is not runnable without the fused operators: an error, never a silently dropped ReLU.
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
@@ -120,7 +120,8 @@ TEST_CASE("FoldBatchNorm follows PyTorch's fuse_conv_bn_weights and fuse_linear_
     CHECK(fb1.data<float>()[o] == (fb0.data<float>()[o] - fm.data<float>()[o]) * s + fbeta.data<float>()[o]);
   }
   const std::vector<Tensor> in = {RandomTensor(rng, Shape{3, 2, 5, 5}, -2.0f, 2.0f)};
-  CHECK(RelativeError(RunGraph(g, FloatOpRegistry(), in)[0], RunGraph(original, FloatOpRegistry(), in)[0]) < 1e-5);
+  CHECK(RelativeError(RunFusedGraph(g, FloatOpRegistry(), in)[0], RunFusedGraph(original, FloatOpRegistry(), in)[0]) <
+        1e-5);
 }
 
 TEST_CASE("Pairs whose intermediate value is needed elsewhere are not rewritten", "[quant]") {
@@ -166,8 +167,8 @@ TEST_CASE("Folding copies a weight that another node shares", "[quant]") {
   CHECK(g.value(a.inputs[1]).name != "w");  // fc_a got its own folded copy
   CHECK(g.node(g.FindNode("fc_b")).inputs[1] == g.FindValue("w"));
   const Tensor xin = RandomTensor(rng, Shape{2, 4}, -1.0f, 1.0f);
-  const auto y0 = RunGraph(original, FloatOpRegistry(), {xin});
-  const auto y1f = RunGraph(g, FloatOpRegistry(), {xin});
+  const auto y0 = RunFusedGraph(original, FloatOpRegistry(), {xin});
+  const auto y1f = RunFusedGraph(g, FloatOpRegistry(), {xin});
   CHECK(RelativeError(y1f[0], y0[0]) < 1e-5);
   CHECK(RelativeError(y1f[1], y0[1]) == 0.0);  // fc_b untouched
 }
@@ -198,7 +199,7 @@ TEST_CASE("Fuse folds Constant nodes into constant values", "[quant]") {
   REQUIRE(g.AddNode(Node{"relu6", "Clip", "", {}, {x, lo, hi}, {y}}).ok());
   REQUIRE(g.AddOutput(y).ok());
   const Tensor in = Floats(Shape{5}, {-1.0f, 0.5f, 3.0f, 6.5f, 9.0f});
-  const std::vector<Tensor> before = RunGraph(g, FloatOpRegistry(), {in});
+  const std::vector<Tensor> before = RunFusedGraph(g, FloatOpRegistry(), {in});
   auto report = Fuse(g);
   REQUIRE(report.ok());
   CHECK(report->folded_constant_nodes == std::vector<std::string>{"c_lo", "c_hi"});
@@ -206,7 +207,7 @@ TEST_CASE("Fuse folds Constant nodes into constant values", "[quant]") {
   CHECK(g.value(lo).kind == ValueKind::kConstant);
   CHECK(g.value(hi).data.data<float>()[0] == 6.0f);
   CHECK(VerifyGraph(g).ok());
-  const std::vector<Tensor> after = RunGraph(g, QuantFloatRegistry(), {in});
+  const std::vector<Tensor> after = RunFusedGraph(g, QuantFloatRegistry(), {in});
   CHECK(std::memcmp(before[0].raw_data(), after[0].raw_data(), before[0].SizeBytes()) == 0);
 }
 

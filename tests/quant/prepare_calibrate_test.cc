@@ -17,7 +17,7 @@ using testing::MinMaxOf;
 using testing::RandomTensor;
 
 // x86's layout with MinMax activations, so observed ranges can be checked exactly.
-QConfig MinMaxQConfig() {
+QConfig CalibrateMinMaxQConfig() {
   QConfig q = GetDefaultQConfig("x86").value();
   q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
   q.activation.options.reduce_range = true;
@@ -34,7 +34,7 @@ TEST_CASE("Calibrated ranges equal the float graph's activations", "[quant]") {
   std::mt19937_64 rng = testing::MakeRng("prepare_small_cnn");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(CalibrateMinMaxQConfig());
   auto prepared = Prepare(original, mapping);
   REQUIRE(prepared.ok());
   const Graph& g = prepared->graph();
@@ -113,8 +113,9 @@ TEST_CASE("A none entry keeps a node float; dynamic qconfigs observe weights onl
   std::mt19937_64 rng = testing::MakeRng("prepare_mapping");
   const Graph original = testing::SmallCnn(rng());
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig()).SetModuleName("fc2", std::nullopt).SetModuleName("fc1",
-                                                                                       GetDefaultDynamicQConfig());
+  mapping.SetGlobal(CalibrateMinMaxQConfig())
+      .SetModuleName("fc2", std::nullopt)
+      .SetModuleName("fc1", GetDefaultDynamicQConfig());
   auto prepared = Prepare(original, mapping);
   REQUIRE(prepared.ok());
   const Graph& g = prepared->graph();
@@ -142,7 +143,7 @@ TEST_CASE("Concat shares one observer across its inputs and output; Add observes
   b.Output(s);
   const Graph graph = std::move(b).Build().value();
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(CalibrateMinMaxQConfig());
   auto prepared = Prepare(graph, mapping);
   REQUIRE(prepared.ok());
   const Observer* oa = prepared->FindObserver("a");
@@ -165,7 +166,7 @@ TEST_CASE("Concat shares one observer across its inputs and output; Add observes
 TEST_CASE("Calibrate rejects an executor of another graph and a wrong batch", "[quant]") {
   const Graph original = testing::SmallCnn(1);
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(CalibrateMinMaxQConfig());
   auto prepared = Prepare(original, mapping);
   REQUIRE(prepared.ok());
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);

@@ -12,6 +12,7 @@
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/tensor.h"
+#include "tests/test_util.h"
 
 #include <algorithm>
 #include <limits>
@@ -19,13 +20,6 @@
 #include <catch2/catch.hpp>
 
 namespace octet::testing {
-
-inline Tensor RandomTensor(std::mt19937_64& rng, const Shape& shape, float lo, float hi) {
-  Tensor t = Tensor::Create(DType::kF32, shape).value();
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.values<float>()) v = d(rng);
-  return t;
-}
 
 inline void RandomizeBatchNorms(Graph& graph, std::mt19937_64& rng) {
   for (const Node& n : graph.nodes()) {

@@ -15,6 +15,7 @@
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/tensor.h"
+#include "tests/test_util.h"
 #include "ops/float/registry.h"
 
 namespace octet::testing {
@@ -72,13 +73,6 @@ inline Result<std::vector<Tensor>> RunFloatOp(const std::string& op_type, const 
   options.fold_constants = false;
   OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(g, context, FloatRegistry(), options));
   return exec.Run(feeds);
-}
-
-inline Tensor RandomTensor(std::mt19937_64& rng, const Shape& shape, float lo = -1.0f, float hi = 1.0f) {
-  Tensor t = Tensor::Create(DType::kF32, shape).value();
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (float& v : t.values<float>()) v = u(rng);
-  return t;
 }
 
 inline Tensor IntTensor(const Shape& shape, const std::vector<int32_t>& values) {

@@ -40,14 +40,14 @@ std::vector<std::string> MissingPieces(const OpRegistry& registry, const std::fu
 
 bool ReplayOf(Int8Op op) { return vectors::HasReference(std::string(kInt8Domain), std::string(Int8OpName(op))); }
 
-OpRegistry Int8Registry() {
+OpRegistry OpTableRegistry() {
   OpRegistry registry;
   REQUIRE(RegisterInt8Ops(registry).ok());
   return registry;
 }
 
 TEST_CASE("op table: every int8 operator has its Prepare, its replay and its fields", "[int8_misc]") {
-  const OpRegistry registry = Int8Registry();
+  const OpRegistry registry = OpTableRegistry();
   const std::vector<std::string> problems = MissingPieces(registry, ReplayOf);
   INFO(fmt::format("{}", fmt::join(problems, "\n")));
   CHECK(problems.empty());
@@ -62,7 +62,7 @@ TEST_CASE("op table: every int8 operator has its Prepare, its replay and its fie
 }
 
 TEST_CASE("op table: the check fails when a piece is missing", "[int8_misc]") {
-  const OpRegistry full = Int8Registry();
+  const OpRegistry full = OpTableRegistry();
   SECTION("a Prepare not registered") {
     OpRegistry partial;
     for (const Int8OpInfo& e : kInt8OpTable) {
@@ -79,7 +79,7 @@ TEST_CASE("op table: the check fails when a piece is missing", "[int8_misc]") {
     CHECK(problems[0].rfind("QAdd: the table says reference = true", 0) == 0);
   }
   SECTION("an int8 operator registered outside the table") {
-    OpRegistry extra = Int8Registry();
+    OpRegistry extra = OpTableRegistry();
     REQUIRE(extra.Register(kInt8Domain, "QSoftmax", *full.Find(kInt8Domain, Int8OpName(Int8Op::kQLookup))).ok());
     const std::vector<std::string> problems = MissingPieces(extra, ReplayOf);
     REQUIRE(problems.size() == 1);

@@ -19,7 +19,9 @@ using testing::QInput;
 
 QParams U8(float scale, int32_t zp) { return QParams::PerTensor(DType::kU8, scale, zp).value(); }
 
-Tensor U8Tensor(const Shape& shape, const std::vector<uint8_t>& v) { return Tensor::FromValues<uint8_t>(shape, v).value(); }
+Tensor QAddU8Tensor(const Shape& shape, const std::vector<uint8_t>& v) {
+  return Tensor::FromValues<uint8_t>(shape, v).value();
+}
 
 std::vector<int32_t> Codes(const Tensor& t) {
   std::vector<int32_t> v;
@@ -32,8 +34,8 @@ TEST_CASE("QAdd and QMul: hand-computed cases, fp32 ties to even and q31 ties aw
   // a: scale 0.5, zp 10; b: scale 0.25, zp 20; y: scale 1, zp 0.
   // a = 14 (2.0) + b = 28 (2.0) = 4; a = 11 (0.5) + b = 20 (0) = 0.5; a = 13 (1.5) + b = 20 = 1.5; a = 8 (-1) +
   // b = 24 (1) = 0 (and -1.0 clamps to 0 in u8 for a = 6, b = 20).
-  const Tensor a = U8Tensor(Shape{5}, {14, 11, 13, 8, 6});
-  const Tensor b = U8Tensor(Shape{5}, {28, 20, 20, 24, 20});
+  const Tensor a = QAddU8Tensor(Shape{5}, {14, 11, 13, 8, 6});
+  const Tensor b = QAddU8Tensor(Shape{5}, {28, 20, 20, 24, 20});
   const std::vector<QInput> in = {{a, U8(0.5f, 10)}, {b, U8(0.25f, 20)}};
   const Tensor fp32 = testing::RunQOp("QAdd", in, U8(1.0f, 0), {}, ctx).value();
   CHECK(Codes(fp32) == std::vector<int32_t>{4, 0, 2, 0, 0});
@@ -278,7 +280,7 @@ TEST_CASE("qvadd kernels equal the reference at every length, in place too", "[i
 
 TEST_CASE("QAdd and QMul: errors name the value and the problem", "[int8_misc]") {
   const Context ctx = Context::ForIsas(DetectedIsas(), 1);
-  const Tensor a = U8Tensor(Shape{2}, {1, 2});
+  const Tensor a = QAddU8Tensor(Shape{2}, {1, 2});
   const QParams q = U8(0.1f, 3);
   auto error = [&](const std::string& op, const std::vector<QInput>& in, const std::optional<QParams>& qy,
                    AttributeMap attrs = {}) {
@@ -304,7 +306,7 @@ TEST_CASE("QAdd and QMul: errors name the value and the problem", "[int8_misc]")
   CHECK_THAT(error("QAdd", {{a, q}, {a, q}}, U8(1e-8f, 0), {{"requantization", std::string("q31")}}),
              Contains("q31 QAdd needs"));
   CHECK_THAT(error("QAdd", {{a, U8(1e30f, 0)}, {a, q}}, U8(1e-30f, 0)), Contains("too far apart"));
-  const Tensor c = U8Tensor(Shape{3}, {1, 2, 3});
+  const Tensor c = QAddU8Tensor(Shape{3}, {1, 2, 3});
   CHECK_THAT(error("QAdd", {{a, q}, {c, q}}, q), Contains("cannot be broadcast"));
   const Tensor f = Tensor::FromValues<float>(Shape{2}, std::vector<float>{1, 2}).value();
   CHECK_THAT(error("QMul", {{f, std::nullopt}, {a, q}}, q), Contains("input 0 (A) 'in0' must be u8 or s8, got f32"));

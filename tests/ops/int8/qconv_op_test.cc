@@ -21,7 +21,7 @@ using testing::QAbsent;
 using testing::QConst;
 using testing::QIn;
 
-struct ConvCase {
+struct QConvOpCase {
   int64_t n, c, h, w, m, kh, kw;
   std::vector<int64_t> strides, pads, dilations;  // ONNX order (2-D: [h, w]; pads [t, l, b, r])
   int64_t group;
@@ -30,14 +30,14 @@ struct ConvCase {
   const char* path = nullptr;  // expected plan path, when the case is about one
 };
 
-std::string Describe(const ConvCase& c) {
+std::string DescribeQConvOp(const QConvOpCase& c) {
   return fmt::format("n{} c{} {}x{} -> m{} k{}x{} s[{}] p[{}] d[{}] g{}{} {}", c.n, c.c, c.h, c.w, c.m, c.kh, c.kw,
                      fmt::join(c.strides, ","), fmt::join(c.pads, ","), fmt::join(c.dilations, ","), c.group,
                      c.one_d ? " 1-D" : "", c.auto_pad);
 }
 
 // Pads [t, l, b, r] actually used (auto_pad resolved as ONNX does), as 2-D values.
-std::vector<int64_t> ResolvedPads(const ConvCase& c) {
+std::vector<int64_t> ResolvedPads(const QConvOpCase& c) {
   const int64_t sh = c.one_d ? 1 : c.strides[0], sw = c.strides.back();
   const int64_t dh = c.one_d ? 1 : c.dilations[0], dw = c.dilations.back();
   if (c.auto_pad == "NOTSET") {
@@ -56,7 +56,7 @@ std::vector<int64_t> ResolvedPads(const ConvCase& c) {
   return {t, l, b, r};
 }
 
-AttributeMap ConvAttributes(const ConvCase& c) {
+AttributeMap ConvAttributes(const QConvOpCase& c) {
   AttributeMap at;
   at.Set("kernel_shape", c.one_d ? std::vector<int64_t>{c.kw} : std::vector<int64_t>{c.kh, c.kw});
   at.Set("strides", c.strides);
@@ -72,7 +72,7 @@ AttributeMap ConvAttributes(const ConvCase& c) {
 
 // The reference output, NCHW bytes: the op-level spec (reference::QConvOpAccumulate: taps outside the image read
 // x_zp) with the pads resolved here, then the output stage per pixel.
-std::vector<uint8_t> ReferenceConv(const ConvCase& c, const Tensor& x, const QParams& x_qp, const Tensor& w,
+std::vector<uint8_t> ReferenceConv(const QConvOpCase& c, const Tensor& x, const QParams& x_qp, const Tensor& w,
                                    const QParams& w_qp, const QParams& y_qp, QGemmStage stage, bool relu,
                                    const std::vector<int32_t>& bias_s32, const std::vector<float>& bias_f32) {
   const std::vector<int64_t> p = ResolvedPads(c);                                    // [t, l, b, r]
@@ -112,32 +112,32 @@ std::vector<uint8_t> ReferenceConv(const ConvCase& c, const Tensor& x, const QPa
   return y;
 }
 
-Shape XShape(const ConvCase& c) { return c.one_d ? Shape{c.n, c.c, c.w} : Shape{c.n, c.c, c.h, c.w}; }
-Shape WShape(const ConvCase& c) {
+Shape XShape(const QConvOpCase& c) { return c.one_d ? Shape{c.n, c.c, c.w} : Shape{c.n, c.c, c.h, c.w}; }
+Shape WShape(const QConvOpCase& c) {
   return c.one_d ? Shape{c.m, c.c / c.group, c.kw} : Shape{c.m, c.c / c.group, c.kh, c.kw};
 }
 
-const std::vector<ConvCase>& Cases() {
-  static const std::vector<ConvCase> cases = {
-      {2, 5, 6, 6, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},                        // 3x3, odd channels, batch 2
+const std::vector<QConvOpCase>& Cases() {
+  static const std::vector<QConvOpCase> cases = {
+      {2, 5, 6, 6, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},  // 3x3, odd channels, batch 2
       {1, 3, 15, 13, 8, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, false, "NOTSET", "im2col"},  // stem-like
       {1, 16, 5, 3, 12, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},     // pointwise
-      {2, 8, 7, 7, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // strided 1x1: subsampled
+      {2, 8, 7, 7, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},      // strided 1x1: subsampled
       {1, 24, 9, 20, 17, 1, 1, {2, 3}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // uneven strides, 8x8 blocks
-      {1, 19, 11, 17, 26, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},                    // transposes: blocks and edges
-      {1, 6, 9, 8, 4, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},                        // groups, dilation
+      {1, 19, 11, 17, 26, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},  // transposes: blocks and edges
+      {1, 6, 9, 8, 4, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},      // groups, dilation
       {2, 8, 6, 7, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, false, "NOTSET", "depthwise"},
-      {1, 5, 9, 9, 5, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 5},                        // depthwise 5x5 stride 2
-      {1, 4, 5, 6, 3, 2, 2, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1},                        // asymmetric pads
-      {1, 3, 8, 8, 4, 3, 3, {2, 2}, {}, {1, 1}, 1, false, "SAME_UPPER"},             // auto_pad, asymmetric
-      {1, 3, 7, 8, 4, 4, 4, {1, 1}, {}, {1, 1}, 1, false, "SAME_LOWER"},             // auto_pad, even kernel
-      {2, 4, 1, 9, 5, 1, 3, {2}, {1, 1}, {1}, 1, true},                              // 1-D
-      {1, 4, 7, 6, 6, 3, 1, {2, 1}, {1, 0, 1, 0}, {1, 2}, 2},                        // 3x1, mixed strides
+      {1, 5, 9, 9, 5, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 5},             // depthwise 5x5 stride 2
+      {1, 4, 5, 6, 3, 2, 2, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1},             // asymmetric pads
+      {1, 3, 8, 8, 4, 3, 3, {2, 2}, {}, {1, 1}, 1, false, "SAME_UPPER"},  // auto_pad, asymmetric
+      {1, 3, 7, 8, 4, 4, 4, {1, 1}, {}, {1, 1}, 1, false, "SAME_LOWER"},  // auto_pad, even kernel
+      {2, 4, 1, 9, 5, 1, 3, {2}, {1, 1}, {1}, 1, true},                   // 1-D
+      {1, 4, 7, 6, 6, 3, 1, {2, 1}, {1, 0, 1, 0}, {1, 2}, 2},             // 3x1, mixed strides
   };
   return cases;
 }
 
-struct Variant {
+struct QConvVariant {
   DType x_dtype;
   bool per_channel;
   bool affine;
@@ -146,7 +146,7 @@ struct Variant {
   int bias;  // 0 none, 1 s32 (f32 for fbgemm), 2 f32
 };
 
-void CheckConv(std::mt19937_64& rng, const ConvCase& c, const Variant& v) {
+void CheckConv(std::mt19937_64& rng, const QConvOpCase& c, const QConvVariant& v) {
   const int64_t cg = c.c / c.group;
   const QParams x_qp = testing::PerTensorQ(v.x_dtype, 0.02f, v.x_dtype == DType::kU8 ? 131 : 3);
   const QParams w_qp = testing::WeightQParams(rng, v.per_channel, c.m, 0, v.affine);
@@ -178,7 +178,7 @@ void CheckConv(std::mt19937_64& rng, const ConvCase& c, const Variant& v) {
   spec.attributes.Set("requantization", reference::QGemmStageName(v.stage));
   if (v.relu) spec.attributes.Set("activation", "Relu");
   spec.output_qparams = y_qp;
-  const std::string what = fmt::format("{} x {} w {} {} {} relu {} bias {}", Describe(c), v.x_dtype,
+  const std::string what = fmt::format("{} x {} w {} {} {} relu {} bias {}", DescribeQConvOp(c), v.x_dtype,
                                        v.per_channel ? "per-channel" : "per-tensor", v.affine ? "affine" : "symmetric",
                                        reference::QGemmStageName(v.stage), v.relu, v.bias);
   INFO(what);
@@ -210,13 +210,13 @@ void CheckConv(std::mt19937_64& rng, const ConvCase& c, const Variant& v) {
 
 TEST_CASE("QConv equals the reference for every case, dtype, weight scheme, stage, relu and bias", "[int8_ops]") {
   std::mt19937_64 rng = testing::MakeRng("qconv_op_reference");
-  constexpr QGemmStage kStages[] = {QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm};
+  constexpr QGemmStage kQConvStages[] = {QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm};
   int variant = 0;
-  for (const ConvCase& c : Cases()) {
+  for (const QConvOpCase& c : Cases()) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
       for (bool per_channel : {false, true}) {
-        for (QGemmStage stage : kStages) {
-          Variant v{x_dtype, per_channel, false, stage, false, 0};
+        for (QGemmStage stage : kQConvStages) {
+          QConvVariant v{x_dtype, per_channel, false, stage, false, 0};
           // Relu, bias kind and affine weights cycle at other periods than the stage, so every stage meets each.
           v.relu = (variant / 3) % 2 == 1;
           v.bias = (variant / 2) % 3;
@@ -231,7 +231,7 @@ TEST_CASE("QConv equals the reference for every case, dtype, weight scheme, stag
 
 TEST_CASE("QConv dequantized output is close to the float Conv of the dequantized inputs", "[int8_ops]") {
   std::mt19937_64 rng = testing::MakeRng("qconv_op_float");
-  const ConvCase c{2, 6, 9, 8, 10, 3, 3, {2, 1}, {1, 0, 2, 1}, {1, 1}, 2};
+  const QConvOpCase c{2, 6, 9, 8, 10, 3, 3, {2, 1}, {1, 0, 2, 1}, {1, 1}, 2};
   const QParams x_qp = testing::PerTensorQ(DType::kU8, 0.02f, 100);
   const QParams w_qp = testing::WeightQParams(rng, true, c.m, 0, false);
   const QParams y_qp = testing::OutputQParams(DType::kS8, x_qp.scale(), w_qp.scale(), c.kh * c.kw * c.c / c.group);
@@ -284,7 +284,7 @@ testing::Int8OpSpec ValidConvSpec() {
 }
 
 // Compiling `spec` fails with a message naming the node and containing every one of `parts`.
-void ExpectCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
+void ExpectQConvCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
   auto r = testing::CompileInt8Op(spec);
   REQUIRE_FALSE(r.ok());
   const std::string& msg = r.status().message();
@@ -299,74 +299,74 @@ TEST_CASE("QConv rejects bad qparams, weights, bias and attributes with clear er
   SECTION("missing qparams") {
     auto s = ValidConvSpec();
     s.inputs[0].qparams.reset();
-    ExpectCompileError(s, {node, "'x'", "qparams"});
+    ExpectQConvCompileError(s, {node, "'x'", "qparams"});
     s = ValidConvSpec();
     s.inputs[1].qparams.reset();
-    ExpectCompileError(s, {node, "'w'", "qparams"});
+    ExpectQConvCompileError(s, {node, "'w'", "qparams"});
     s = ValidConvSpec();
     s.output_qparams.reset();
-    ExpectCompileError(s, {node, "'y'", "qparams"});
+    ExpectQConvCompileError(s, {node, "'y'", "qparams"});
   }
   SECTION("activations per channel or of another dtype") {
     auto s = ValidConvSpec();
     s.inputs[0].qparams = QParams::PerChannel(DType::kU8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, 0, 255).value();
-    ExpectCompileError(s, {node, "'x'", "per-tensor"});
+    ExpectQConvCompileError(s, {node, "'x'", "per-tensor"});
   }
   SECTION("weights") {
     auto s = ValidConvSpec();
     s.inputs[1].constant = false;
-    ExpectCompileError(s, {node, "'w'", "constant"});
+    ExpectQConvCompileError(s, {node, "'w'", "constant"});
     s = ValidConvSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 4, 3, 3}),
                          testing::PerTensorQ(DType::kU8, 0.01f, 128));
-    ExpectCompileError(s, {node, "'w'", "must be s8"});
+    ExpectQConvCompileError(s, {node, "'w'", "must be s8"});
     s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, -128, 127).value();
-    ExpectCompileError(s, {node, "'w'", "axis 0"});
+    ExpectQConvCompileError(s, {node, "'w'", "axis 0"});
     s = ValidConvSpec();  // a channel count that does not fit the weight: the verifier names the value
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f}, {0, 0}, 0, -128, 127).value();
-    ExpectCompileError(s, {"'w'"});
+    ExpectQConvCompileError(s, {"'w'"});
   }
   SECTION("bias") {
     auto s = ValidConvSpec();
     s.inputs.push_back(QConst(testing::RandomBytes(rng, DType::kS8, Shape{6}), testing::PerTensorQ(DType::kS8, 1, 0)));
-    ExpectCompileError(s, {node, "'b'", "s32 or f32"});
+    ExpectQConvCompileError(s, {node, "'b'", "s32 or f32"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{7}).value(), std::nullopt));
-    ExpectCompileError(s, {node, "'b'", "[6]"});
+    ExpectQConvCompileError(s, {node, "'b'", "[6]"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
-    ExpectCompileError(s, {node, "'b'", "qparams"});
+    ExpectQConvCompileError(s, {node, "'b'", "qparams"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
-    ExpectCompileError(s, {node, "'b'", "scale"});
+    ExpectQConvCompileError(s, {node, "'b'", "scale"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
     s.attributes.Set("requantization", "fbgemm");
-    ExpectCompileError(s, {node, "'b'", "fbgemm"});
+    ExpectQConvCompileError(s, {node, "'b'", "fbgemm"});
     s = ValidConvSpec();
     s.inputs.push_back(QIn(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
-    ExpectCompileError(s, {node, "'b'", "constant"});
+    ExpectQConvCompileError(s, {node, "'b'", "constant"});
   }
   SECTION("attributes") {
     auto s = ValidConvSpec();
     s.attributes.Set("requantization", "fp64");
-    ExpectCompileError(s, {node, "requantization", "fp64"});
+    ExpectQConvCompileError(s, {node, "requantization", "fp64"});
     s = ValidConvSpec();
     s.attributes.Set("activation", "Sigmoid");
-    ExpectCompileError(s, {node, "activation", "Sigmoid"});
+    ExpectQConvCompileError(s, {node, "activation", "Sigmoid"});
     s = ValidConvSpec();
     s.attributes.Set("group", int64_t{3});
-    ExpectCompileError(s, {node, "group"});
+    ExpectQConvCompileError(s, {node, "group"});
     s = ValidConvSpec();
     s.attributes.Set("auto_pad", "SAME");
-    ExpectCompileError(s, {node, "auto_pad"});
+    ExpectQConvCompileError(s, {node, "auto_pad"});
     s = ValidConvSpec();
     s.attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
-    ExpectCompileError(s, {node, "kernel_shape"});
+    ExpectQConvCompileError(s, {node, "kernel_shape"});
     s = ValidConvSpec();
     s.attributes.Set("strides", std::vector<int64_t>{0, 1});
-    ExpectCompileError(s, {node, "strides"});
+    ExpectQConvCompileError(s, {node, "strides"});
   }
 }
 

@@ -58,7 +58,7 @@ std::vector<uint8_t> ReferenceLinear(const Tensor& x, const QParams& x_qp, const
   return testing::ReferenceStage(acc, m, n, stage, x_qp.scale(), w_qp, y_qp, relu, bias_s32, bias_f32);
 }
 
-struct Variant {
+struct QGemmVariant {
   DType x_dtype;
   bool per_channel;
   bool affine;
@@ -68,7 +68,7 @@ struct Variant {
 };
 
 // op "QGemm" (trans_b 0 or 1) or "QMatMul" (w [K, N]).
-void CheckLinear(std::mt19937_64& rng, const std::string& op, const LinearCase& c, int trans_b, const Variant& v) {
+void CheckLinear(std::mt19937_64& rng, const std::string& op, const LinearCase& c, int trans_b, const QGemmVariant& v) {
   const int64_t k = c.x_dims.back();
   const bool n_major = op == "QGemm" && trans_b == 1;
   const QParams x_qp = testing::PerTensorQ(v.x_dtype, 0.03f, v.x_dtype == DType::kU8 ? 97 : -11);
@@ -128,12 +128,12 @@ void CheckLinear(std::mt19937_64& rng, const std::string& op, const LinearCase& 
   CHECK(testing::Bytes(*two) == got);
 }
 
-Variant NthVariant(int i, DType x_dtype, bool per_channel, QGemmStage stage) {
+QGemmVariant NthVariant(int i, DType x_dtype, bool per_channel, QGemmStage stage) {
   // Relu, bias kind and affine weights cycle at other periods than the stage, so every stage meets each.
-  return Variant{x_dtype, per_channel, (i / 5) % 4 == 3, stage, (i / 3) % 2 == 1, (i / 2) % 3};
+  return QGemmVariant{x_dtype, per_channel, (i / 5) % 4 == 3, stage, (i / 3) % 2 == 1, (i / 2) % 3};
 }
 
-constexpr QGemmStage kStages[] = {QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm};
+constexpr QGemmStage kQGemmInt8Stages[] = {QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm};
 
 TEST_CASE("QGemm equals the reference for transB 0 and 1, every dtype, weight scheme, stage, relu and bias",
           "[int8_ops]") {
@@ -144,7 +144,8 @@ TEST_CASE("QGemm equals the reference for transB 0 and 1, every dtype, weight sc
     for (int trans_b : {0, 1}) {
       for (DType x_dtype : {DType::kU8, DType::kS8}) {
         for (bool per_channel : {false, true}) {
-          for (QGemmStage stage : kStages) CheckLinear(rng, "QGemm", c, trans_b, NthVariant(i++, x_dtype, per_channel, stage));
+          for (QGemmStage stage : kQGemmInt8Stages)
+            CheckLinear(rng, "QGemm", c, trans_b, NthVariant(i++, x_dtype, per_channel, stage));
         }
       }
     }
@@ -158,7 +159,8 @@ TEST_CASE("QMatMul equals the reference on rank 1 to 3 inputs", "[int8_ops]") {
   for (const LinearCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
       for (bool per_channel : {false, true}) {
-        for (QGemmStage stage : kStages) CheckLinear(rng, "QMatMul", c, 0, NthVariant(i++, x_dtype, per_channel, stage));
+        for (QGemmStage stage : kQGemmInt8Stages)
+          CheckLinear(rng, "QMatMul", c, 0, NthVariant(i++, x_dtype, per_channel, stage));
       }
     }
   }
@@ -214,7 +216,7 @@ testing::Int8OpSpec ValidGemmSpec() {
   return spec;
 }
 
-void ExpectCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
+void ExpectQGemmCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
   auto r = testing::CompileInt8Op(spec);
   REQUIRE_FALSE(r.ok());
   const std::string& msg = r.status().message();
@@ -229,62 +231,62 @@ TEST_CASE("QGemm and QMatMul reject bad qparams, weights, bias and attributes wi
   SECTION("missing qparams") {
     auto s = ValidGemmSpec();
     s.inputs[0].qparams.reset();
-    ExpectCompileError(s, {node, "'x'", "qparams"});
+    ExpectQGemmCompileError(s, {node, "'x'", "qparams"});
     s = ValidGemmSpec();
     s.inputs[1].qparams.reset();
-    ExpectCompileError(s, {node, "'w'", "qparams"});
+    ExpectQGemmCompileError(s, {node, "'w'", "qparams"});
     s = ValidGemmSpec();
     s.output_qparams.reset();
-    ExpectCompileError(s, {node, "'y'", "qparams"});
+    ExpectQGemmCompileError(s, {node, "'y'", "qparams"});
   }
   SECTION("weights") {
     auto s = ValidGemmSpec();
     s.inputs[1].constant = false;
-    ExpectCompileError(s, {node, "'w'", "constant"});
+    ExpectQGemmCompileError(s, {node, "'w'", "constant"});
     s = ValidGemmSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 8}), testing::PerTensorQ(DType::kU8, 0.1f, 0));
-    ExpectCompileError(s, {node, "'w'", "must be s8"});
+    ExpectQGemmCompileError(s, {node, "'w'", "must be s8"});
     s = ValidGemmSpec();  // per channel along K with transB = 1 (8 values fit the shape, but they are not the N axis)
     s.inputs[1].qparams = testing::WeightQParams(rng, true, 8, 1, false);
-    ExpectCompileError(s, {node, "'w'", "axis 0"});
+    ExpectQGemmCompileError(s, {node, "'w'", "axis 0"});
     s = ValidGemmSpec();  // transB = 0 wants [K, N] with channels on axis 1
     s.attributes.Set("transB", int64_t{0});
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{8, 6}), testing::WeightQParams(rng, true, 8, 0, false));
-    ExpectCompileError(s, {node, "'w'", "axis 1"});
+    ExpectQGemmCompileError(s, {node, "'w'", "axis 1"});
     s = ValidGemmSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 7}), testing::WeightQParams(rng, true, 6, 0, false));
-    ExpectCompileError(s, {node, "'x'", "K = 7"});
+    ExpectQGemmCompileError(s, {node, "'x'", "K = 7"});
   }
   SECTION("bias") {
     auto s = ValidGemmSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{1, 6}).value(), std::nullopt));
-    ExpectCompileError(s, {node, "'b'", "[6]"});
+    ExpectQGemmCompileError(s, {node, "'b'", "[6]"});
     s = ValidGemmSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
-    ExpectCompileError(s, {node, "'b'", "qparams"});
+    ExpectQGemmCompileError(s, {node, "'b'", "qparams"});
   }
   SECTION("attributes") {
     auto s = ValidGemmSpec();
     s.attributes.Set("transA", int64_t{1});
-    ExpectCompileError(s, {node, "transA"});
+    ExpectQGemmCompileError(s, {node, "transA"});
     s = ValidGemmSpec();
     s.attributes.Set("alpha", 2.0f);
-    ExpectCompileError(s, {node, "alpha"});
+    ExpectQGemmCompileError(s, {node, "alpha"});
     s = ValidGemmSpec();
     s.attributes.Set("requantization", "q15");
-    ExpectCompileError(s, {node, "requantization", "q15"});
+    ExpectQGemmCompileError(s, {node, "requantization", "q15"});
     s = ValidGemmSpec();
     s.inputs[0] = QIn(testing::RandomBytes(rng, DType::kU8, Shape{2, 4, 8}), testing::PerTensorQ(DType::kU8, 0.02f, 1));
-    ExpectCompileError(s, {node, "'x'", "[M, K]"});
+    ExpectQGemmCompileError(s, {node, "'x'", "[M, K]"});
   }
   SECTION("QMatMul") {
     auto s = ValidGemmSpec();
     s.op_type = "QMatMul";
     s.attributes = {};
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{8, 6}), testing::WeightQParams(rng, true, 8, 0, false));
-    ExpectCompileError(s, {"failed to compile node 'op' (QMatMul)", "'w'", "axis 1"});
+    ExpectQGemmCompileError(s, {"failed to compile node 'op' (QMatMul)", "'w'", "axis 1"});
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
-    ExpectCompileError(s, {"failed to compile node 'op' (QMatMul)"});
+    ExpectQGemmCompileError(s, {"failed to compile node 'op' (QMatMul)"});
   }
 }
 

@@ -13,7 +13,7 @@ namespace {
 
 using testing::QInput;
 
-Tensor Ints(const std::vector<int32_t>& v) {
+Tensor QShapeInts(const std::vector<int32_t>& v) {
   return Tensor::FromValues<int32_t>(Shape{static_cast<int64_t>(v.size())}, v).value();
 }
 
@@ -29,12 +29,13 @@ TEST_CASE("Shape-only operators move u8 and s8 codes unchanged", "[int8_misc]") 
         REQUIRE(y.shape() == shape);
         REQUIRE(std::memcmp(y.raw_data(), x.raw_data(), x.SizeBytes()) == 0);
       };
-      same_codes(testing::RunQOp("Reshape", {{x, q}, {Ints({6, -1}), std::nullopt, true}}, q, {}, ctx, "").value(),
-                 Shape{6, 5});
+      same_codes(
+          testing::RunQOp("Reshape", {{x, q}, {QShapeInts({6, -1}), std::nullopt, true}}, q, {}, ctx, "").value(),
+          Shape{6, 5});
       same_codes(testing::RunQOp("Flatten", {{x, q}}, q, {{"axis", int64_t{2}}}, ctx, "").value(), Shape{6, 5});
-      same_codes(testing::RunQOp("Squeeze", {{x, q}, {Ints({2}), std::nullopt, true}}, q, {}, ctx, "").value(),
+      same_codes(testing::RunQOp("Squeeze", {{x, q}, {QShapeInts({2}), std::nullopt, true}}, q, {}, ctx, "").value(),
                  Shape{2, 3, 5});
-      same_codes(testing::RunQOp("Unsqueeze", {{x, q}, {Ints({0}), std::nullopt, true}}, q, {}, ctx, "").value(),
+      same_codes(testing::RunQOp("Unsqueeze", {{x, q}, {QShapeInts({0}), std::nullopt, true}}, q, {}, ctx, "").value(),
                  Shape{1, 2, 3, 1, 5});
       same_codes(testing::RunQOp("Identity", {{x, q}}, q, {}, ctx, "").value(), x.shape());
       // Transpose [2, 3, 1, 5] by (3, 0, 2, 1): y[d][a][c][b] = x[a][b][c][d].

@@ -20,7 +20,7 @@ namespace {
 using testing::QConst;
 using testing::QIn;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using testing::kInf;
 
 // Random floats over a few quantization ranges, with exact ties (multiples of scale / 2) and a few specials.
 Tensor QuantizeInput(std::mt19937_64& rng, const Shape& shape, float scale, bool specials) {
@@ -69,7 +69,7 @@ std::vector<T> ReferenceQuantize(const Tensor& x, const QParams& qp, const std::
 }
 
 template <typename T>
-std::vector<T> Values(const Tensor& t) {
+std::vector<T> QuantizeValues(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
@@ -88,7 +88,7 @@ void CheckQuantize(std::mt19937_64& rng, const QParams& qp, const Shape& shape, 
   REQUIRE(testing::ErrorOf(y) == "");
   REQUIRE(y->dtype() == qp.dtype());
   const std::vector<T> want = ReferenceQuantize<T>(x, qp, rounding, non_finite);
-  const std::vector<T> got = Values<T>(*y);
+  const std::vector<T> got = QuantizeValues<T>(*y);
   for (size_t i = 0; i < want.size(); ++i) {
     if (got[i] != want[i]) FAIL("element " << i << " (x = " << x.data<float>()[i] << "): got " << int64_t{got[i]}
                                            << ", want " << int64_t{want[i]});
@@ -96,7 +96,7 @@ void CheckQuantize(std::mt19937_64& rng, const QParams& qp, const Shape& shape, 
   spec.threads = 2;
   auto two = testing::RunInt8Op(spec);
   REQUIRE(testing::ErrorOf(two) == "");
-  CHECK(Values<T>(*two) == got);
+  CHECK(QuantizeValues<T>(*two) == got);
 }
 
 TEST_CASE("Quantize equals the reference for every dtype, scheme, rounding and non-finite policy", "[int8_ops]") {
@@ -129,7 +129,7 @@ TEST_CASE("Quantize roundings differ exactly on ties; quant_min follows PyTorch 
     auto y = testing::RunInt8Op(spec);
     REQUIRE(testing::ErrorOf(y) == "");
     std::vector<int> out;
-    for (int8_t v : Values<int8_t>(*y)) out.push_back(v);
+    for (int8_t v : QuantizeValues<int8_t>(*y)) out.push_back(v);
     return out;
   };
   // 2.5 -> 2 (even) or 3 (away); -0.5 -> -0 or -1; plus zero point 3.

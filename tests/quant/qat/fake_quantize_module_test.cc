@@ -33,7 +33,7 @@ using testing::SameFloat;
 
 const std::string kDataDir = std::string(OCTET_TEST_DATA_DIR) + "/fake_quant";
 
-const json& Manifest() {
+const json& FakeQuantManifest() {
   static const json manifest = [] {
     const std::string path = kDataDir + "/manifest.json";
     std::ifstream in(path);
@@ -217,11 +217,11 @@ TEST_CASE("fake-quantize modules match PyTorch 1.13 step by step", "[qat_fake_qu
   ParityCounts counts;
   for (int threads : {1, 2}) {
     const Context context = testing::ContextFor(Isa::kScalar, threads);
-    for (const json& c : Manifest().at("cases")) RunCase(c, context, counts);
+    for (const json& c : FakeQuantManifest().at("cases")) RunCase(c, context, counts);
   }
   auto native = Context::Create();
   REQUIRE(native.ok());
-  for (const json& c : Manifest().at("cases")) RunCase(c, *native, counts);
+  for (const json& c : FakeQuantManifest().at("cases")) RunCase(c, *native, counts);
   INFO("steps " << counts.steps << ", elements " << counts.elements << ", gradients " << counts.grads
                 << " (bit-exact " << counts.grads_bit_exact << ")");
   CHECK(counts.steps == 3 * 277);

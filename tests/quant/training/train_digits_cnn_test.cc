@@ -19,16 +19,16 @@
 namespace octet {
 namespace {
 
-struct Run {
+struct DigitsRun {
   double initial = 0.0, accuracy = 0.0, seconds = 0.0, last_loss = 0.0;
 };
 
 // The demo's recipe (training::DigitsCnnRecipe).
-Run TrainDigits(const testing::DigitsSplit& data, uint64_t seed) {
+DigitsRun TrainDigits(const testing::DigitsSplit& data, uint64_t seed) {
   const Context context = Context::ForIsas(DetectedIsas(), 1);
   Graph graph = training::BuildDigitsCnn(seed).value();
   training::TrainingGraph model = training::TrainingGraph::Create(std::move(graph), context).value();
-  Run run;
+  DigitsRun run;
   run.initial = training::ClassifierAccuracy(model, data.test_x, data.test_y).value();
   const training::TrainClassifierOptions o = training::DigitsCnnRecipe(seed);
   const auto start = std::chrono::steady_clock::now();
@@ -44,7 +44,7 @@ TEST_CASE("octet trains the digits CNN from random initialisation to >= 96% test
   const testing::DigitsSplit data = testing::LoadDigitsSplit(/*image_shape=*/true);
   REQUIRE(data.train_y.size() == 1437);
   REQUIRE(data.test_y.size() == 360);
-  const Run run = TrainDigits(data, 5);
+  const DigitsRun run = TrainDigits(data, 5);
   WARN("digits CNN, seed 5: test accuracy " << 100.0 * run.accuracy << "% after 15 epochs (" << run.seconds
                                             << " s, 1 thread; initial " << 100.0 * run.initial
                                             << "%, last epoch loss " << run.last_loss << ")");
@@ -56,7 +56,7 @@ TEST_CASE("digits CNN test accuracy over seeds 1-8", "[.][train_seeds]") {
   const testing::DigitsSplit data = testing::LoadDigitsSplit(/*image_shape=*/true);
   double sum = 0.0, best = 0.0, worst = 1.0;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
-    const Run run = TrainDigits(data, seed);
+    const DigitsRun run = TrainDigits(data, seed);
     WARN("seed " << seed << ": " << 100.0 * run.accuracy << "%");
     sum += run.accuracy;
     best = std::max(best, run.accuracy);

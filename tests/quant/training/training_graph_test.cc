@@ -30,7 +30,7 @@ const Context& TestContext() {
 // Conv-BN-Tanh-AvgPool, a residual Add (a value read twice), Flatten, Linear: a small CNN whose every node has a
 // backward, smooth so finite differences of the whole loss are exact to O(step^2) (ReLU and MaxPool kinks are
 // checked op by op in tests/ops/float/grad).
-Graph SmallCnn(uint64_t seed) {
+Graph TrainingSmallCnn(uint64_t seed) {
   GraphBuilder b("small_cnn", seed);
   ValueId x = b.Input("x", DType::kF32, Shape{kUnknownDim, 2, 6, 6});
   ValueId c = b.Conv2d("conv", x, {.in_channels = 2, .out_channels = 3, .kernel_size = {3, 3}, .padding = {1, 1}});
@@ -55,7 +55,7 @@ TEST_CASE("TrainingGraph gradients equal finite differences of the loss", "[trai
   Tensor x = testing::RandomTensor(rng, Shape{5, 2, 6, 6});
   const std::vector<int64_t> labels = {0, 3, 1, 2, 3};
   for (Mode mode : {Mode::kEval, Mode::kTraining}) {
-    TrainingGraph tg = TrainingGraph::Create(SmallCnn(7), TestContext()).value();
+    TrainingGraph tg = TrainingGraph::Create(TrainingSmallCnn(7), TestContext()).value();
     REQUIRE(tg.parameters().size() == 6);  // conv w, b; bn scale, bias; fc w, b
     REQUIRE(tg.buffers().size() == 2);
     const Tensor in[] = {x};
@@ -85,7 +85,7 @@ TEST_CASE("TrainingGraph gradients equal finite differences of the loss", "[trai
 
 TEST_CASE("Training-mode forward updates BatchNorm running statistics; eval mode does not", "[train]") {
   auto rng = testing::MakeRng("train_bn_stats");
-  TrainingGraph tg = TrainingGraph::Create(SmallCnn(1), TestContext()).value();
+  TrainingGraph tg = TrainingGraph::Create(TrainingSmallCnn(1), TestContext()).value();
   const Tensor x[] = {testing::RandomTensor(rng, Shape{4, 2, 6, 6}, 1.0f, 3.0f)};
   const Tensor mean = tg.graph().value(tg.buffers()[0]).data;
   REQUIRE(tg.Forward(x, Mode::kEval).ok());
@@ -188,7 +188,7 @@ TEST_CASE("Mini-batches: a seeded permutation in batches", "[train]") {
 }
 
 TEST_CASE("ResetParameters gives PyTorch's default init bounds", "[train]") {
-  Graph g = SmallCnn(0);
+  Graph g = TrainingSmallCnn(0);
   REQUIRE(training::ResetParameters(g, 9).ok());
   auto max_abs = [&](const char* name) {
     float m = 0.0f;
@@ -211,7 +211,7 @@ TEST_CASE("Weights checkpoints round-trip and replace a previous one whole", "[t
   fs::remove_all(root);
   fs::create_directories(root);
   const std::string dir = (root / "ckpt").string();
-  Graph a = SmallCnn(1), b = SmallCnn(2);
+  Graph a = TrainingSmallCnn(1), b = TrainingSmallCnn(2);
   REQUIRE(WriteWeightsCheckpoint(b, dir, {{"epoch", "1"}}).ok());
   REQUIRE(WriteWeightsCheckpoint(a, dir, {{"epoch", "2"}}).ok());  // over the first
   int entries = 0;
@@ -220,7 +220,7 @@ TEST_CASE("Weights checkpoints round-trip and replace a previous one whole", "[t
     CHECK(e.path().filename() == "ckpt");  // no temporary left behind
   }
   CHECK(entries == 1);
-  Graph c = SmallCnn(3);
+  Graph c = TrainingSmallCnn(3);
   CHECK(LoadWeightsCheckpoint(dir, c).value() == 8);  // 6 parameters and 2 running statistics
   for (const Value& v : a.values()) {
     if (v.kind != ValueKind::kConstant) continue;
