@@ -1,4 +1,4 @@
-// Python bindings of the per-layer test vectors (numeric_suite/vectors.h,
+// Python bindings of the per-layer test vectors (io/vectors/vectors.h,
 // docs/test_vectors.md).
 #include <pybind11/stl.h>
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "numeric_suite/vectors.h"
+#include "io/vectors/vectors.h"
 #include "python/src/array_bridge.h"
 #include "python/src/errors.h"
 #include "python/src/model.h"
