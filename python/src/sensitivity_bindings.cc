@@ -18,7 +18,7 @@ namespace py = pybind11;
 
 namespace {
 
-std::vector<std::vector<Tensor>> Batches(const Model &model,
+std::vector<std::vector<Tensor>> SensitivityBatches(const Model &model,
                                          const py::handle &batches) {
   std::vector<std::vector<Tensor>> out;
   for (const py::handle item : batches)
@@ -40,8 +40,8 @@ py::object Sensitivity(const Model &model, const py::handle &calib,
   const QConfigMapping mapping =
       qconfig_mapping ? *qconfig_mapping
                       : Unwrap(GetDefaultQConfigMapping(backend));
-  std::vector<std::vector<Tensor>> calibration = Batches(model, calib);
-  std::vector<std::vector<Tensor>> eval = Batches(model, evaluation);
+  std::vector<std::vector<Tensor>> calibration = SensitivityBatches(model, calib);
+  std::vector<std::vector<Tensor>> eval = SensitivityBatches(model, evaluation);
   SensitivityOptions options;
   if (!labels.is_none()) {
     Tensor t = TensorFromArray(labels, "labels");
