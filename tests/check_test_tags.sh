@@ -4,16 +4,15 @@
 # lists for the registered tags with those of every non-hidden test case.
 #
 #   check_test_tags.sh OCTET_TESTS TAG...
-set -uo pipefail
+set -u
 bin=$1
 shift
 filter=$(printf '[%s],' "$@")
-# A missing or failing binary lists nothing, which would compare equal: fail on it instead.
+# A missing or broken binary lists nothing, which would compare equal: fail on it instead. (The exit status of
+# --list-test-names-only is Catch2's count of tests, not an error flag.)
 [ -x "$bin" ] || { echo "FAILED: $bin is not an executable (build octet_tests first)"; exit 1; }
-all=$("$bin" '~[.]' --list-test-names-only | grep -v '^octet tests:' | sed '/^$/d' | sort) ||
-  { echo "FAILED: $bin could not list its test cases"; exit 1; }
-covered=$("$bin" "${filter%,}" --list-test-names-only | grep -v '^octet tests:' | sed '/^$/d' | sort) ||
-  { echo "FAILED: $bin could not list the test cases of the registered tags"; exit 1; }
+all=$("$bin" '~[.]' --list-test-names-only | grep -v '^octet tests:' | sed '/^$/d' | sort)
+covered=$("$bin" "${filter%,}" --list-test-names-only | grep -v '^octet tests:' | sed '/^$/d' | sort)
 [ -n "$all" ] || { echo "FAILED: $bin lists no test cases"; exit 1; }
 missing=$(comm -23 <(echo "$all") <(echo "$covered"))
 if [ -n "$missing" ]; then
