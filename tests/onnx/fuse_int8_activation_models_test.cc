@@ -37,7 +37,9 @@ int FoldableClamps(const Graph& g) {
   const std::vector<int> producers = g.Producers();
   std::vector<int> uses(static_cast<size_t>(g.num_values()), 0);
   for (const Node& n : g.nodes()) {
-    for (ValueId v : n.inputs) uses[static_cast<size_t>(v)] += v != kNoValue;
+    for (ValueId v : n.inputs) {
+      if (v != kNoValue) ++uses[static_cast<size_t>(v)];
+    }
   }
   int n = 0;
   for (const Node& clamp : g.nodes()) {
