@@ -7,6 +7,8 @@
 #include <functional>
 #include <mutex>
 
+#include "core/executor.h"
+
 namespace octet::testing {
 namespace {
 std::mutex g_mutex;
@@ -85,6 +87,16 @@ double TensorSqnrDb(const Tensor& reference, const Tensor& test) {
     e += (a - b) * (a - b);
   }
   return e == 0 ? 1e9 : 10 * std::log10(s / e);
+}
+
+Tensor RunFirstOutput(const Graph& graph, const Context& context, const OpRegistry& registry, const Tensor& x) {
+  auto exec = Executor::Compile(graph, context, registry);
+  INFO(exec.status().message());
+  REQUIRE(exec.ok());
+  auto y = exec->Run(std::vector<Tensor>{x});
+  INFO(y.status().message());
+  REQUIRE(y.ok());
+  return (*y)[0];
 }
 
 }  // namespace octet::testing

@@ -10,7 +10,9 @@
 
 #include "core/context.h"
 #include "core/cpu_features.h"
+#include "core/graph.h"
 #include "core/isa.h"
+#include "core/op_registry.h"
 #include "core/tensor.h"
 
 namespace octet::testing {
@@ -46,6 +48,10 @@ Tensor RandomTensor(std::mt19937_64& rng, const Shape& shape, float lo = -1.0f, 
 // SQNR of `test` against `reference` in dB: 10 log10(sum reference^2 / sum (reference - test)^2); 1e9 when they are
 // equal. Both float tensors of the same size.
 double TensorSqnrDb(const Tensor& reference, const Tensor& test);
+
+// Compiles `graph` with `registry` on `context`, runs it on `x` (its one input) and returns its first output;
+// a failure to compile or run fails the test with octet's message.
+Tensor RunFirstOutput(const Graph& graph, const Context& context, const OpRegistry& registry, const Tensor& x);
 
 // Every ISA compiled into this build (whether it can run or not), scalar first.
 std::vector<Isa> CompiledIsaList();

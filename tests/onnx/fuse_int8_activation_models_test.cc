@@ -54,13 +54,7 @@ int FoldableClamps(const Graph& g) {
 }
 
 Tensor RunOn(const Graph& g, const Context& context, const Tensor& x) {
-  auto exec = Executor::Compile(g, context, QuantizedGraphRegistry());
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunFirstOutput(g, context, QuantizedGraphRegistry(), x);
 }
 
 // Calibrates `path` on `input` and two seeded N(0, 1) batches of its shape (MinMax activations, x86 preset

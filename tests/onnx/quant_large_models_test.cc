@@ -39,13 +39,7 @@ double SqnrDb(const Tensor& x, const Tensor& y) {
 
 Tensor RunInt8(const Graph& g, const Tensor& x, int threads) {
   const Context context = Context::ForIsas(DetectedIsas(), threads);
-  auto exec = Executor::Compile(g, context, QuantizedGraphRegistry());
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunFirstOutput(g, context, QuantizedGraphRegistry(), x);
 }
 
 void CheckPtq(const std::string& name, double min_sqnr_db) {

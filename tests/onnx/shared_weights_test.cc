@@ -28,13 +28,7 @@ double MaxAbsDiff(const Tensor& a, const Tensor& b) {
 
 Tensor RunOnce(const Graph& g, const Tensor& x) {
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  auto exec = Executor::Compile(g, context, FloatOpRegistry());
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunFirstOutput(g, context, FloatOpRegistry(), x);
 }
 
 TEST_CASE("Weights through Identity and Constant nodes are constants: both BatchNorms fold", "[onnx]") {
