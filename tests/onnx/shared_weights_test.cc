@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "core/executor.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
 #include "ops/float/registry.h"
 #include "quant/fold_batch_norm.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
