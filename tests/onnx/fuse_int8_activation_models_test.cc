@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "core/executor.h"
 #include "core/op_table.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"

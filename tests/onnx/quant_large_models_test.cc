@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "core/executor.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
 #include "numeric_suite/quantization_guard.h"
