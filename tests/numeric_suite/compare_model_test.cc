@@ -167,9 +167,10 @@ TEST_CASE("CompareModelStub: the ShadowLogger keeps whole batches; with the int8
     CHECK(s->float_values[0].shape().dim(0) == 4);  // not PyTorch's first sample
   }
   // Propagated vs shadow on the last layer: the shadow has no error from earlier layers. Upstream errors can
-  // partly cancel fc2's own, so the shadow is not always strictly better (seed 104: 0.07 dB worse): 1 dB slack.
+  // partly cancel fc2's own, so the shadow is not always better: over --rng-seed 1..3000 it was at worst 1.30 dB
+  // below (seed 2633; seed 1613585501: 1.01 dB), hence 2 dB of slack.
   const std::vector<ValueComparison> propagated = CompareModelOutputs(m.float_graph, m.quantized, m.batches).value();
-  CHECK(Find(shadow, "fc2").sqnr_db() > Find(propagated, "fc2").sqnr_db() - 1.0);
+  CHECK(Find(shadow, "fc2").sqnr_db() > Find(propagated, "fc2").sqnr_db() - 2.0);
 
   // Float twins holding exactly the dequantized int8 weights (and biases): the float node on the int8 node's own
   // inputs computes the int8 accumulator in float, so only the output rounding (0.5 LSB) and clamping remain.
