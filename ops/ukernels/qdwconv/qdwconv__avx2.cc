@@ -6,6 +6,9 @@
 // registers across the block's pixels (9 + 2 accumulators + input of the 16); other tap counts read them from a
 // widened stack copy; full groups of 8 pixels of a 3x3 filter run four pixels side by side. A channel tail (< 8) is
 // copied into a small buffer, so no input byte past `channels` is read.
+// With 7-bit activations (args.w_quads set), whole blocks of 32 channels go four taps at a time: the taps' bytes
+// interleaved per channel by two rounds of in-lane unpacks, vpmaddubsw against the quad-packed s8 weights (exact for
+// bytes <= 127), vpmaddwd with ones to int32: half the multiply and shuffle instructions of the widening path.
 #include <immintrin.h>
 
 #include <cstring>
@@ -104,11 +107,67 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
   }
 }
 
+// 32 channels [c0, c0 + 32) of one pixel over its taps, 7-bit activations: the raw dot products into tile[0..32).
+template <size_t kTaps>
+OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t c0, const int8_t* w, int32_t* tile) {
+  const size_t taps = kTaps != 0 ? kTaps : taps_rt;
+  const size_t quads = (taps + 3) / 4;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc[4];
+  Unroll<4>([&](auto v) OCTET_INLINE { acc[v] = _mm256_setzero_si256(); });
+  for (size_t q = 0; q < quads; ++q) {
+    __m256i x[4];
+    Unroll<4>([&](auto k) OCTET_INLINE {
+      const size_t t = 4 * q + k;
+      // Taps past the last have zero weights: a zero vector instead of a load.
+      x[k] = t < taps ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint8_t*>(in[t]) + c0))
+                      : _mm256_setzero_si256();
+    });
+    const __m256i a01 = _mm256_unpacklo_epi8(x[0], x[1]), b01 = _mm256_unpackhi_epi8(x[0], x[1]);
+    const __m256i a23 = _mm256_unpacklo_epi8(x[2], x[3]), b23 = _mm256_unpackhi_epi8(x[2], x[3]);
+    const __m256i e[4] = {_mm256_unpacklo_epi16(a01, a23), _mm256_unpackhi_epi16(a01, a23),
+                          _mm256_unpacklo_epi16(b01, b23), _mm256_unpackhi_epi16(b01, b23)};
+    const int8_t* wq = w + q * 128;
+    Unroll<4>([&](auto v) OCTET_INLINE {
+      const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + v * 32));
+      acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(_mm256_maddubs_epi16(e[v], wv), ones));
+    });
+  }
+  // acc[v] holds channels 4v..4v+3 in its low lane and 16+4v.. in its high lane.
+  auto* t = reinterpret_cast<__m256i*>(tile);
+  _mm256_store_si256(t + 0, _mm256_permute2x128_si256(acc[0], acc[1], 0x20));
+  _mm256_store_si256(t + 1, _mm256_permute2x128_si256(acc[2], acc[3], 0x20));
+  _mm256_store_si256(t + 2, _mm256_permute2x128_si256(acc[0], acc[1], 0x31));
+  _mm256_store_si256(t + 3, _mm256_permute2x128_si256(acc[2], acc[3], 0x31));
+}
+
+// The whole 32-channel blocks with 7-bit activations; returns the first channel left to the widening path.
+template <QGemmStage kStage, size_t kTaps>
+size_t RunQuads(const QDwConvUkernelArgs& a) {
+  const size_t blocks = QDwConvQuadBlocks(a.channels), quads = (a.taps + 3) / 4;
+  const size_t out_size = kStage == QGemmStage::kS32 || kStage == QGemmStage::kF32 ? 4 : 1;
+  alignas(32) int32_t tile[kPixels * 32];
+  for (size_t b = 0; b < blocks; ++b) {
+    const int8_t* w = a.w_quads + b * quads * 128;
+    for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
+      const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
+      for (size_t r = 0; r < rows; ++r) QuadPixel<kTaps>(a.input + (px0 + r) * a.taps, a.taps, 32 * b, w, tile + r * 32);
+      void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
+      avx2::Epilogue<kStage>(tile, 32, rows, 32, 0, *a.params, 0, 32 * b, y, a.y_pixel_stride);
+    }
+  }
+  return blocks * 32;
+}
+
 template <typename TA, QGemmStage kStage, size_t kTaps>
 void RunTaps(const QDwConvUkernelArgs& a) {
   const size_t cp = QDwConvPaddedChannels(a.channels), taps = a.taps;
   alignas(32) int32_t wide[kQDwConvMaxTaps * 8];
-  for (size_t c0 = 0; c0 < a.channels; c0 += 8) {
+  size_t first = 0;
+  if constexpr (std::is_same_v<TA, uint8_t>) {
+    if (a.w_quads != nullptr) first = RunQuads<kStage, kTaps>(a);
+  }
+  for (size_t c0 = first; c0 < a.channels; c0 += 8) {
     const size_t cols = a.channels - c0 < 8 ? a.channels - c0 : 8;
     for (size_t t = 0; t < taps; ++t) {
       const __m128i w16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.w + t * cp + c0));
