@@ -152,6 +152,20 @@ void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8
   if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
   const int64_t plane = l.h * l.w;
   const bool subsample = l.sub_h > 1 || l.sub_w > 1;
+  if (!subsample && !l.explicit_pads) {
+    // The staged image is the plain [plane][c] transpose of [c][plane]: runs of pixels across image rows, so 7x7
+    // and 14x14 layers get whole 16x16 blocks instead of 7- or 14-byte scalar edges.
+    const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(l.c) / 16 * 16);
+    const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
+    ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * per_tile;
+        const int64_t count = std::min(per_tile, plane - p0);
+        TransposeBytes(x + b * l.c * plane + p0, plane, 1, l.c, count, staged + (b * plane + p0) * l.c, l.c);
+      }
+    });
+    return;
+  }
   const int64_t rows = subsample ? l.hp : l.h, cols = subsample ? l.wp : l.w;
   ParallelFor(context, l.n * rows, RowsPerTile(cols * l.c), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -166,7 +180,7 @@ void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8
 // staged [n][oh][ow][m] -> y [n][m][oh][ow], one tile = a run of pixels of one image.
 void ToNchw(const Context& context, const ConvLayout& l, const uint8_t* staged, uint8_t* y) {
   const int64_t plane = l.oh * l.ow;
-  const int64_t per_tile = std::max<int64_t>(8, RowsPerTile(l.m) / 8 * 8);
+  const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(l.m) / 16 * 16);
   const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
   ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
