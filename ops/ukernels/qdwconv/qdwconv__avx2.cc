@@ -107,13 +107,13 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
   }
 }
 
-// 32 channels [c0, c0 + 32) of one pixel over its taps, 7-bit activations: the raw dot products into tile[0..32).
+// 32 channels [c0, c0 + 32) of one pixel over its taps, 7-bit activations: the raw dot products, acc[v] holding
+// channels 4v..4v+3 in its low lane and 16+4v..16+4v+3 in its high lane.
 template <size_t kTaps>
-OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t c0, const int8_t* w, int32_t* tile) {
+OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t c0, const int8_t* w, __m256i acc[4]) {
   const size_t taps = kTaps != 0 ? kTaps : taps_rt;
   const size_t quads = (taps + 3) / 4;
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i acc[4];
   Unroll<4>([&](auto v) OCTET_INLINE { acc[v] = _mm256_setzero_si256(); });
   for (size_t q = 0; q < quads; ++q) {
     __m256i x[4];
@@ -133,12 +133,54 @@ OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t
       acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(_mm256_maddubs_epi16(e[v], wv), ones));
     });
   }
-  // acc[v] holds channels 4v..4v+3 in its low lane and 16+4v.. in its high lane.
-  auto* t = reinterpret_cast<__m256i*>(tile);
-  _mm256_store_si256(t + 0, _mm256_permute2x128_si256(acc[0], acc[1], 0x20));
-  _mm256_store_si256(t + 1, _mm256_permute2x128_si256(acc[2], acc[3], 0x20));
-  _mm256_store_si256(t + 2, _mm256_permute2x128_si256(acc[0], acc[1], 0x31));
-  _mm256_store_si256(t + 3, _mm256_permute2x128_si256(acc[2], acc[3], 0x31));
+}
+
+// Natural-order vectors n[0..4) of channels 0-7, 8-15, 16-23, 24-31 rearranged into QuadPixel's accumulator order.
+OCTET_INLINE inline void ToQuadOrder(const __m256i n[4], __m256i out[4]) {
+  out[0] = _mm256_permute2x128_si256(n[0], n[2], 0x20);
+  out[1] = _mm256_permute2x128_si256(n[0], n[2], 0x31);
+  out[2] = _mm256_permute2x128_si256(n[1], n[3], 0x20);
+  out[3] = _mm256_permute2x128_si256(n[1], n[3], 0x31);
+}
+OCTET_INLINE inline void ToQuadOrder(const __m256 n[4], __m256 out[4]) {
+  out[0] = _mm256_permute2f128_ps(n[0], n[2], 0x20);
+  out[1] = _mm256_permute2f128_ps(n[0], n[2], 0x31);
+  out[2] = _mm256_permute2f128_ps(n[1], n[3], 0x20);
+  out[3] = _mm256_permute2f128_ps(n[1], n[3], 0x31);
+}
+
+// The fp32 stage (the one quantized models use) straight from the accumulators: the block's column parameters put
+// in accumulator order once, then per pixel the stage in registers and two rounds of packs, which leave the 32 bytes
+// in channel order (exact: the values are already clamped to the output range). The generic tile epilogue spent as
+// long storing bytes as the taps took.
+template <size_t kTaps>
+void QuadBlockFp32(const QDwConvUkernelArgs& a, size_t c0, const int8_t* w) {
+  const QGemmUkernelParams& p = *a.params;
+  const QGemmStageParams& s = p.stage;
+  __m256i offset_n[4], offset[4];
+  __m256 mult_n[4], mult[4];
+  for (size_t i = 0; i < 4; ++i) {
+    offset_n[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.col_offsets + c0 + 8 * i));
+    mult_n[i] = _mm256_loadu_ps(s.multipliers + c0 + 8 * i);
+  }
+  ToQuadOrder(offset_n, offset);
+  ToQuadOrder(mult_n, mult);
+  const __m256i zp = _mm256_set1_epi32(s.zero_point);
+  const __m256 lo_f = _mm256_set1_ps(static_cast<float>(s.lo - s.zero_point));
+  const __m256 hi_f = _mm256_set1_ps(static_cast<float>(s.hi - s.zero_point));
+  auto* y = static_cast<uint8_t*>(a.y) + c0;
+  for (size_t px = 0; px < a.pixels; ++px) {
+    __m256i acc[4];
+    QuadPixel<kTaps>(a.input + px * a.taps, a.taps, c0, w, acc);
+    __m256i q[4];
+    Unroll<4>([&](auto v) OCTET_INLINE {
+      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[v], offset[v])), mult[v]);
+      q[v] = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(hi_f, _mm256_max_ps(lo_f, x))), zp);
+    });
+    const __m256i q01 = _mm256_packs_epi32(q[0], q[1]), q23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i bytes = s.signed_output ? _mm256_packs_epi16(q01, q23) : _mm256_packus_epi16(q01, q23);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + px * a.y_pixel_stride), bytes);
+  }
 }
 
 // The whole 32-channel blocks with 7-bit activations; returns the first channel left to the widening path.
@@ -149,9 +191,21 @@ size_t RunQuads(const QDwConvUkernelArgs& a) {
   alignas(32) int32_t tile[kPixels * 32];
   for (size_t b = 0; b < blocks; ++b) {
     const int8_t* w = a.w_quads + b * quads * 128;
+    if constexpr (kStage == QGemmStage::kFp32) {
+      QuadBlockFp32<kTaps>(a, 32 * b, w);
+      continue;
+    }
     for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
       const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
-      for (size_t r = 0; r < rows; ++r) QuadPixel<kTaps>(a.input + (px0 + r) * a.taps, a.taps, 32 * b, w, tile + r * 32);
+      for (size_t r = 0; r < rows; ++r) {
+        __m256i acc[4];
+        QuadPixel<kTaps>(a.input + (px0 + r) * a.taps, a.taps, 32 * b, w, acc);
+        auto* t = reinterpret_cast<__m256i*>(tile + r * 32);
+        _mm256_store_si256(t + 0, _mm256_permute2x128_si256(acc[0], acc[1], 0x20));
+        _mm256_store_si256(t + 1, _mm256_permute2x128_si256(acc[2], acc[3], 0x20));
+        _mm256_store_si256(t + 2, _mm256_permute2x128_si256(acc[0], acc[1], 0x31));
+        _mm256_store_si256(t + 3, _mm256_permute2x128_si256(acc[2], acc[3], 0x31));
+      }
       void* y = static_cast<uint8_t*>(a.y) + px0 * a.y_pixel_stride * out_size;
       avx2::Epilogue<kStage>(tile, 32, rows, 32, 0, *a.params, 0, 32 * b, y, a.y_pixel_stride);
     }
