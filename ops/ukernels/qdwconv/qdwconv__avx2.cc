@@ -109,29 +109,38 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
 
 // 32 channels [c0, c0 + 32) of one pixel over its taps, 7-bit activations: the raw dot products, acc[v] holding
 // channels 4v..4v+3 in its low lane and 16+4v..16+4v+3 in its high lane.
+// One quad of taps [4q, 4q + 4) into acc.
+OCTET_INLINE inline void QuadStep(const void* const* in, size_t taps, size_t q, size_t c0, const int8_t* w,
+                                  __m256i acc[4]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i x[4];
+  Unroll<4>([&](auto k) OCTET_INLINE {
+    const size_t t = 4 * q + k;
+    // Taps past the last have zero weights: a zero vector instead of a load.
+    x[k] = t < taps ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint8_t*>(in[t]) + c0))
+                    : _mm256_setzero_si256();
+  });
+  const __m256i a01 = _mm256_unpacklo_epi8(x[0], x[1]), b01 = _mm256_unpackhi_epi8(x[0], x[1]);
+  const __m256i a23 = _mm256_unpacklo_epi8(x[2], x[3]), b23 = _mm256_unpackhi_epi8(x[2], x[3]);
+  const __m256i e[4] = {_mm256_unpacklo_epi16(a01, a23), _mm256_unpackhi_epi16(a01, a23),
+                        _mm256_unpacklo_epi16(b01, b23), _mm256_unpackhi_epi16(b01, b23)};
+  const int8_t* wq = w + q * 128;
+  Unroll<4>([&](auto v) OCTET_INLINE {
+    const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + v * 32));
+    acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(_mm256_maddubs_epi16(e[v], wv), ones));
+  });
+}
+
+// 32 channels [c0, c0 + 32) of one pixel over its taps, 7-bit activations: the raw dot products, acc[v] holding
+// channels 4v..4v+3 in its low lane and 16+4v..16+4v+3 in its high lane. A compiled tap count unrolls the quads,
+// so the padding taps of the last one cost nothing.
 template <size_t kTaps>
 OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t c0, const int8_t* w, __m256i acc[4]) {
-  const size_t taps = kTaps != 0 ? kTaps : taps_rt;
-  const size_t quads = (taps + 3) / 4;
-  const __m256i ones = _mm256_set1_epi16(1);
   Unroll<4>([&](auto v) OCTET_INLINE { acc[v] = _mm256_setzero_si256(); });
-  for (size_t q = 0; q < quads; ++q) {
-    __m256i x[4];
-    Unroll<4>([&](auto k) OCTET_INLINE {
-      const size_t t = 4 * q + k;
-      // Taps past the last have zero weights: a zero vector instead of a load.
-      x[k] = t < taps ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint8_t*>(in[t]) + c0))
-                      : _mm256_setzero_si256();
-    });
-    const __m256i a01 = _mm256_unpacklo_epi8(x[0], x[1]), b01 = _mm256_unpackhi_epi8(x[0], x[1]);
-    const __m256i a23 = _mm256_unpacklo_epi8(x[2], x[3]), b23 = _mm256_unpackhi_epi8(x[2], x[3]);
-    const __m256i e[4] = {_mm256_unpacklo_epi16(a01, a23), _mm256_unpackhi_epi16(a01, a23),
-                          _mm256_unpacklo_epi16(b01, b23), _mm256_unpackhi_epi16(b01, b23)};
-    const int8_t* wq = w + q * 128;
-    Unroll<4>([&](auto v) OCTET_INLINE {
-      const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + v * 32));
-      acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(_mm256_maddubs_epi16(e[v], wv), ones));
-    });
+  if constexpr (kTaps != 0) {
+    Unroll<(kTaps + 3) / 4>([&](auto q) OCTET_INLINE { QuadStep(in, kTaps, q, c0, w, acc); });
+  } else {
+    for (size_t q = 0; q < (taps_rt + 3) / 4; ++q) QuadStep(in, taps_rt, q, c0, w, acc);
   }
 }
 
