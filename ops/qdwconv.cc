@@ -95,7 +95,8 @@ Result<QDwConvPlan> QDwConvPlan::Create(const Context& context, const QTensor& w
   QDwConvPackWeights(static_cast<size_t>(channels), static_cast<size_t>(taps), weights.values().data<int8_t>(),
                      s->packed.data());
   s->zero_row.assign(cp, static_cast<uint8_t>(x_qparams.zero_point()));
-  if (s->x_dtype == DType::kU8 && x_qparams.zero_point() <= 127 && QDwConvQuadBlocks(static_cast<size_t>(channels)) > 0) {
+  if (s->x_dtype == DType::kU8 && x_qparams.zero_point() <= 127 &&
+      QDwConvQuadBlocks(static_cast<size_t>(channels)) > 0) {
     s->quads.resize(QDwConvQuadPackedBytes(static_cast<size_t>(channels), static_cast<size_t>(taps)));
     QDwConvPackWeightsQuads(static_cast<size_t>(channels), static_cast<size_t>(taps), weights.values().data<int8_t>(),
                             s->quads.data());

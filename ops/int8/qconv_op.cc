@@ -91,8 +91,8 @@ inline void Transpose8x8(uint64_t r[8]) {
 // edges. A byte-at-a-time transpose with strided stores ran at ~2 cycles per byte and cost as much as the
 // convolution itself on ResNet's 3x3 layers.
 // Not inlined: the calls below pass derived bounds that make g++ 12 misreport the edge loop as overflowing.
-[[gnu::noinline]] void TransposeBytes8(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols, uint8_t* dst,
-                     int64_t dst_stride) {
+[[gnu::noinline]] void TransposeBytes8(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols,
+                                       uint8_t* dst, int64_t dst_stride) {
   int64_t i = 0;
   for (; i + 8 <= rows; i += 8) {
     int64_t j = 0;

@@ -234,7 +234,8 @@ TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw block
   struct Shape7 {
     int64_t h, w, c, k, stride;
   };
-  for (const Shape7 c : {Shape7{7, 9, 32, 3, 1}, Shape7{9, 8, 80, 3, 2}, Shape7{6, 7, 144, 3, 1}, Shape7{8, 8, 64, 5, 2}}) {
+  for (const Shape7 c :
+       {Shape7{7, 9, 32, 3, 1}, Shape7{9, 8, 80, 3, 2}, Shape7{6, 7, 144, 3, 1}, Shape7{8, 8, 64, 5, 2}}) {
     for (QGemmStage stage : kQConv2dStages) {
       Conv2dParams p;
       p.kernel_h = p.kernel_w = c.k;

@@ -50,8 +50,13 @@ TEST_CASE("qdwconv kernels: 7-bit activations (the AVX2 vpmaddubsw path) equal t
     for (size_t c : {31, 32, 33, 64, 95, 144, 200}) {
       for (size_t taps : {1, 3, 4, 5, 8, 9, 25, 49, 64}) {
         for (int32_t zp : {0, 77, 127}) {
-          testing::QDwConvTester().channels(c).taps(taps).pixels(1 + rng() % 19).zero_point(zp).seven_bit(true).Test(
-              e, rng);
+          testing::QDwConvTester()
+              .channels(c)
+              .taps(taps)
+              .pixels(1 + rng() % 19)
+              .zero_point(zp)
+              .seven_bit(true)
+              .Test(e, rng);
         }
       }
     }
