@@ -21,7 +21,20 @@ struct QDwConvPlan::State {
   QGemmUkernelParams kernel_params;  // pointers into gemm's state
   std::vector<int16_t> packed;       // taps x QDwConvPaddedChannels(C)
   std::vector<uint8_t> zero_row;     // QDwConvPaddedChannels(C) bytes of the input zero point: the pad taps' row
+  std::vector<int8_t> quads;         // u8 activations: the 7-bit layout (QDwConvPackWeightsQuads), empty if unused
 };
+
+namespace {
+
+// Whether every u8 byte of x is <= 127 (the kernels' 7-bit path is then exact); a plain loop the compiler
+// vectorizes.
+bool SevenBit(const uint8_t* x, size_t size) {
+  uint8_t hi = 0;
+  for (size_t i = 0; i < size; ++i) hi = x[i] > hi ? x[i] : hi;
+  return hi <= 127;
+}
+
+}  // namespace
 
 bool QDwConvPlan::Supports(const QTensor& weights, const Conv2dParams& params) {
   const Shape& s = weights.shape();
@@ -82,6 +95,12 @@ Result<QDwConvPlan> QDwConvPlan::Create(const Context& context, const QTensor& w
   QDwConvPackWeights(static_cast<size_t>(channels), static_cast<size_t>(taps), weights.values().data<int8_t>(),
                      s->packed.data());
   s->zero_row.assign(cp, static_cast<uint8_t>(x_qparams.zero_point()));
+  if (s->x_dtype == DType::kU8 && x_qparams.zero_point() <= 127 &&
+      QDwConvQuadBlocks(static_cast<size_t>(channels)) > 0) {
+    s->quads.resize(QDwConvQuadPackedBytes(static_cast<size_t>(channels), static_cast<size_t>(taps)));
+    QDwConvPackWeightsQuads(static_cast<size_t>(channels), static_cast<size_t>(taps), weights.values().data<int8_t>(),
+                            s->quads.data());
+  }
   QDwConvPlan plan;
   plan.state_ = std::move(s);
   return plan;
@@ -125,6 +144,8 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   // Rows per task from the shape alone (~64k multiply-adds), so the split never depends on the thread count.
   const int64_t row_macs = std::max<int64_t>(1, ow * c * taps);
   const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{1} << 16) / row_macs);
+  // The 7-bit path when this call's activations allow it (the pad row, x's zero point, was checked at Create).
+  const int8_t* w_quads = !s.quads.empty() && SevenBit(x_bytes, x.SizeBytes()) ? s.quads.data() : nullptr;
   ParallelFor(context, g.n * oh, rows_per_task, [&](int64_t begin, int64_t end) {
     std::vector<const void*> indirection(static_cast<size_t>(ow * taps));
     std::vector<const uint8_t*> row_bases(static_cast<size_t>(g.kh));
@@ -162,6 +183,7 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
       args.y = y_bytes + static_cast<size_t>(row * ow * c) * out_size;
       args.y_pixel_stride = static_cast<size_t>(c);
       args.params = &s.kernel_params;
+      args.w_quads = w_quads;
       kernel.fn(args);
     }
   });

@@ -11,6 +11,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/threading.h"
 #include "ops/float/op_util.h"
 #include "ops/int8/int8_ops.h"
@@ -86,8 +90,9 @@ inline void Transpose8x8(uint64_t r[8]) {
 // dst[j * dst_stride + i] = src[i * src_stride + j * step] for i < rows, j < cols: 8x8 blocks in registers, scalar
 // edges. A byte-at-a-time transpose with strided stores ran at ~2 cycles per byte and cost as much as the
 // convolution itself on ResNet's 3x3 layers.
-void TransposeBytes(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols, uint8_t* dst,
-                    int64_t dst_stride) {
+// Not inlined: the calls below pass derived bounds that make g++ 12 misreport the edge loop as overflowing.
+[[gnu::noinline]] void TransposeBytes8(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols,
+                                       uint8_t* dst, int64_t dst_stride) {
   int64_t i = 0;
   for (; i + 8 <= rows; i += 8) {
     int64_t j = 0;
@@ -106,11 +111,61 @@ void TransposeBytes(const uint8_t* src, int64_t src_stride, int64_t step, int64_
   }
 }
 
+#if defined(__SSE2__)
+// A 16x16 byte block: four rounds of interleaving row i with row i + 8 (each round rotates the 8-bit (row, column)
+// index left by one bit, so four make the transpose); 64 unpacks per 256 bytes, several times fewer operations than
+// the 8x8 word transposes, which took a fifth of MobileNetV2's int8 time.
+inline void Transpose16x16(const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride) {
+  __m128i r[16], t[16];
+  for (int k = 0; k < 16; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k * src_stride));
+  for (int round = 0; round < 4; ++round) {
+    for (int k = 0; k < 8; ++k) {
+      t[2 * k] = _mm_unpacklo_epi8(r[k], r[k + 8]);
+      t[2 * k + 1] = _mm_unpackhi_epi8(r[k], r[k + 8]);
+    }
+    for (int k = 0; k < 16; ++k) r[k] = t[k];
+  }
+  for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + k * dst_stride), r[k]);
+}
+#endif
+
+// TransposeBytes8's contract; contiguous rows (step 1) go in 16x16 SSE2 blocks where the CPU has them.
+void TransposeBytes(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols, uint8_t* dst,
+                    int64_t dst_stride) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (step == 1) {
+    for (; i + 16 <= rows; i += 16) {
+      int64_t j = 0;
+      for (; j + 16 <= cols; j += 16) {
+        Transpose16x16(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+      }
+      TransposeBytes8(src + i * src_stride + j, src_stride, 1, 16, cols - j, dst + j * dst_stride + i, dst_stride);
+    }
+  }
+#endif
+  TransposeBytes8(src + i * src_stride, src_stride, step, rows - i, cols, dst + i, dst_stride);
+}
+
 // x [n][c][h][w] -> staged [n][hp][wp][c], one tile = whole (image, staged row) pairs.
 void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8_t* staged) {
   if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
   const int64_t plane = l.h * l.w;
   const bool subsample = l.sub_h > 1 || l.sub_w > 1;
+  if (!subsample && !l.explicit_pads) {
+    // The staged image is the plain [plane][c] transpose of [c][plane]: runs of pixels across image rows, so 7x7
+    // and 14x14 layers get whole 16x16 blocks instead of 7- or 14-byte scalar edges.
+    const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(l.c) / 16 * 16);
+    const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
+    ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * per_tile;
+        const int64_t count = std::min(per_tile, plane - p0);
+        TransposeBytes(x + b * l.c * plane + p0, plane, 1, l.c, count, staged + (b * plane + p0) * l.c, l.c);
+      }
+    });
+    return;
+  }
   const int64_t rows = subsample ? l.hp : l.h, cols = subsample ? l.wp : l.w;
   ParallelFor(context, l.n * rows, RowsPerTile(cols * l.c), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -125,7 +180,7 @@ void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8
 // staged [n][oh][ow][m] -> y [n][m][oh][ow], one tile = a run of pixels of one image.
 void ToNchw(const Context& context, const ConvLayout& l, const uint8_t* staged, uint8_t* y) {
   const int64_t plane = l.oh * l.ow;
-  const int64_t per_tile = std::max<int64_t>(8, RowsPerTile(l.m) / 8 * 8);
+  const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(l.m) / 16 * 16);
   const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
   ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {

@@ -34,6 +34,18 @@ inline size_t QDwConvPaddedChannels(size_t c) {
 // w: [c][taps] s8 (the OHWI conv weights of a depthwise layer), packed: taps * PaddedChannels(c) int16.
 void QDwConvPackWeights(size_t channels, size_t taps, const int8_t* w, int16_t* packed);
 
+// The 7-bit layout, for kernels that multiply with vpmaddubsw (u8 x s8 pairs summed in saturating int16): exact
+// when every activation byte is in [0, 127], since |x0 * w0 + x1 * w1| <= 127 * 128 * 2 < 2^15 for any s8 weights.
+// Only whole blocks of 32 channels: per block, per quad of taps (taps padded to a multiple of 4 with zero weights),
+// four 32-byte vectors; vector v, dword d, byte k holds w[c][4 * quad + k] for channel
+// c = 32 * block + 4 * v + d % 4 + 16 * (d / 4), the order two rounds of in-lane unpacks (bytes, then words) leave
+// the 32 channels of four taps in.
+inline size_t QDwConvQuadBlocks(size_t channels) { return channels / 32; }
+inline size_t QDwConvQuadPackedBytes(size_t channels, size_t taps) {
+  return QDwConvQuadBlocks(channels) * (taps + 3) / 4 * 128;
+}
+void QDwConvPackWeightsQuads(size_t channels, size_t taps, const int8_t* w, int8_t* packed);
+
 // One call computes `pixels` output pixels, all channels:
 //   acc[p][c] = sum_t x_t[c] * w[t][c] + col_offsets[c]        (int32, wrapping; x_t = input[p * taps + t])
 //   y[p * y_pixel_stride + c] = stage(acc[p][c])
@@ -51,6 +63,11 @@ struct QDwConvUkernelArgs {
   void* y = nullptr;           // int32_t, float, uint8_t or int8_t per the stage
   size_t y_pixel_stride = 0;   // elements
   const QGemmUkernelParams* params = nullptr;
+  // Optional (null: unused): the weights in QDwConvPackWeightsQuads's layout, set by the caller only for u8
+  // activations when every byte the input pointers reach (the pad row included) is <= 127. The AVX2 kernels then run
+  // the whole 32-channel blocks with vpmaddubsw, four taps per vpmaddubsw + vpmaddwd pair, with identical results;
+  // other kernels ignore it.
+  const int8_t* w_quads = nullptr;
 };
 using QDwConvUkernelFn = void (*)(const QDwConvUkernelArgs& args);
 

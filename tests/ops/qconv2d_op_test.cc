@@ -228,6 +228,45 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
   }
 }
 
+TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw blocks) on every ISA and thread count",
+          "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_depthwise_seven_bit");
+  struct Shape7 {
+    int64_t h, w, c, k, stride;
+  };
+  for (const Shape7 c :
+       {Shape7{7, 9, 32, 3, 1}, Shape7{9, 8, 80, 3, 2}, Shape7{6, 7, 144, 3, 1}, Shape7{8, 8, 64, 5, 2}}) {
+    for (QGemmStage stage : kQConv2dStages) {
+      Conv2dParams p;
+      p.kernel_h = p.kernel_w = c.k;
+      p.stride_h = p.stride_w = c.stride;
+      p.pad_h = p.pad_w = c.k / 2;
+      p.groups = c.c;
+      const QTensor w = testing::MakeConvWeights(rng, ::octet::Shape{c.c, c.k, c.k, 1}, rng() % 2 == 0, false);
+      QTensor x = testing::MakeConvInput(rng, ::octet::Shape{1, c.h, c.w, c.c}, DType::kU8, 60);
+      for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;  // reduce_range: [0, 127]
+      const QGemmOutput out = testing::RandomConvOutput(rng, stage, c.c, c.k * c.k);
+      const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+      for (Isa isa : testing::CompiledIsaList()) {
+        if (!testing::CanRun(isa, std::string("qconv2d depthwise 7-bit on ") + IsaName(isa))) continue;
+        const QConv2dPlan plan = QConv2dPlan::Create(testing::ContextFor(isa), w, p, x.qparams(), out).value();
+        REQUIRE(std::string(plan.path()) == "depthwise");
+        for (int threads : {1, 2, 3}) {
+          const Context ctx = testing::ContextFor(isa, threads);
+          INFO(c.h << "x" << c.w << "x" << c.c << " k" << c.k << " s" << c.stride << ", stage "
+                   << reference::QGemmStageName(stage) << ", isa " << IsaName(isa) << ", threads " << threads);
+          const Tensor y = plan.Run(ctx, x.values()).value();
+          REQUIRE(y.SizeBytes() == want.size());
+          const auto* got = static_cast<const uint8_t*>(y.raw_data());
+          for (size_t i = 0; i < want.size(); ++i) {
+            if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_stages");
   for (QGemmStage stage : kQConv2dStages) {

@@ -17,6 +17,24 @@ void QDwConvPackWeights(size_t channels, size_t taps, const int8_t* w, int16_t* 
   }
 }
 
+void QDwConvPackWeightsQuads(size_t channels, size_t taps, const int8_t* w, int8_t* packed) {
+  const size_t quads = (taps + 3) / 4;
+  for (size_t b = 0; b < QDwConvQuadBlocks(channels); ++b) {
+    for (size_t q = 0; q < quads; ++q) {
+      int8_t* out = packed + (b * quads + q) * 128;
+      for (size_t v = 0; v < 4; ++v) {
+        for (size_t d = 0; d < 8; ++d) {
+          const size_t c = 32 * b + 4 * v + d % 4 + 16 * (d / 4);
+          for (size_t k = 0; k < 4; ++k) {
+            const size_t t = 4 * q + k;
+            out[v * 32 + d * 4 + k] = t < taps ? w[c * taps + t] : int8_t{0};
+          }
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 template <typename TA, QGemmStage kStage>

@@ -125,6 +125,7 @@ const std::vector<QConvOpCase>& Cases() {
       {2, 8, 7, 7, 16, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},      // strided 1x1: subsampled
       {1, 24, 9, 20, 17, 1, 1, {2, 3}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},  // uneven strides, 8x8 blocks
       {1, 19, 11, 17, 26, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},  // transposes: blocks and edges
+      {1, 40, 5, 37, 35, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},   // transposes: 16x16, 8x8 and scalar edges
       {1, 6, 9, 8, 4, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},      // groups, dilation
       {2, 8, 6, 7, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8, false, "NOTSET", "depthwise"},
       {1, 5, 9, 9, 5, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 5},             // depthwise 5x5 stride 2

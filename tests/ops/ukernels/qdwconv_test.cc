@@ -42,6 +42,30 @@ TEST_CASE("qdwconv kernels: zero points, clamps, signed output, strided pixels",
   }
 }
 
+TEST_CASE("qdwconv kernels: 7-bit activations (the AVX2 vpmaddubsw path) equal the reference", "[qdwconv]") {
+  auto rng = testing::MakeRng("qdwconv_seven_bit");
+  for (const auto& e : QDwConvUkernels()) {
+    if (!Runnable(e) || e.a_dtype != DType::kU8) continue;
+    // Whole 32-channel blocks, blocks with a widening-path tail, and fewer than 32 (no block at all).
+    for (size_t c : {31, 32, 33, 64, 95, 144, 200}) {
+      for (size_t taps : {1, 3, 4, 5, 8, 9, 25, 49, 64}) {
+        for (int32_t zp : {0, 77, 127}) {
+          testing::QDwConvTester()
+              .channels(c)
+              .taps(taps)
+              .pixels(1 + rng() % 19)
+              .zero_point(zp)
+              .seven_bit(true)
+              .Test(e, rng);
+        }
+      }
+    }
+    testing::QDwConvTester().channels(64).taps(9).pixels(7).seven_bit(true).lo(121).hi(200).Test(e, rng);
+    testing::QDwConvTester().channels(96).taps(9).pixels(9).seven_bit(true).signed_output(true).Test(e, rng);
+    testing::QDwConvTester().channels(32).taps(9).pixels(10).y_pixel_stride(45).seven_bit(true).Test(e, rng);
+  }
+}
+
 TEST_CASE("qdwconv kernels: randomized shapes", "[.long]") {
   auto rng = testing::MakeRng("qdwconv_long");
   for (int iter = 0; iter < 200; ++iter) {
@@ -56,6 +80,16 @@ TEST_CASE("qdwconv kernels: randomized shapes", "[.long]") {
           .zero_point(static_cast<int32_t>(rng() % 256))
           .check_varied(false)
           .Test(e, rng);
+      if (e.a_dtype == DType::kU8) {
+        testing::QDwConvTester()
+            .channels(c)
+            .taps(taps)
+            .pixels(px)
+            .zero_point(static_cast<int32_t>(rng() % 128))
+            .seven_bit(true)
+            .check_varied(false)
+            .Test(e, rng);
+      }
     }
   }
 }

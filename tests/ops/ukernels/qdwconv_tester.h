@@ -31,6 +31,9 @@ class QDwConvTester {
   QDwConvTester& lo(int32_t v) { lo_ = v; return *this; }
   QDwConvTester& hi(int32_t v) { hi_ = v; return *this; }
   QDwConvTester& signed_output(bool v) { signed_output_ = v; return *this; }
+  // u8 activations in [0, 127] (a third of them 0 or 127, the ends where vpmaddubsw would saturate if it could),
+  // and the 7-bit weights (QDwConvPackWeightsQuads) passed as args.w_quads.
+  QDwConvTester& seven_bit(bool v) { seven_bit_ = v; return *this; }
   // Whether to require varied outputs (off for random sweeps, where extreme zero points may saturate on purpose).
   QDwConvTester& check_varied(bool v) { check_varied_ = v; return *this; }
 
@@ -42,6 +45,10 @@ class QDwConvTester {
     REQUIRE(y_stride >= c);
     const bool u8 = e.a_dtype == DType::kU8;
     const int32_t zp = u8 ? zero_point_ : zero_point_ - 128;
+    if (seven_bit_) {
+      REQUIRE(u8);
+      REQUIRE(zero_point_ <= 127);
+    }
     // Input rows: one per (pixel, tap), each exactly `channels` bytes in its own allocation, so a kernel that reads
     // past them trips ASan.
     std::vector<std::vector<uint8_t>> rows(px * taps);
@@ -53,13 +60,18 @@ class QDwConvTester {
         continue;
       }
       rows[i].resize(c);
-      for (auto& b : rows[i]) b = static_cast<uint8_t>(rng());
+      for (auto& b : rows[i]) {
+        b = static_cast<uint8_t>(rng());
+        if (seven_bit_) b = rng() % 3 == 0 ? static_cast<uint8_t>(127 * (b & 1)) : static_cast<uint8_t>(b & 127);
+      }
       indirection[i] = rows[i].data();
     }
     std::vector<int8_t> w(c * taps);
     for (auto& v : w) v = static_cast<int8_t>(rng());
     std::vector<int16_t> packed(taps * cp);
     QDwConvPackWeights(c, taps, w.data(), packed.data());
+    std::vector<int8_t> quads(QDwConvQuadPackedBytes(c, taps));
+    if (seven_bit_) QDwConvPackWeightsQuads(c, taps, w.data(), quads.data());
 
     // Per-channel parameters, 16-entry aligned lengths as the operator provides.
     const size_t np = (c + 15) / 16 * 16;
@@ -127,6 +139,7 @@ class QDwConvTester {
     args.y = got.data();
     args.y_pixel_stride = y_stride;
     args.params = &params;
+    if (seven_bit_) args.w_quads = quads.data();
     e.fn(args);
     for (size_t i = 0; i < want.size(); ++i) {
       if (want[i] != got[i]) {
@@ -146,6 +159,7 @@ class QDwConvTester {
   }
 
  private:
+  bool seven_bit_ = false;
   size_t channels_ = 16;
   size_t taps_ = 9;
   size_t pixels_ = 3;
