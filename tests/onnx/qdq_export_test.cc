@@ -126,12 +126,23 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
   REQUIRE(model.opset_import_size() == 1);
   CHECK(model.opset_import(0).version() == 13);
   const onnx::GraphProto& graph = model.graph();
-  // The reduced range [0, 127] of image.q needs a Clip before QuantizeLinear; the conv's fused Relu a Relu.
-  CHECK(OpTypes(graph) == std::vector<std::string>{"Clip", "QuantizeLinear", "DequantizeLinear", "DequantizeLinear",
-                                                   "DequantizeLinear", "Conv", "Relu", "QuantizeLinear",
-                                                   "DequantizeLinear", "MaxPool", "QuantizeLinear", "Flatten",
-                                                   "DequantizeLinear", "DequantizeLinear", "Gemm", "QuantizeLinear",
-                                                   "DequantizeLinear"});
+  // The reduced range [0, 127] of image.q is a Clip on its u8 codes after QuantizeLinear; the conv's fused Relu
+  // (zero point 0) is the u8 QuantizeLinear's own saturation, and the MaxPool keeps its input's codes: no node of
+  // their own, so ONNX Runtime fuses DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv.
+  CHECK(OpTypes(graph) == std::vector<std::string>{"QuantizeLinear", "Clip", "DequantizeLinear", "DequantizeLinear",
+                                                   "DequantizeLinear", "Conv", "QuantizeLinear", "DequantizeLinear",
+                                                   "MaxPool", "QuantizeLinear", "Flatten", "DequantizeLinear",
+                                                   "DequantizeLinear", "Gemm", "QuantizeLinear", "DequantizeLinear"});
+  const onnx::NodeProto* image_clip = NodeProducing(graph, "image.q");
+  REQUIRE(image_clip != nullptr);
+  CHECK(image_clip->op_type() == "Clip");
+  REQUIRE(image_clip->input_size() == 3);
+  for (const auto& [input, code] : {std::pair<int, char>{1, 0}, {2, 127}}) {
+    const onnx::TensorProto* bound = Initializer(graph, image_clip->input(input));
+    REQUIRE(bound != nullptr);
+    CHECK(bound->data_type() == onnx::TensorProto::UINT8);
+    CHECK(bound->raw_data() == std::string(1, code));
+  }
   // Integer values keep their names and types: the conv's output is produced by a QuantizeLinear, Flatten reads
   // the u8 pool output directly.
   const onnx::NodeProto* conv_q = NodeProducing(graph, "conv.out");
@@ -184,6 +195,68 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
   REQUIRE(zp != nullptr);
   CHECK(zp->data_type() == onnx::TensorProto::UINT8);
   CHECK(zp->raw_data() == std::string(1, '\x0a'));
+  // The s8 output of the fc goes out as u8 with zero point -3 + 128 (ONNX Runtime's x86 int8 kernels want u8).
+  const onnx::TensorProto* fc_zp = Initializer(graph, "fc.out.zero_point");
+  REQUIRE(fc_zp != nullptr);
+  CHECK(fc_zp->data_type() == onnx::TensorProto::UINT8);
+  CHECK(fc_zp->raw_data() == std::string(1, static_cast<char>(125)));
+}
+
+// The bounds of the integer Clip that follows `value`'s QuantizeLinear, or {} when there is none.
+std::vector<int> ClipCodes(const onnx::GraphProto& graph, const std::string& value) {
+  const onnx::NodeProto* clip = NodeProducing(graph, value);
+  if (clip == nullptr || clip->op_type() != "Clip") return {};
+  std::vector<int> codes;
+  for (int i = 1; i < clip->input_size(); ++i) {
+    const onnx::TensorProto* bound = Initializer(graph, clip->input(i));
+    REQUIRE(bound != nullptr);
+    REQUIRE(bound->raw_data().size() == 1);
+    const char c = bound->raw_data()[0];
+    codes.push_back(bound->data_type() == onnx::TensorProto::UINT8 ? static_cast<uint8_t>(c) : static_cast<int8_t>(c));
+  }
+  return codes;
+}
+
+TEST_CASE("QDQ export bounds fused activations and narrow ranges by a Clip on the integer codes", "[onnx][qdq]") {
+  // Relu with zero point 10: codes from 10 up; the [0, 127] range of an x86-style output caps them at 127.
+  Graph g = SmallInt8Graph();
+  g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10, 0, 127).value();
+  g.mutable_value(g.FindValue("pool.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10, 0, 127).value();
+  onnx::ModelProto model = ParseModelProto(Export(g, "small_int8_relu_zp10"));
+  CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{10, 127});
+  CHECK(NodeProducing(model.graph(), "conv.out.unclipped")->op_type() == "QuantizeLinear");
+  // The MaxPool reads codes in [0, 127] with its output's qparams: nothing to clip.
+  CHECK(NodeProducing(model.graph(), "pool.out")->op_type() == "QuantizeLinear");
+
+  // A fused Clip(0, 6) (ReLU6) with scale 0.1, zero point 10: codes 10 .. 70.
+  g = SmallInt8Graph();
+  g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10).value();
+  g.mutable_value(g.FindValue("pool.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10).value();
+  Node& conv = g.mutable_node(1);
+  conv.attributes.Set("activation", Attribute(std::string("Clip")));
+  conv.attributes.Set("activation_min", Attribute(0.0f));
+  conv.attributes.Set("activation_max", Attribute(6.0f));
+  model = ParseModelProto(Export(g, "small_int8_relu6"));
+  CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{10, 70});
+  for (const auto& n : model.graph().node()) CHECK(n.op_type() != "Relu");
+
+  // s8 activations of the symmetric preset ([-127, 127], zero point 0) through Flatten: u8 codes 1 .. 255 with
+  // zero point 128, on both sides of the Flatten, whose input and output share one type.
+  g = SmallInt8Graph();
+  for (const char* name : {"pool.out", "flat"}) {
+    g.mutable_value(g.FindValue(name)).qparams = QParams::PerTensor(DType::kS8, 0.1f, 0, -127, 127).value();
+    g.mutable_value(g.FindValue(name)).dtype = DType::kS8;
+  }
+  g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kS8, 0.1f, 0, -127, 127).value();
+  g.mutable_value(g.FindValue("conv.out")).dtype = DType::kS8;
+  g.mutable_node(1).attributes.Erase("activation");
+  model = ParseModelProto(Export(g, "small_int8_symmetric"));
+  CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{1, 255});
+  CHECK(NodeProducing(model.graph(), "pool.out")->op_type() == "QuantizeLinear");
+  const onnx::TensorProto* flat_zp = Initializer(model.graph(), "flat.zero_point");
+  REQUIRE(flat_zp != nullptr);
+  CHECK(flat_zp->data_type() == onnx::TensorProto::UINT8);
+  CHECK(flat_zp->raw_data() == std::string(1, static_cast<char>(128)));
 }
 
 TEST_CASE("QDQ export can list the integer tensors behind the outputs", "[onnx][qdq]") {
