@@ -246,13 +246,17 @@ class QdqWriter {
       const Value& v = graph_.value(id);
       return v.kind == ValueKind::kNode && v.qparams && v.qparams->dtype() == DType::kS8 && !v.qparams->per_channel();
     };
-    // Values joined by an ONNX (shape) operator share one dtype: keeping one keeps all of them.
+    // Values joined by an ONNX (shape) operator share one dtype: keeping one keeps all of them. An ONNX operator
+    // whose result depends on the codes' values (Pad's constant, ...) keeps its integer values s8 too.
+    static const std::set<std::string, std::less<>> kMovesCodes = {
+        "Reshape", "Flatten", "Squeeze",  "Unsqueeze", "Transpose",    "Concat",       "Slice", "Split",
+        "Gather",  "Identity", "Expand",  "Tile",      "DepthToSpace", "SpaceToDepth"};
     for (bool changed = true; changed;) {
       changed = false;
       for (const Node& node : graph_.nodes()) {
         if (!node.domain.empty() && node.domain != "ai.onnx") continue;
         std::vector<ValueId> ints;
-        bool kept = false;
+        bool kept = kMovesCodes.count(node.op_type) == 0;
         for (const std::vector<ValueId>* list : {&node.inputs, &node.outputs}) {
           for (ValueId id : *list) {
             if (id == kNoValue || !graph_.value(id).qparams) continue;
@@ -438,7 +442,14 @@ class QdqWriter {
   Status WriteOnnxNode(const Node& node) {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, false));
     onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, Outputs(node));
-    return CopyAttributes(node, proto);
+    std::set<std::string> drop;
+    // Reshape's allowzero (opset 14) is unknown to opset 13, whose Reshape behaves as allowzero = 0.
+    if (node.op_type == "Reshape") {
+      OCTET_ASSIGN_OR_RETURN(const int64_t allowzero, node.attributes.GetInt("allowzero", 0));
+      if (allowzero != 0) return Unimplemented("Reshape with allowzero = 1 has no opset-13 form");
+      drop.insert("allowzero");
+    }
+    return CopyAttributes(node, proto, drop);
   }
 
   // A fused float operator (quant/fused_ops.h): the base operator, then Relu.

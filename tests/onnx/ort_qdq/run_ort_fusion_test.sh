@@ -2,11 +2,13 @@
 # Whether ONNX Runtime runs octet's QDQ exports at int8 (issue 23): quantizes the test models with every static
 # backend preset (`octet quantize --onnx`), has onnxruntime-node 1.30 write the graph it optimizes each export into
 # (optimize_model.js, the session option optimizedModelFilePath) and fails when an int8 Conv / MatMul / Gemm group
-# of the export stayed float there (ort_fusion_check.py). Also checks each export with ONNX's checker.
+# of the export stayed float there (ort_fusion_check.py). Also checks each export with ONNX's checker, and its
+# meaning: ONNX Runtime with graph optimizations off within one LSB of `octet run` on the calibration input
+# (check_qdq.js; its figures with optimizations on are printed, not required: see run_ort_qdq_test.sh).
 #
 #   bash tests/onnx/ort_qdq/run_ort_fusion_test.sh OCTET_BINARY
 #
-# Models: the digits CNN and MLP and the opset-13 transformer of tests/data/models, and ResNet-18 and MobileNetV2
+# Models: the digits CNN and MLP, the opset-13 transformer and the convs model of tests/data/models, and ResNet-18 and MobileNetV2
 # when they are in $OCTET_LARGE_MODELS (default /tmp/octet_large_models; tests/data/models/generate.py --large DIR
 # writes them), skipped with a line saying so otherwise. onnxruntime-node is installed as run_ort_qdq_test.sh does.
 set -euo pipefail
@@ -55,14 +57,23 @@ check() {
     echo -n "--backend ${preset}: "
     /usr/bin/python3 "$here/ort_fusion_check.py" "$work/$tag.onnx" "$work/$tag.optimized.onnx" ||
       failures=$((failures + 1))
+    "$octet" run "$work/$tag.octet" --input "$calib" --output-dir "$work/$tag.out" >/dev/null
+    if ! node "$here/check_qdq.js" "$work/$tag.onnx" "$work/$tag.out" "$calib" --optimized report \
+         >"$work/$tag.meaning" 2>&1; then
+      cat "$work/$tag.meaning"
+      echo "FAILED: $tag: ONNX Runtime (optimizations off) disagrees with octet run"
+      failures=$((failures + 1))
+    fi
+    grep 'optimizations off' "$work/$tag.meaning" || true
     checked=$((checked + 1))
-    rm -f "$work/$tag".*
+    rm -rf "$work/$tag".*
   done
 }
 
 check digits_cnn "$models/digits_cnn.onnx" "image=$work/digits_images.npy"
 check digits_mlp "$models/digits_mlp.onnx" "x=$models/digits_calib_x.npy"
 check transformer13 "$models/transformer13.onnx" "x=$models/transformer13.input0.npy"
+check convs "$models/convs.onnx" "x=$models/convs.input0.npy"
 if [ -f "$large/resnet18.onnx" ] && [ -f "$large/mobilenet_v2.onnx" ]; then
   for name in resnet18 mobilenet_v2; do
     input=$(/usr/bin/python3 -c "import onnx, sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" \
