@@ -249,8 +249,8 @@ class QdqWriter {
     // Values joined by an ONNX (shape) operator share one dtype: keeping one keeps all of them. An ONNX operator
     // whose result depends on the codes' values (Pad's constant, ...) keeps its integer values s8 too.
     static const std::set<std::string, std::less<>> kMovesCodes = {
-        "Reshape", "Flatten", "Squeeze",  "Unsqueeze", "Transpose",    "Concat",       "Slice", "Split",
-        "Gather",  "Identity", "Expand",  "Tile",      "DepthToSpace", "SpaceToDepth"};
+        "Reshape", "Flatten", "Squeeze",  "Unsqueeze", "Transpose", "Concat",       "Slice",
+        "Split",   "Gather",  "Identity", "Expand",    "Tile",      "DepthToSpace", "SpaceToDepth"};
     for (bool changed = true; changed;) {
       changed = false;
       for (const Node& node : graph_.nodes()) {
@@ -316,10 +316,10 @@ class QdqWriter {
                         std::optional<int64_t> code_min = std::nullopt, std::optional<int64_t> code_max = std::nullopt,
                         bool in_range = false) {
     // in_range: the codes are known to lie in the quant range (no Clip for it).
-    const int64_t lo = std::max<int64_t>(in_range ? DTypeMin(q.dtype()) : q.quant_min(),
-                                         code_min.value_or(DTypeMin(q.dtype())));
-    const int64_t hi = std::min<int64_t>(in_range ? DTypeMax(q.dtype()) : q.quant_max(),
-                                         code_max.value_or(DTypeMax(q.dtype())));
+    const int64_t lo =
+        std::max<int64_t>(in_range ? DTypeMin(q.dtype()) : q.quant_min(), code_min.value_or(DTypeMin(q.dtype())));
+    const int64_t hi =
+        std::min<int64_t>(in_range ? DTypeMax(q.dtype()) : q.quant_max(), code_max.value_or(DTypeMax(q.dtype())));
     const bool narrow = !q.per_channel() && (lo > DTypeMin(q.dtype()) || hi < DTypeMax(q.dtype()));
     const std::string codes = narrow ? Fresh(out_name + ".unclipped") : out_name;
     onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out_name + ".QuantizeLinear"), {}, {codes});

@@ -309,5 +309,30 @@ TEST_CASE("QDQ export names the node it cannot write", "[onnx][qdq]") {
   CHECK_THAT(bytes.status().message(), Catch::Contains("value 'pool.out' is used as an integer tensor but has no qparams"));
 }
 
+TEST_CASE("QDQ export writes Reshape in its opset-13 form", "[onnx][qdq]") {
+  // allowzero (opset 14) = 0 is opset 13's behaviour and is left out; = 1 has no opset-13 form.
+  for (const int64_t allowzero : {0, 1}) {
+    Graph g("reshape");
+    const ValueId x = g.AddInput("x", DType::kF32, Shape{2, 3}).value();
+    Tensor shape = Tensor::Create(DType::kS32, Shape{1}).value();
+    shape.data<int32_t>()[0] = 6;
+    const ValueId s = g.AddConstant("shape", shape).value();
+    const ValueId y = g.AddNodeValue("y").value();
+    REQUIRE(g.AddNode(Node{"reshape", "Reshape", "", {{"allowzero", allowzero}}, {x, s}, {y}}).ok());
+    REQUIRE(g.AddOutput(y).ok());
+    auto bytes = ExportQdqModel(g);
+    if (allowzero == 1) {
+      REQUIRE_FALSE(bytes.ok());
+      CHECK_THAT(bytes.status().message(), Catch::Contains("'reshape' (Reshape)"));
+      CHECK_THAT(bytes.status().message(), Catch::Contains("allowzero = 1"));
+      continue;
+    }
+    const onnx::ModelProto model = ParseModelProto(Export(g, "reshape_opset13"));
+    REQUIRE(model.graph().node_size() == 1);
+    CHECK(model.graph().node(0).op_type() == "Reshape");
+    CHECK(model.graph().node(0).attribute_size() == 0);
+  }
+}
+
 }  // namespace
 }  // namespace octet
