@@ -216,7 +216,7 @@ class QdqWriter {
   }
 
   // The qparams a value is written with: its own, or for an s8 activation the same codes shifted to u8
-  // (ShiftedToU8).
+  // (ShiftS8ActivationsToU8).
   Result<const QParams*> QParamsOf(ValueId id) {
     const Value& v = graph_.value(id);
     if (!v.qparams) return InvalidArgument("value '{}' is used as an integer tensor but has no qparams", v.name);
@@ -513,15 +513,14 @@ class QdqWriter {
       // MaxPool selects input codes: with the input's own qparams they are in the quant range already, so its
       // QuantizeLinear needs no Clip (ONNX Runtime runs DequantizeLinear, MaxPool, QuantizeLinear as int8 MaxPool).
       OCTET_ASSIGN_OR_RETURN(const QParams* in_q, QParamsOf(node.inputs[0]));
-      if (SameCodes(*in_q, *q)) code_min = DTypeMin(q->dtype()), code_max = DTypeMax(q->dtype());
-      return QuantizeToName(result, *q, graph_.value(out).name, code_min, code_max, /*in_range=*/code_min.has_value());
+      return QuantizeToName(result, *q, graph_.value(out).name, std::nullopt, std::nullopt,
+                            /*in_range=*/SameCodes(*in_q, *q));
     }
     return QuantizeTo(result, out, code_min, code_max);
   }
 
-  // QLookup (its function) and QClamp (Clip) between DequantizeLinear and QuantizeLinear.
-  // QClamp is a Clip on the integer codes (exact, see Code): on the input's codes when the qparams are the same,
-  // else after requantizing them (DequantizeLinear, QuantizeLinear).
+  // QLookup: its function between DequantizeLinear and QuantizeLinear. QClamp: a Clip on the integer codes (exact,
+  // see Code), on the input's codes when the qparams are the same, else after requantizing them.
   Status WriteElementwise(const Node& node, QdqPattern pattern) {
     const ValueId out = node.outputs.at(0);
     if (pattern == QdqPattern::kClip) {
