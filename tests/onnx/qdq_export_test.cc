@@ -309,6 +309,31 @@ TEST_CASE("QDQ export names the node it cannot write", "[onnx][qdq]") {
   CHECK_THAT(bytes.status().message(), Catch::Contains("value 'pool.out' is used as an integer tensor but has no qparams"));
 }
 
+TEST_CASE("QDQ export writes a QClamp as a Clip on the integer codes", "[onnx][qdq]") {
+  // x -> Quantize (u8, scale 0.1, zero point 10) -> QClamp(0, 6) -> Dequantize -> y. With the input's qparams the
+  // Clip reads the input's codes (10 .. 70); with others (scale 0.05, zero point 0) it follows a requantization
+  // (DequantizeLinear, QuantizeLinear) and clips to 0 .. 120.
+  for (const bool same : {true, false}) {
+    Graph g("clamp");
+    const ValueId x = g.AddInput("x", DType::kF32, Shape{1, 8}).value();
+    const ValueId xq = Int8Value(g, "x.q", DType::kU8, 0.1f, 10);
+    const ValueId yq = same ? Int8Value(g, "y.q", DType::kU8, 0.1f, 10) : Int8Value(g, "y.q", DType::kU8, 0.05f, 0);
+    const ValueId y = g.AddNodeValue("y").value();
+    REQUIRE(g.AddNode(Node{"x.quantize", "Quantize", "octet", {}, {x}, {xq}}).ok());
+    REQUIRE(g.AddNode(Node{"relu6", "QClamp", "octet", {{"min", 0.0f}, {"max", 6.0f}}, {xq}, {yq}}).ok());
+    REQUIRE(g.AddNode(Node{"y.dequantize", "Dequantize", "octet", {}, {yq}, {y}}).ok());
+    REQUIRE(g.AddOutput(y).ok());
+    const onnx::ModelProto model = ParseModelProto(Export(g, same ? "clamp_same_qparams" : "clamp_requantized"));
+    CHECK(ClipCodes(model.graph(), "y.q") == (same ? std::vector<int>{10, 70} : std::vector<int>{0, 120}));
+    const onnx::NodeProto* clip = NodeProducing(model.graph(), "y.q");
+    REQUIRE(clip != nullptr);
+    CHECK(NodeProducing(model.graph(), clip->input(0))->op_type() == "QuantizeLinear");
+    CHECK(OpTypes(model.graph()) == (same ? std::vector<std::string>{"QuantizeLinear", "Clip", "DequantizeLinear"}
+                                          : std::vector<std::string>{"QuantizeLinear", "DequantizeLinear",
+                                                                     "QuantizeLinear", "Clip", "DequantizeLinear"}));
+  }
+}
+
 TEST_CASE("QDQ export writes Reshape in its opset-13 form", "[onnx][qdq]") {
   // allowzero (opset 14) = 0 is opset 13's behaviour and is left out; = 1 has no opset-13 form.
   for (const int64_t allowzero : {0, 1}) {
