@@ -27,6 +27,18 @@ using onnx::TensorProto;
 
 constexpr int64_t kQdqOpset = 13;
 constexpr int64_t kQdqIrVersion = 7;  // the IR version of opset 13
+// A graph that keeps a float LayerNormalization (opset 17) is written at opset 17 (IR version 8): the operators
+// octet writes mean the same there as at 13 (QuantizeLinear, DequantizeLinear and Reshape without allowzero
+// included).
+constexpr int64_t kLayerNormOpset = 17;
+constexpr int64_t kLayerNormIrVersion = 8;
+
+bool NeedsOpset17(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if ((node.domain.empty() || node.domain == "ai.onnx") && node.op_type == "LayerNormalization") return true;
+  }
+  return false;
+}
 
 // octet's attributes that exist only for its own kernels (numerics and fused activations).
 const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "activation_min",
@@ -608,11 +620,12 @@ Status OutputShapes(onnx::ModelProto& model, const std::string& graph_name) {
 
 Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& options) {
   onnx::ModelProto model;
-  model.set_ir_version(kQdqIrVersion);
+  const bool opset17 = NeedsOpset17(graph);
+  model.set_ir_version(opset17 ? kLayerNormIrVersion : kQdqIrVersion);
   model.set_producer_name(options.producer_name);
   onnx::OperatorSetIdProto* opset = model.add_opset_import();
   opset->set_domain("");
-  opset->set_version(kQdqOpset);
+  opset->set_version(opset17 ? kLayerNormOpset : kQdqOpset);
   QdqWriter writer(graph, options, *model.mutable_graph());
   if (Status st = writer.Write(); !st.ok()) {
     return st.WithContext(fmt::format("failed to export graph '{}' as ONNX QDQ", graph.name()));

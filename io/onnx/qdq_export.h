@@ -37,8 +37,8 @@ struct QdqExportOptions {
   bool expose_quantized_outputs = false;
 };
 
-// The serialized ModelProto (opset 13 of the default domain). Fails naming the node whose operator has no QDQ form,
-// or a value whose qparams or dtype cannot be written.
+// The serialized ModelProto (opset 13 of the default domain; 17 when the graph keeps a float LayerNormalization).
+// Fails naming the node whose operator has no QDQ form, or a value whose qparams or dtype cannot be written.
 Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& options = {});
 
 // ExportQdqModel written to `path` atomically (io/file_util.h).

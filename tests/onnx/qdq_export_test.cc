@@ -334,6 +334,27 @@ TEST_CASE("QDQ export writes a QClamp as a Clip on the integer codes", "[onnx][q
   }
 }
 
+TEST_CASE("QDQ export writes opset 17 when a float LayerNormalization stays", "[onnx][qdq]") {
+  for (const bool layer_norm : {false, true}) {
+    Graph g("norm");
+    const ValueId x = g.AddInput("x", DType::kF32, Shape{2, 4}).value();
+    Tensor ones = Tensor::Create(DType::kF32, Shape{4}).value();
+    for (int i = 0; i < 4; ++i) ones.data<float>()[i] = 1.0f;
+    const ValueId scale = g.AddConstant("scale", ones).value();
+    const ValueId y = g.AddNodeValue("y").value();
+    if (layer_norm) {
+      REQUIRE(g.AddNode(Node{"norm", "LayerNormalization", "", {{"axis", -1}}, {x, scale}, {y}}).ok());
+    } else {
+      REQUIRE(g.AddNode(Node{"mul", "Mul", "", {}, {x, scale}, {y}}).ok());
+    }
+    REQUIRE(g.AddOutput(y).ok());
+    const onnx::ModelProto model = ParseModelProto(Export(g, layer_norm ? "layer_norm_opset17" : "mul_opset13"));
+    REQUIRE(model.opset_import_size() == 1);
+    CHECK(model.opset_import(0).version() == (layer_norm ? 17 : 13));
+    CHECK(model.ir_version() == (layer_norm ? 8 : 7));
+  }
+}
+
 TEST_CASE("QDQ export writes Reshape in its opset-13 form", "[onnx][qdq]") {
   // allowzero (opset 14) = 0 is opset 13's behaviour and is left out; = 1 has no opset-13 form.
   for (const int64_t allowzero : {0, 1}) {

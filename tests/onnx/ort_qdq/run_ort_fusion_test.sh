@@ -8,7 +8,8 @@
 #
 #   bash tests/onnx/ort_qdq/run_ort_fusion_test.sh OCTET_BINARY
 #
-# Models: the digits CNN and MLP, the opset-13 transformer and the convs model of tests/data/models, and ResNet-18 and MobileNetV2
+# Models: the digits CNN and MLP, the transformers (opset 13, and 17 with LayerNormalization) and the convs model of
+# tests/data/models, and ResNet-18 and MobileNetV2
 # when they are in $OCTET_LARGE_MODELS (default /tmp/octet_large_models; tests/data/models/generate.py --large DIR
 # writes them), skipped with a line saying so otherwise. onnxruntime-node is installed as run_ort_qdq_test.sh does.
 set -euo pipefail
@@ -73,6 +74,7 @@ check() {
 check digits_cnn "$models/digits_cnn.onnx" "image=$work/digits_images.npy"
 check digits_mlp "$models/digits_mlp.onnx" "x=$models/digits_calib_x.npy"
 check transformer13 "$models/transformer13.onnx" "x=$models/transformer13.input0.npy"
+check transformer "$models/transformer.onnx" "x=$models/transformer.input0.npy"
 check convs "$models/convs.onnx" "x=$models/convs.input0.npy"
 if [ -f "$large/resnet18.onnx" ] && [ -f "$large/mobilenet_v2.onnx" ]; then
   for name in resnet18 mobilenet_v2; do
