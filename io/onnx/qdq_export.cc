@@ -1,6 +1,7 @@
 // Graph -> ONNX QDQ ModelProto (see qdq_export.h for the mapping).
 #include "io/onnx/qdq_export.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -26,6 +27,18 @@ using onnx::TensorProto;
 
 constexpr int64_t kQdqOpset = 13;
 constexpr int64_t kQdqIrVersion = 7;  // the IR version of opset 13
+// A graph that keeps a float LayerNormalization (opset 17) is written at opset 17 (IR version 8): the operators
+// octet writes mean the same there as at 13 (QuantizeLinear, DequantizeLinear and Reshape without allowzero
+// included).
+constexpr int64_t kLayerNormOpset = 17;
+constexpr int64_t kLayerNormIrVersion = 8;
+
+bool NeedsOpset17(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if ((node.domain.empty() || node.domain == "ai.onnx") && node.op_type == "LayerNormalization") return true;
+  }
+  return false;
+}
 
 // octet's attributes that exist only for its own kernels (numerics and fused activations).
 const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "activation_min",
@@ -104,6 +117,7 @@ class QdqWriter {
   }
 
   Status Write() {
+    ShiftS8ActivationsToU8();
     proto_.set_name(graph_.name());
     for (ValueId id : graph_.inputs()) OCTET_RETURN_IF_ERROR(AddValueInfo(id, proto_.add_input()));
     const std::vector<int> producers = graph_.Producers();
@@ -213,10 +227,67 @@ class QdqWriter {
     return {AddInitializer(base + ".scale", scale), AddInitializer(base + ".zero_point", zero_point)};
   }
 
+  // The qparams a value is written with: its own, or for an s8 activation the same codes shifted to u8
+  // (ShiftS8ActivationsToU8).
   Result<const QParams*> QParamsOf(ValueId id) {
     const Value& v = graph_.value(id);
     if (!v.qparams) return InvalidArgument("value '{}' is used as an integer tensor but has no qparams", v.name);
+    if (auto it = as_u8_.find(id); it != as_u8_.end()) return &it->second;
     return &*v.qparams;
+  }
+
+  // ONNX Runtime's x86 int8 kernels take u8 activations only: it rewrites an s8 QuantizeLinear -> DequantizeLinear
+  // pair to u8 (zero point + 128) itself, but not one with a Reshape or Flatten in between, and a Conv or Gemm
+  // reading such s8 codes then stays float. So every s8 activation goes out as u8 with zero point and range
+  // shifted by 128: the same real values (q + 128 - (zp + 128) = q - zp), and shape operators carry the codes as
+  // they are. Left s8: graph inputs and outputs (the interface), weights and other constants, the integer tensors
+  // behind exposed outputs, and whatever a shape operator connects to one of those.
+  void ShiftS8ActivationsToU8() {
+    std::set<ValueId> keep;
+    for (ValueId id : graph_.inputs()) keep.insert(id);
+    for (ValueId id : graph_.outputs()) keep.insert(id);
+    if (options_.expose_quantized_outputs) {
+      const std::vector<int> producers = graph_.Producers();
+      for (ValueId id : graph_.outputs()) {
+        const int p = producers[static_cast<size_t>(id)];
+        if (p >= 0 && IsInt8Op(graph_.node(p), Int8Op::kDequantize)) keep.insert(graph_.node(p).inputs[0]);
+      }
+    }
+    auto shifts = [&](ValueId id) {
+      if (id == kNoValue) return false;
+      const Value& v = graph_.value(id);
+      return v.kind == ValueKind::kNode && v.qparams && v.qparams->dtype() == DType::kS8 && !v.qparams->per_channel();
+    };
+    // Values joined by an ONNX (shape) operator share one dtype: keeping one keeps all of them. An ONNX operator
+    // whose result depends on the codes' values (Pad's constant, ...) keeps its integer values s8 too.
+    static const std::set<std::string, std::less<>> kMovesCodes = {
+        "Reshape", "Flatten", "Squeeze",  "Unsqueeze", "Transpose", "Concat",       "Slice",
+        "Split",   "Gather",  "Identity", "Expand",    "Tile",      "DepthToSpace", "SpaceToDepth"};
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Node& node : graph_.nodes()) {
+        if (!node.domain.empty() && node.domain != "ai.onnx") continue;
+        std::vector<ValueId> ints;
+        bool kept = kMovesCodes.count(node.op_type) == 0;
+        for (const std::vector<ValueId>* list : {&node.inputs, &node.outputs}) {
+          for (ValueId id : *list) {
+            if (id == kNoValue || !graph_.value(id).qparams) continue;
+            ints.push_back(id);
+            kept = kept || keep.count(id) != 0 || (graph_.value(id).qparams->dtype() == DType::kS8 && !shifts(id));
+          }
+        }
+        if (!kept) continue;
+        for (ValueId id : ints) changed = keep.insert(id).second || changed;
+      }
+    }
+    for (ValueId id = 0; id < static_cast<ValueId>(graph_.values().size()); ++id) {
+      if (!shifts(id) || keep.count(id) != 0) continue;
+      const QParams& q = *graph_.value(id).qparams;
+      Result<QParams> u8 =
+          QParams::PerTensor(DType::kU8, q.scale(), q.zero_point() + 128, q.quant_min() + 128, q.quant_max() + 128);
+      OCTET_CHECK(u8.ok());  // an s8 range shifted by 128 is a u8 range
+      as_u8_.emplace(id, *std::move(u8));
+    }
   }
 
   // DequantizeLinear of an integer value, written once and shared by every consumer.
@@ -239,32 +310,68 @@ class QdqWriter {
     return OkStatus();
   }
 
-  // QuantizeLinear of the float tensor `in` into the integer value `out_id`, after a Clip when the value's quant
-  // range is narrower than its dtype (ONNX saturates to the dtype only).
-  Status QuantizeTo(std::string in, ValueId out_id) {
+  // QuantizeLinear of the float tensor `in` into the integer value `out_id`, its codes then clipped to
+  // [code_min, code_max] (by default the value's quant range) where that is narrower than the dtype.
+  Status QuantizeTo(std::string in, ValueId out_id, std::optional<int64_t> code_min = std::nullopt,
+                    std::optional<int64_t> code_max = std::nullopt) {
     OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out_id));
-    return QuantizeToName(std::move(in), *q, graph_.value(out_id).name);
+    return QuantizeToName(std::move(in), *q, graph_.value(out_id).name, code_min, code_max);
   }
 
-  // QuantizeLinear of `in` with qparams `qp` into the tensor named `out_name` (as QuantizeTo).
-  Status QuantizeToName(std::string in, const QParams& q, const std::string& out_name) {
-    const bool narrow = q.quant_min() > DTypeMin(q.dtype()) || q.quant_max() < DTypeMax(q.dtype());
-    if (narrow && !q.per_channel()) {
-      const float lo = q.scale() * static_cast<float>(q.quant_min() - q.zero_point());
-      const float hi = q.scale() * static_cast<float>(q.quant_max() - q.zero_point());
-      const std::string clipped = Fresh(out_name + ".clipped");
-      AddNode("Clip", Fresh(out_name + ".Clip"),
-              {in, AddInitializer(out_name + ".clip_min", ScalarF32(lo)),
-               AddInitializer(out_name + ".clip_max", ScalarF32(hi))},
-              {clipped});
-      in = clipped;
-    }
-    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out_name + ".QuantizeLinear"), {}, {out_name});
+  // QuantizeLinear of `in` with qparams `q` into the tensor named `out_name` (as QuantizeTo). ONNX's QuantizeLinear
+  // saturates to the dtype only, so a narrower range (reduce_range's [0, 127], [-127, 127], a fused activation's
+  // bounds) is a Clip on the integer codes after it: clamp(round(x / s) + zp, lo, hi) as octet computes it, and the
+  // form in which ONNX Runtime still fuses the producer with this QuantizeLinear into one int8 kernel (a float Clip
+  // between them would keep the producer float, and one before the QuantizeLinear is dropped only when it is wider
+  // than the dtype's range).
+  Status QuantizeToName(std::string in, const QParams& q, const std::string& out_name,
+                        std::optional<int64_t> code_min = std::nullopt, std::optional<int64_t> code_max = std::nullopt,
+                        bool in_range = false) {
+    // in_range: the codes are known to lie in the quant range (no Clip for it).
+    const int64_t lo =
+        std::max<int64_t>(in_range ? DTypeMin(q.dtype()) : q.quant_min(), code_min.value_or(DTypeMin(q.dtype())));
+    const int64_t hi =
+        std::min<int64_t>(in_range ? DTypeMax(q.dtype()) : q.quant_max(), code_max.value_or(DTypeMax(q.dtype())));
+    const bool narrow = !q.per_channel() && (lo > DTypeMin(q.dtype()) || hi < DTypeMax(q.dtype()));
+    const std::string codes = narrow ? Fresh(out_name + ".unclipped") : out_name;
+    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out_name + ".QuantizeLinear"), {}, {codes});
     auto [scale, zero_point] = QParamsInitializers(out_name, q, node);
     node->add_input(in);
     node->add_input(scale);
     node->add_input(zero_point);
+    if (narrow) ClipCodes(codes, q.dtype(), lo, std::max(lo, hi), out_name);
     return OkStatus();
+  }
+
+  // Clip on integer codes of `dtype` (opset 13's Clip takes u8 and s8 tensors) to [lo, hi].
+  void ClipCodes(const std::string& in, DType dtype, int64_t lo, int64_t hi, const std::string& out) {
+    AddNode("Clip", Fresh(out + ".Clip"),
+            {in, AddInitializer(out + ".clip_min", ScalarCode(dtype, lo)),
+             AddInitializer(out + ".clip_max", ScalarCode(dtype, hi))},
+            {out});
+  }
+
+  static Tensor ScalarCode(DType dtype, int64_t v) {
+    Tensor t = Tensor::Create(dtype, Shape{}).value();
+    if (dtype == DType::kU8) t.data<uint8_t>()[0] = static_cast<uint8_t>(v);
+    if (dtype == DType::kS8) t.data<int8_t>()[0] = static_cast<int8_t>(v);
+    if (dtype == DType::kS32) t.data<int32_t>()[0] = static_cast<int32_t>(v);
+    return t;
+  }
+
+  // The code QuantizeLinear gives the real value `x` with `q` (round half to even of x / s, as ONNX defines it),
+  // saturated to the dtype. Relu and Clip commute with quantization (round is monotonic): quantizing
+  // Clip(x, a, b) gives clamp(code(x), code(a), code(b)), and Relu(x) gives clamp(code(x), zp, ...).
+  static int64_t Code(const QParams& q, float x) {
+    const float r = std::nearbyint(x / q.scale());
+    const double code = static_cast<double>(r) + q.zero_point();
+    return static_cast<int64_t>(std::clamp<double>(code, DTypeMin(q.dtype()), DTypeMax(q.dtype())));
+  }
+
+  // Whether two per-tensor qparams map codes to the same real values over the same range.
+  static bool SameCodes(const QParams& a, const QParams& b) {
+    return !a.per_channel() && !b.per_channel() && a.dtype() == b.dtype() && a.scale() == b.scale() &&
+           a.zero_point() == b.zero_point() && a.quant_min() == b.quant_min() && a.quant_max() == b.quant_max();
   }
 
   static int64_t DTypeMin(DType t) { return t == DType::kU8 ? 0 : t == DType::kS8 ? -128 : INT32_MIN; }
@@ -347,7 +454,14 @@ class QdqWriter {
   Status WriteOnnxNode(const Node& node) {
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, false));
     onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, Outputs(node));
-    return CopyAttributes(node, proto);
+    std::set<std::string> drop;
+    // Reshape's allowzero (opset 14) is unknown to opset 13, whose Reshape behaves as allowzero = 0.
+    if (node.op_type == "Reshape") {
+      OCTET_ASSIGN_OR_RETURN(const int64_t allowzero, node.attributes.GetInt("allowzero", 0));
+      if (allowzero != 0) return Unimplemented("Reshape with allowzero = 1 has no opset-13 form");
+      drop.insert("allowzero");
+    }
+    return CopyAttributes(node, proto, drop);
   }
 
   // A fused float operator (quant/fused_ops.h): the base operator, then Relu.
@@ -383,44 +497,64 @@ class QdqWriter {
     return OkStatus();
   }
 
-  // An int8 operator: DequantizeLinear on its inputs, the float operator, the fused Relu, QuantizeLinear.
+  // An int8 operator: DequantizeLinear on its inputs, the float operator and QuantizeLinear: the QDQ group ONNX
+  // Runtime fuses into one int8 kernel (QLinearConv, QGemm, ...). A fused Relu or Clip is no node of its own: it
+  // bounds the output codes (QuantizeTo's integer Clip, none at all when the bound is the dtype's, as for a Relu
+  // with zero point 0 on u8), which is exact since quantization commutes with it.
   Status WriteInt8(const Node& node, std::string_view float_op) {
     OCTET_ASSIGN_OR_RETURN(std::string activation, ActivationString(node));
     const ValueId out = node.outputs.at(0);
     const std::string result = Fresh(graph_.value(out).name + ".float");
-    const std::string pre = activation.empty() ? result : Fresh(graph_.value(out).name + ".pre_activation");
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> inputs, Inputs(node, true));
-    onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, {pre});
+    onnx::NodeProto* proto = AddNode(float_op, node.name, inputs, {result});
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
-    if (activation == "Clip") {
-      // A folded QClamp goes out as it came in: the operator quantized to the output's qparams, then
-      // DequantizeLinear, Clip, QuantizeLinear (the same integers), which ONNX Runtime fuses into QLinearConv and a
-      // clip on int8; a Clip between the operator and its QuantizeLinear would keep the operator float there.
-      OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out));
-      const std::string codes = Fresh(graph_.value(out).name + ".pre_clip");
-      const std::string dequantized = Fresh(codes + ".dequantized");
-      OCTET_RETURN_IF_ERROR(QuantizeToName(pre, *q, codes));
-      OCTET_RETURN_IF_ERROR(WriteDequantize(codes, *q, dequantized));
-      OCTET_RETURN_IF_ERROR(AddActivation(node, activation, dequantized, result));
-    } else if (!activation.empty()) {
-      OCTET_RETURN_IF_ERROR(AddActivation(node, activation, pre, result));
+    OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out));
+    std::optional<int64_t> code_min, code_max;
+    if (activation == "Relu") {
+      code_min = Code(*q, 0.0f);
+    } else if (activation == "Clip") {
+      if (node.attributes.Has("activation_min")) {
+        OCTET_ASSIGN_OR_RETURN(const float lo, node.attributes.GetFloat("activation_min"));
+        code_min = Code(*q, lo);
+      }
+      if (node.attributes.Has("activation_max")) {
+        OCTET_ASSIGN_OR_RETURN(const float hi, node.attributes.GetFloat("activation_max"));
+        code_max = Code(*q, hi);
+      }
+    } else if (float_op == "MaxPool" && node.inputs.size() == 1) {
+      // MaxPool selects input codes: with the input's own qparams they are in the quant range already, so its
+      // QuantizeLinear needs no Clip (ONNX Runtime runs DequantizeLinear, MaxPool, QuantizeLinear as int8 MaxPool).
+      OCTET_ASSIGN_OR_RETURN(const QParams* in_q, QParamsOf(node.inputs[0]));
+      return QuantizeToName(result, *q, graph_.value(out).name, std::nullopt, std::nullopt,
+                            /*in_range=*/SameCodes(*in_q, *q));
     }
-    return QuantizeTo(result, out);
+    return QuantizeTo(result, out, code_min, code_max);
   }
 
-  // QLookup (its function) and QClamp (Clip) between DequantizeLinear and QuantizeLinear.
+  // QLookup: its function between DequantizeLinear and QuantizeLinear. QClamp: a Clip on the integer codes (exact,
+  // see Code), on the input's codes when the qparams are the same, else after requantizing them.
   Status WriteElementwise(const Node& node, QdqPattern pattern) {
-    OCTET_ASSIGN_OR_RETURN(std::string x, Dequantized(node.inputs.at(0)));
     const ValueId out = node.outputs.at(0);
-    const std::string result = Fresh(graph_.value(out).name + ".float");
     if (pattern == QdqPattern::kClip) {
       OCTET_ASSIGN_OR_RETURN(float lo, node.attributes.GetFloat("min", -std::numeric_limits<float>::infinity()));
       OCTET_ASSIGN_OR_RETURN(float hi, node.attributes.GetFloat("max", std::numeric_limits<float>::infinity()));
-      const std::string min_name = std::isinf(lo) ? "" : AddInitializer(node.name + ".min", ScalarF32(lo));
-      const std::string max_name = std::isinf(hi) ? "" : AddInitializer(node.name + ".max", ScalarF32(hi));
-      AddNode("Clip", node.name, {x, min_name, max_name}, {result});
-      return QuantizeTo(result, out);
+      OCTET_ASSIGN_OR_RETURN(const QParams* in_q, QParamsOf(node.inputs.at(0)));
+      OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out));
+      std::optional<int64_t> code_min, code_max;
+      if (!std::isinf(lo)) code_min = Code(*q, lo);
+      if (!std::isinf(hi)) code_max = Code(*q, hi);
+      if (SameCodes(*in_q, *q)) {
+        OCTET_ASSIGN_OR_RETURN(std::string in, Ref(node.inputs.at(0)));
+        const int64_t cmin = std::max<int64_t>(q->quant_min(), code_min.value_or(DTypeMin(q->dtype())));
+        const int64_t cmax = std::min<int64_t>(q->quant_max(), code_max.value_or(DTypeMax(q->dtype())));
+        ClipCodes(in, q->dtype(), cmin, std::max(cmin, cmax), graph_.value(out).name);
+        return OkStatus();
+      }
+      OCTET_ASSIGN_OR_RETURN(std::string x, Dequantized(node.inputs.at(0)));
+      return QuantizeTo(x, out, code_min, code_max);
     }
+    OCTET_ASSIGN_OR_RETURN(std::string x, Dequantized(node.inputs.at(0)));
+    const std::string result = Fresh(graph_.value(out).name + ".float");
     OCTET_ASSIGN_OR_RETURN(std::string function, node.attributes.GetString("function"));
     if (function == "HardSwish") {
       const std::string gate = Fresh(node.name + ".hard_sigmoid");
@@ -450,6 +584,7 @@ class QdqWriter {
   std::set<std::string> used_names_;
   std::set<ValueId> emitted_constants_;
   std::map<ValueId, std::string> dequantized_;
+  std::map<ValueId, QParams> as_u8_;  // s8 activations written as u8 (ShiftS8ActivationsToU8)
 };
 
 // Gives every graph output its shape (ONNX's checker requires one) by ONNX's own shape inference, which carries the
@@ -485,11 +620,12 @@ Status OutputShapes(onnx::ModelProto& model, const std::string& graph_name) {
 
 Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& options) {
   onnx::ModelProto model;
-  model.set_ir_version(kQdqIrVersion);
+  const bool opset17 = NeedsOpset17(graph);
+  model.set_ir_version(opset17 ? kLayerNormIrVersion : kQdqIrVersion);
   model.set_producer_name(options.producer_name);
   onnx::OperatorSetIdProto* opset = model.add_opset_import();
   opset->set_domain("");
-  opset->set_version(kQdqOpset);
+  opset->set_version(opset17 ? kLayerNormOpset : kQdqOpset);
   QdqWriter writer(graph, options, *model.mutable_graph());
   if (Status st = writer.Write(); !st.ok()) {
     return st.WithContext(fmt::format("failed to export graph '{}' as ONNX QDQ", graph.name()));

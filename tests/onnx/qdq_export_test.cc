@@ -126,12 +126,23 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
   REQUIRE(model.opset_import_size() == 1);
   CHECK(model.opset_import(0).version() == 13);
   const onnx::GraphProto& graph = model.graph();
-  // The reduced range [0, 127] of image.q needs a Clip before QuantizeLinear; the conv's fused Relu a Relu.
-  CHECK(OpTypes(graph) == std::vector<std::string>{"Clip", "QuantizeLinear", "DequantizeLinear", "DequantizeLinear",
-                                                   "DequantizeLinear", "Conv", "Relu", "QuantizeLinear",
-                                                   "DequantizeLinear", "MaxPool", "QuantizeLinear", "Flatten",
-                                                   "DequantizeLinear", "DequantizeLinear", "Gemm", "QuantizeLinear",
-                                                   "DequantizeLinear"});
+  // The reduced range [0, 127] of image.q is a Clip on its u8 codes after QuantizeLinear; the conv's fused Relu
+  // (zero point 0) is the u8 QuantizeLinear's own saturation, and the MaxPool keeps its input's codes: no node of
+  // their own, so ONNX Runtime fuses DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv.
+  CHECK(OpTypes(graph) == std::vector<std::string>{"QuantizeLinear", "Clip", "DequantizeLinear", "DequantizeLinear",
+                                                   "DequantizeLinear", "Conv", "QuantizeLinear", "DequantizeLinear",
+                                                   "MaxPool", "QuantizeLinear", "Flatten", "DequantizeLinear",
+                                                   "DequantizeLinear", "Gemm", "QuantizeLinear", "DequantizeLinear"});
+  const onnx::NodeProto* image_clip = NodeProducing(graph, "image.q");
+  REQUIRE(image_clip != nullptr);
+  CHECK(image_clip->op_type() == "Clip");
+  REQUIRE(image_clip->input_size() == 3);
+  for (const auto& [input, code] : {std::pair<int, char>{1, 0}, {2, 127}}) {
+    const onnx::TensorProto* bound = Initializer(graph, image_clip->input(input));
+    REQUIRE(bound != nullptr);
+    CHECK(bound->data_type() == onnx::TensorProto::UINT8);
+    CHECK(bound->raw_data() == std::string(1, code));
+  }
   // Integer values keep their names and types: the conv's output is produced by a QuantizeLinear, Flatten reads
   // the u8 pool output directly.
   const onnx::NodeProto* conv_q = NodeProducing(graph, "conv.out");
@@ -184,6 +195,68 @@ TEST_CASE("QDQ export writes int8 operators as DequantizeLinear, the float opera
   REQUIRE(zp != nullptr);
   CHECK(zp->data_type() == onnx::TensorProto::UINT8);
   CHECK(zp->raw_data() == std::string(1, '\x0a'));
+  // The s8 output of the fc goes out as u8 with zero point -3 + 128 (ONNX Runtime's x86 int8 kernels want u8).
+  const onnx::TensorProto* fc_zp = Initializer(graph, "fc.out.zero_point");
+  REQUIRE(fc_zp != nullptr);
+  CHECK(fc_zp->data_type() == onnx::TensorProto::UINT8);
+  CHECK(fc_zp->raw_data() == std::string(1, static_cast<char>(125)));
+}
+
+// The bounds of the integer Clip that follows `value`'s QuantizeLinear, or {} when there is none.
+std::vector<int> ClipCodes(const onnx::GraphProto& graph, const std::string& value) {
+  const onnx::NodeProto* clip = NodeProducing(graph, value);
+  if (clip == nullptr || clip->op_type() != "Clip") return {};
+  std::vector<int> codes;
+  for (int i = 1; i < clip->input_size(); ++i) {
+    const onnx::TensorProto* bound = Initializer(graph, clip->input(i));
+    REQUIRE(bound != nullptr);
+    REQUIRE(bound->raw_data().size() == 1);
+    const char c = bound->raw_data()[0];
+    codes.push_back(bound->data_type() == onnx::TensorProto::UINT8 ? static_cast<uint8_t>(c) : static_cast<int8_t>(c));
+  }
+  return codes;
+}
+
+TEST_CASE("QDQ export bounds fused activations and narrow ranges by a Clip on the integer codes", "[onnx][qdq]") {
+  // Relu with zero point 10: codes from 10 up; the [0, 127] range of an x86-style output caps them at 127.
+  Graph g = SmallInt8Graph();
+  g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10, 0, 127).value();
+  g.mutable_value(g.FindValue("pool.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10, 0, 127).value();
+  onnx::ModelProto model = ParseModelProto(Export(g, "small_int8_relu_zp10"));
+  CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{10, 127});
+  CHECK(NodeProducing(model.graph(), "conv.out.unclipped")->op_type() == "QuantizeLinear");
+  // The MaxPool reads codes in [0, 127] with its output's qparams: nothing to clip.
+  CHECK(NodeProducing(model.graph(), "pool.out")->op_type() == "QuantizeLinear");
+
+  // A fused Clip(0, 6) (ReLU6) with scale 0.1, zero point 10: codes 10 .. 70.
+  g = SmallInt8Graph();
+  g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10).value();
+  g.mutable_value(g.FindValue("pool.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10).value();
+  Node& conv = g.mutable_node(1);
+  conv.attributes.Set("activation", Attribute(std::string("Clip")));
+  conv.attributes.Set("activation_min", Attribute(0.0f));
+  conv.attributes.Set("activation_max", Attribute(6.0f));
+  model = ParseModelProto(Export(g, "small_int8_relu6"));
+  CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{10, 70});
+  for (const auto& n : model.graph().node()) CHECK(n.op_type() != "Relu");
+
+  // s8 activations of the symmetric preset ([-127, 127], zero point 0) through Flatten: u8 codes 1 .. 255 with
+  // zero point 128, on both sides of the Flatten, whose input and output share one type.
+  g = SmallInt8Graph();
+  for (const char* name : {"pool.out", "flat"}) {
+    g.mutable_value(g.FindValue(name)).qparams = QParams::PerTensor(DType::kS8, 0.1f, 0, -127, 127).value();
+    g.mutable_value(g.FindValue(name)).dtype = DType::kS8;
+  }
+  g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kS8, 0.1f, 0, -127, 127).value();
+  g.mutable_value(g.FindValue("conv.out")).dtype = DType::kS8;
+  g.mutable_node(1).attributes.Erase("activation");
+  model = ParseModelProto(Export(g, "small_int8_symmetric"));
+  CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{1, 255});
+  CHECK(NodeProducing(model.graph(), "pool.out")->op_type() == "QuantizeLinear");
+  const onnx::TensorProto* flat_zp = Initializer(model.graph(), "flat.zero_point");
+  REQUIRE(flat_zp != nullptr);
+  CHECK(flat_zp->data_type() == onnx::TensorProto::UINT8);
+  CHECK(flat_zp->raw_data() == std::string(1, static_cast<char>(128)));
 }
 
 TEST_CASE("QDQ export can list the integer tensors behind the outputs", "[onnx][qdq]") {
@@ -234,6 +307,77 @@ TEST_CASE("QDQ export names the node it cannot write", "[onnx][qdq]") {
   bytes = ExportQdqModel(no_qparams);
   REQUIRE_FALSE(bytes.ok());
   CHECK_THAT(bytes.status().message(), Catch::Contains("value 'pool.out' is used as an integer tensor but has no qparams"));
+}
+
+TEST_CASE("QDQ export writes a QClamp as a Clip on the integer codes", "[onnx][qdq]") {
+  // x -> Quantize (u8, scale 0.1, zero point 10) -> QClamp(0, 6) -> Dequantize -> y. With the input's qparams the
+  // Clip reads the input's codes (10 .. 70); with others (scale 0.05, zero point 0) it follows a requantization
+  // (DequantizeLinear, QuantizeLinear) and clips to 0 .. 120.
+  for (const bool same : {true, false}) {
+    Graph g("clamp");
+    const ValueId x = g.AddInput("x", DType::kF32, Shape{1, 8}).value();
+    const ValueId xq = Int8Value(g, "x.q", DType::kU8, 0.1f, 10);
+    const ValueId yq = same ? Int8Value(g, "y.q", DType::kU8, 0.1f, 10) : Int8Value(g, "y.q", DType::kU8, 0.05f, 0);
+    const ValueId y = g.AddNodeValue("y").value();
+    REQUIRE(g.AddNode(Node{"x.quantize", "Quantize", "octet", {}, {x}, {xq}}).ok());
+    REQUIRE(g.AddNode(Node{"relu6", "QClamp", "octet", {{"min", 0.0f}, {"max", 6.0f}}, {xq}, {yq}}).ok());
+    REQUIRE(g.AddNode(Node{"y.dequantize", "Dequantize", "octet", {}, {yq}, {y}}).ok());
+    REQUIRE(g.AddOutput(y).ok());
+    const onnx::ModelProto model = ParseModelProto(Export(g, same ? "clamp_same_qparams" : "clamp_requantized"));
+    CHECK(ClipCodes(model.graph(), "y.q") == (same ? std::vector<int>{10, 70} : std::vector<int>{0, 120}));
+    const onnx::NodeProto* clip = NodeProducing(model.graph(), "y.q");
+    REQUIRE(clip != nullptr);
+    CHECK(NodeProducing(model.graph(), clip->input(0))->op_type() == "QuantizeLinear");
+    CHECK(OpTypes(model.graph()) == (same ? std::vector<std::string>{"QuantizeLinear", "Clip", "DequantizeLinear"}
+                                          : std::vector<std::string>{"QuantizeLinear", "DequantizeLinear",
+                                                                     "QuantizeLinear", "Clip", "DequantizeLinear"}));
+  }
+}
+
+TEST_CASE("QDQ export writes opset 17 when a float LayerNormalization stays", "[onnx][qdq]") {
+  for (const bool layer_norm : {false, true}) {
+    Graph g("norm");
+    const ValueId x = g.AddInput("x", DType::kF32, Shape{2, 4}).value();
+    Tensor ones = Tensor::Create(DType::kF32, Shape{4}).value();
+    for (int i = 0; i < 4; ++i) ones.data<float>()[i] = 1.0f;
+    const ValueId scale = g.AddConstant("scale", ones).value();
+    const ValueId y = g.AddNodeValue("y").value();
+    if (layer_norm) {
+      REQUIRE(g.AddNode(Node{"norm", "LayerNormalization", "", {{"axis", -1}}, {x, scale}, {y}}).ok());
+    } else {
+      REQUIRE(g.AddNode(Node{"mul", "Mul", "", {}, {x, scale}, {y}}).ok());
+    }
+    REQUIRE(g.AddOutput(y).ok());
+    const onnx::ModelProto model = ParseModelProto(Export(g, layer_norm ? "layer_norm_opset17" : "mul_opset13"));
+    REQUIRE(model.opset_import_size() == 1);
+    CHECK(model.opset_import(0).version() == (layer_norm ? 17 : 13));
+    CHECK(model.ir_version() == (layer_norm ? 8 : 7));
+  }
+}
+
+TEST_CASE("QDQ export writes Reshape in its opset-13 form", "[onnx][qdq]") {
+  // allowzero (opset 14) = 0 is opset 13's behaviour and is left out; = 1 has no opset-13 form.
+  for (const int64_t allowzero : {0, 1}) {
+    Graph g("reshape");
+    const ValueId x = g.AddInput("x", DType::kF32, Shape{2, 3}).value();
+    Tensor shape = Tensor::Create(DType::kS32, Shape{1}).value();
+    shape.data<int32_t>()[0] = 6;
+    const ValueId s = g.AddConstant("shape", shape).value();
+    const ValueId y = g.AddNodeValue("y").value();
+    REQUIRE(g.AddNode(Node{"reshape", "Reshape", "", {{"allowzero", allowzero}}, {x, s}, {y}}).ok());
+    REQUIRE(g.AddOutput(y).ok());
+    auto bytes = ExportQdqModel(g);
+    if (allowzero == 1) {
+      REQUIRE_FALSE(bytes.ok());
+      CHECK_THAT(bytes.status().message(), Catch::Contains("'reshape' (Reshape)"));
+      CHECK_THAT(bytes.status().message(), Catch::Contains("allowzero = 1"));
+      continue;
+    }
+    const onnx::ModelProto model = ParseModelProto(Export(g, "reshape_opset13"));
+    REQUIRE(model.graph().node_size() == 1);
+    CHECK(model.graph().node(0).op_type() == "Reshape");
+    CHECK(model.graph().node(0).attribute_size() == 0);
+  }
 }
 
 }  // namespace
