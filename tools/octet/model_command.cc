@@ -16,6 +16,7 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/op_table.h"
 #include "io/file_name.h"
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
@@ -266,7 +267,10 @@ Result<Graph> LoadModel(const std::string& path) {
 }
 
 OpRegistry RegistryFor(const LoadedModel& model) {
-  return model.is_octet ? QuantizedGraphRegistry() : FloatOpRegistry();
+  // An ONNX model whose QDQ groups became int8 operators at import (io/onnx/qdq_import.h) runs like a .octet one.
+  const bool int8 = std::any_of(model.graph.nodes().begin(), model.graph.nodes().end(),
+                                [](const Node& n) { return n.domain == kInt8Domain; });
+  return model.is_octet || int8 ? QuantizedGraphRegistry() : FloatOpRegistry();
 }
 
 namespace {

@@ -1,0 +1,572 @@
+// QDQ group recognition at import (see qdq_import.h): qparams onto integer values, Q/DQ onto octet's Quantize /
+// Dequantize, then each float operator between them onto its int8 operator (core/op_table.h).
+#include "io/onnx/qdq_import.h"
+
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "core/op_table.h"
+#include "core/verifier.h"
+
+namespace octet {
+namespace {
+
+constexpr const char* kQ = "QuantizeLinear";
+constexpr const char* kDq = "DequantizeLinear";
+
+bool IsOnnxOp(const Node& n, std::string_view op) { return n.domain.empty() && n.op_type == op; }
+
+bool IsShapeOnly(const Node& n) {
+  return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
+                              n.op_type == "Unsqueeze" || n.op_type == "Transpose" || n.op_type == "Identity");
+}
+
+bool SameQParams(const QParams& a, const QParams& b) {
+  return a.dtype() == b.dtype() && a.per_channel() == b.per_channel() && a.axis() == b.axis() &&
+         a.scales() == b.scales() && a.zero_points() == b.zero_points() && a.quant_min() == b.quant_min() &&
+         a.quant_max() == b.quant_max();
+}
+
+bool Is8BitPerTensor(const std::optional<QParams>& q) {
+  return q.has_value() && !q->per_channel() && (q->dtype() == DType::kU8 || q->dtype() == DType::kS8);
+}
+
+int32_t IntElement(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kU8: return t.data<uint8_t>()[i];
+    case DType::kS8: return t.data<int8_t>()[i];
+    case DType::kS32: return t.data<int32_t>()[i];
+    case DType::kF32: break;
+  }
+  return 0;
+}
+
+class Recognizer {
+ public:
+  explicit Recognizer(Graph& g) : g_(g) {}
+
+  Result<QdqImportReport> Run() {
+    bool any = false;
+    for (const Node& n : g_.nodes()) any = any || IsOnnxOp(n, kQ) || IsOnnxOp(n, kDq);
+    if (!any) return QdqImportReport{};
+    Index();
+    AssignQParams();
+    PropagateThroughShapeOps();
+    ConvertBoundaries();
+    Index();
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      if (dead_[static_cast<size_t>(i)]) continue;
+      OCTET_RETURN_IF_ERROR(TryGroup(i));
+    }
+    OCTET_RETURN_IF_ERROR(RemoveDeadNodes());
+    g_ = g_.WithoutUnusedConstants();
+    OCTET_RETURN_IF_ERROR(g_.SortTopologically());
+    OCTET_RETURN_IF_ERROR(VerifyGraph(g_));
+    return std::move(report_);
+  }
+
+ private:
+  void Index() {
+    const size_t nv = static_cast<size_t>(g_.num_values());
+    producer_ = g_.Producers();
+    consumers_.assign(nv, {});
+    graph_output_.assign(nv, false);
+    for (ValueId v : g_.outputs()) graph_output_[static_cast<size_t>(v)] = true;
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      for (ValueId v : g_.node(i).inputs) {
+        if (v != kNoValue) consumers_[static_cast<size_t>(v)].push_back(i);
+      }
+    }
+    dead_.assign(static_cast<size_t>(g_.num_nodes()), false);
+  }
+
+  // The integer dtype a Q/DQ node works in: its zero point's, else its integer tensor's when known, else u8
+  // (QuantizeLinear's default; opset 21's output_dtype 3 asks for s8).
+  DType IntDType(const Node& n) const {
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Value& z = g_.value(n.inputs[2]);
+      if (z.kind != ValueKind::kNode) return z.dtype;
+    }
+    if (IsOnnxOp(n, kDq) && g_.value(n.inputs[0]).kind != ValueKind::kNode) return g_.value(n.inputs[0]).dtype;
+    if (IsOnnxOp(n, kQ)) {
+      const Attribute* od = n.attributes.Find("output_dtype");
+      if (od != nullptr && od->type() == AttrType::kInt && od->i() == 3) return DType::kS8;
+    }
+    return DType::kU8;
+  }
+
+  // The qparams of a Q/DQ node from its constant scale and zero point, or nullopt with `why`.
+  std::optional<QParams> ConstQParams(const Node& n, ValueId int_value, std::string& why) const {
+    if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return why = "it has no scale", std::nullopt;
+    const Value& s = g_.value(n.inputs[1]);
+    if (s.kind != ValueKind::kConstant || s.dtype != DType::kF32) {
+      return why = fmt::format("its scale '{}' is not a float constant", s.name), std::nullopt;
+    }
+    const DType dtype = IntDType(n);
+    const Value* z = n.inputs.size() > 2 && n.inputs[2] != kNoValue ? &g_.value(n.inputs[2]) : nullptr;
+    if (z != nullptr && z->kind != ValueKind::kConstant) {
+      return why = fmt::format("its zero point '{}' is not a constant", z->name), std::nullopt;
+    }
+    const Attribute* block = n.attributes.Find("block_size");
+    if (block != nullptr && block->type() == AttrType::kInt && block->i() != 0) {
+      return why = "it quantizes in blocks (block_size)", std::nullopt;
+    }
+    const std::span<const float> scales = s.data.values<float>();
+    const int64_t count = static_cast<int64_t>(scales.size());
+    if (z != nullptr && z->data.NumElements() != count) {
+      return why = "its scale and zero point differ in size", std::nullopt;
+    }
+    std::vector<int32_t> zps;
+    for (int64_t i = 0; i < count; ++i) zps.push_back(z == nullptr ? 0 : IntElement(z->data, i));
+    Result<QParams> q = Internal("unset");
+    if (count == 1 && s.data.shape().rank() <= 1) {
+      q = QParams::PerTensor(dtype, scales[0], zps[0], DTypeMin(dtype), DTypeMax(dtype));
+    } else {
+      const Value& x = g_.value(int_value);
+      if (x.kind != ValueKind::kConstant) {
+        return why = fmt::format("per-axis qparams on '{}', which is not a constant", x.name), std::nullopt;
+      }
+      const Attribute* a = n.attributes.Find("axis");
+      int64_t axis = a != nullptr && a->type() == AttrType::kInt ? a->i() : 1;
+      const int rank = x.data.shape().rank();
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) return why = fmt::format("axis {} is outside '{}'", axis, x.name), std::nullopt;
+      q = QParams::PerChannel(dtype, std::vector<float>(scales.begin(), scales.end()), zps, static_cast<int>(axis),
+                              DTypeMin(dtype), DTypeMax(dtype));
+      if (q.ok()) {
+        Status fits = q->ValidateFor(x.data.shape(), x.name);
+        if (!fits.ok()) return why = fits.message(), std::nullopt;
+      }
+    }
+    if (!q.ok()) return why = q.status().message(), std::nullopt;
+    return *q;
+  }
+
+  // Every integer value written by a QuantizeLinear or read by a DequantizeLinear gets their qparams when they
+  // agree; a value given two different ones keeps its Q/DQ nodes as ONNX ops.
+  void AssignQParams() {
+    const size_t nv = static_cast<size_t>(g_.num_values());
+    std::vector<std::optional<QParams>> found(nv);
+    std::vector<bool> conflict(nv, false);
+    std::vector<std::string> conflict_why(nv);
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& n = g_.node(i);
+      const bool q = IsOnnxOp(n, kQ), dq = IsOnnxOp(n, kDq);
+      if (!q && !dq) continue;
+      if (n.inputs.empty() || n.outputs.empty() || n.inputs[0] == kNoValue || n.outputs[0] == kNoValue) continue;
+      const ValueId v = q ? n.outputs[0] : n.inputs[0];
+      std::string why;
+      std::optional<QParams> qp = ConstQParams(n, v, why);
+      const size_t k = static_cast<size_t>(v);
+      if (!qp) {
+        conflict[k] = true;
+        conflict_why[k] = fmt::format("{} '{}': {}", n.op_type, n.name, why);
+      } else if (found[k] && !SameQParams(*found[k], *qp)) {
+        conflict[k] = true;
+        conflict_why[k] = fmt::format("'{}' is given qparams {} and {} by different Q/DQ nodes",
+                                      g_.value(v).name, found[k]->ToString(), qp->ToString());
+      } else {
+        found[k] = std::move(qp);
+      }
+    }
+    for (size_t k = 0; k < nv; ++k) {
+      if (conflict[k]) {
+        report_.kept_float.push_back(fmt::format("the Q/DQ nodes of '{}' stay ONNX ops: {}",
+                                                 g_.value(static_cast<ValueId>(k)).name, conflict_why[k]));
+        continue;
+      }
+      if (!found[k]) continue;
+      Value& v = g_.mutable_value(static_cast<ValueId>(k));
+      if (v.kind != ValueKind::kNode && v.dtype != found[k]->dtype()) continue;
+      v.dtype = found[k]->dtype();
+      v.qparams = std::move(found[k]);
+    }
+  }
+
+  // Shape-only operators on integers (octet's export leaves them there) pass their input's qparams on.
+  void PropagateThroughShapeOps() {
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& n = g_.node(i);
+      if (!IsShapeOnly(n) || n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty()) continue;
+      const Value& x = g_.value(n.inputs[0]);
+      if (!Is8BitPerTensor(x.qparams) || n.outputs[0] == kNoValue) continue;
+      Value& y = g_.mutable_value(n.outputs[0]);
+      if (y.qparams) continue;
+      y.dtype = x.dtype;
+      y.qparams = x.qparams;
+    }
+  }
+
+  void ConvertBoundaries() {
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      Node& n = g_.mutable_node(i);
+      const bool q = IsOnnxOp(n, kQ), dq = IsOnnxOp(n, kDq);
+      if (!q && !dq) continue;
+      if (n.inputs.empty() || n.outputs.empty() || n.inputs[0] == kNoValue || n.outputs[0] == kNoValue) continue;
+      const ValueId v = q ? n.outputs[0] : n.inputs[0];
+      if (!g_.value(v).qparams) continue;
+      n.domain = std::string(kInt8Domain);
+      n.op_type = std::string(Int8OpName(q ? Int8Op::kQuantize : Int8Op::kDequantize));
+      n.inputs.resize(1);
+      n.attributes = {};
+      ++(q ? report_.quantize : report_.dequantize);
+    }
+  }
+
+  bool IsInt8(int node, Int8Op op) const { return node >= 0 && IsInt8Op(g_.node(node), op); }
+
+  // The integer value a float value was dequantized from (an octet Dequantize), or kNoValue.
+  ValueId DequantizedFrom(ValueId f) const {
+    if (f == kNoValue) return kNoValue;
+    const int p = producer_[static_cast<size_t>(f)];
+    if (!IsInt8(p, Int8Op::kDequantize) || dead_[static_cast<size_t>(p)]) return kNoValue;
+    return g_.node(p).inputs[0];
+  }
+
+  // The float value's only consumer, or -1 (none, several, or a graph output).
+  int SoleConsumer(ValueId f) const {
+    const size_t k = static_cast<size_t>(f);
+    if (graph_output_[k] || consumers_[k].size() != 1) return -1;
+    return consumers_[k][0];
+  }
+
+  // The path from a float operator's output to the Quantize that ends its group.
+  struct OutputChain {
+    ValueId yq = kNoValue;
+    std::vector<int> absorbed;  // activation nodes and the Quantize
+    bool relu = false;
+    std::optional<float> clip_min, clip_max;
+    bool clip = false;
+  };
+
+  std::optional<float> ConstFloatInput(const Node& n, size_t slot, bool& ok) const {
+    if (n.inputs.size() <= slot || n.inputs[slot] == kNoValue) return std::nullopt;
+    const Value& v = g_.value(n.inputs[slot]);
+    if (v.kind != ValueKind::kConstant || v.dtype != DType::kF32 || v.data.NumElements() != 1) {
+      ok = false;
+      return std::nullopt;
+    }
+    return v.data.values<float>()[0];
+  }
+
+  std::optional<OutputChain> FollowOutput(ValueId f, bool allow_activation, std::string& why) const {
+    OutputChain c;
+    for (int step = 0; step < 3; ++step) {
+      const int k = SoleConsumer(f);
+      if (k < 0) {
+        why = fmt::format("its output '{}' is not read by exactly one QuantizeLinear", g_.value(f).name);
+        return std::nullopt;
+      }
+      const Node& n = g_.node(k);
+      c.absorbed.push_back(k);
+      if (IsInt8Op(n, Int8Op::kQuantize)) {
+        c.yq = n.outputs[0];
+        if (!Is8BitPerTensor(g_.value(c.yq).qparams)) {
+          why = fmt::format("its output '{}' is quantized per axis or to int32", g_.value(c.yq).name);
+          return std::nullopt;
+        }
+        return c;
+      }
+      if (!allow_activation || c.relu + c.clip >= 2 || !n.domain.empty()) break;
+      if (n.op_type == "Relu" && !c.relu) {
+        c.relu = true;
+      } else if (n.op_type == "Clip" && !c.clip) {
+        bool ok = true;
+        c.clip_min = ConstFloatInput(n, 1, ok);
+        c.clip_max = ConstFloatInput(n, 2, ok);
+        if (!ok) {
+          why = fmt::format("Clip '{}' has bounds that are not float constants", n.name);
+          return std::nullopt;
+        }
+        c.clip = true;
+      } else {
+        break;
+      }
+      f = n.outputs[0];
+    }
+    why = fmt::format("its output '{}' does not reach a QuantizeLinear{}", g_.value(f).name,
+                      allow_activation ? " through at most a Relu and a Clip" : "");
+    return std::nullopt;
+  }
+
+  // A clip bound that is exactly the real value of a code of y narrows y's quant range (octet's export writes
+  // reduced ranges that way); otherwise the Clip is fused as the activation.
+  void ApplyClip(const OutputChain& c, AttributeMap& attributes) {
+    if (!c.clip) return;
+    Value& y = g_.mutable_value(c.yq);
+    const QParams& q = *y.qparams;
+    auto code_of = [&](float bound) -> std::optional<int64_t> {
+      const double k = std::nearbyint(static_cast<double>(bound) / q.scale()) + q.zero_point();
+      if (k < q.quant_min() || k > q.quant_max()) return std::nullopt;
+      const float back = q.scale() * static_cast<float>(static_cast<int64_t>(k) - q.zero_point());
+      if (back != bound) return std::nullopt;
+      return static_cast<int64_t>(k);
+    };
+    std::optional<int64_t> lo = c.clip_min ? code_of(*c.clip_min) : std::optional<int64_t>(q.quant_min());
+    std::optional<int64_t> hi = c.clip_max ? code_of(*c.clip_max) : std::optional<int64_t>(q.quant_max());
+    if (lo && hi && *lo < *hi && *lo <= q.zero_point() && *hi >= q.zero_point()) {
+      Result<QParams> narrowed = QParams::PerTensor(q.dtype(), q.scale(), q.zero_point(), *lo, *hi);
+      if (narrowed.ok()) {
+        y.qparams = *narrowed;
+        return;
+      }
+    }
+    attributes.Set("activation", c.relu ? "Relu" : "Clip");
+    if (c.relu) return;  // a Relu and an inexact Clip: not expressible as one fused activation; kept as Relu only
+    if (c.clip_min) attributes.Set("activation_min", *c.clip_min);
+    if (c.clip_max) attributes.Set("activation_max", *c.clip_max);
+  }
+
+  void KeepFloat(const Node& n, const std::string& why) {
+    report_.kept_float.push_back(fmt::format("'{}' ({}) stays float: {}", n.name, n.op_type, why));
+  }
+
+  // Replaces node i with the int8 node and marks the absorbed ones dead.
+  void Rewrite(int i, Int8Op op, std::vector<ValueId> inputs, AttributeMap attributes, const OutputChain& c) {
+    Node& n = g_.mutable_node(i);
+    n.domain = std::string(kInt8Domain);
+    n.op_type = std::string(Int8OpName(op));
+    n.inputs = std::move(inputs);
+    n.outputs = {c.yq};
+    n.attributes = std::move(attributes);
+    for (int k : c.absorbed) dead_[static_cast<size_t>(k)] = true;
+    ++report_.groups;
+  }
+
+  // A constant copy of `w` as s8 (u8 codes shifted by -128 with their zero points), or w itself.
+  Result<ValueId> WeightAsS8(ValueId w) {
+    const Value& v = g_.value(w);
+    if (v.dtype == DType::kS8) return w;
+    const QParams& q = *v.qparams;
+    OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DType::kS8, v.data.shape()));
+    const uint8_t* src = v.data.data<uint8_t>();
+    int8_t* dst = t.data<int8_t>();
+    for (int64_t i = 0; i < t.NumElements(); ++i) dst[i] = static_cast<int8_t>(int32_t{src[i]} - 128);
+    std::vector<int32_t> zps = q.zero_points();
+    for (int32_t& z : zps) z -= 128;
+    OCTET_ASSIGN_OR_RETURN(QParams s8, QParams::Create(q.per_channel() ? QScheme::kPerChannelAffine
+                                                                       : QScheme::kPerTensorAffine,
+                                                       DType::kS8, -128, 127, q.scales(), zps, q.axis()));
+    std::string name = v.name + ".s8";
+    while (g_.FindValue(name) != kNoValue) name += "_";
+    OCTET_ASSIGN_OR_RETURN(ValueId id, g_.AddConstant(name, std::move(t)));
+    g_.mutable_value(id).qparams = std::move(s8);
+    return id;
+  }
+
+  // The bias of QConv / QGemm: an s32 constant whose qparams are exactly x_scale * w_scale[c], else the bias in
+  // float (Prepare quantizes it with those scales). kNoValue with `why` when it cannot be used.
+  Result<ValueId> Bias(ValueId b, const QParams& xq, const QParams& wq, int64_t channels, std::string& why) {
+    const ValueId bq = DequantizedFrom(b);
+    const Value& src = g_.value(bq != kNoValue ? bq : b);
+    if (src.kind != ValueKind::kConstant || src.data.NumElements() != channels ||
+        (bq == kNoValue && src.dtype != DType::kF32)) {
+      why = fmt::format("its bias '{}' is not a constant of {} values", g_.value(b).name, channels);
+      return kNoValue;
+    }
+    if (bq == kNoValue) {
+      if (src.data.shape().rank() == 1) return b;
+      OCTET_ASSIGN_OR_RETURN(Tensor t, src.data.Reshaped(Shape({channels})));
+      return AddConstant(src.name + ".1d", std::move(t));
+    }
+    const QParams& q = *src.qparams;
+    bool exact = src.dtype == DType::kS32 && src.data.shape().rank() == 1;
+    for (int64_t c = 0; exact && c < channels; ++c) {
+      const float ws = wq.scales()[static_cast<size_t>(wq.per_channel() ? c : 0)];
+      const float bs = q.scales()[static_cast<size_t>(q.per_channel() ? c : 0)];
+      const int32_t bz = q.zero_points()[static_cast<size_t>(q.per_channel() ? c : 0)];
+      exact = bs == xq.scale() * ws && bz == 0;
+    }
+    if (exact) return bq;
+    OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DType::kF32, Shape({channels})));
+    for (int64_t c = 0; c < channels; ++c) {
+      const size_t k = static_cast<size_t>(q.per_channel() ? c : 0);
+      t.data<float>()[c] =
+          (static_cast<float>(IntElement(src.data, c)) - static_cast<float>(q.zero_points()[k])) * q.scales()[k];
+    }
+    return AddConstant(src.name + ".f32", std::move(t));
+  }
+
+  Result<ValueId> AddConstant(std::string name, Tensor t) {
+    while (g_.FindValue(name) != kNoValue) name += "_";
+    return g_.AddConstant(name, std::move(t));
+  }
+
+  Status TryWeighted(int i, Int8Op op) {
+    const Node n = g_.node(i);
+    const ValueId x = DequantizedFrom(n.inputs[0]);
+    if (x == kNoValue || !Is8BitPerTensor(g_.value(x).qparams)) {
+      return KeepFloat(n, "its input 0 is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
+    }
+    const ValueId w = n.inputs.size() > 1 ? DequantizedFrom(n.inputs[1]) : kNoValue;
+    if (w == kNoValue || g_.value(w).kind != ValueKind::kConstant || g_.value(w).dtype == DType::kS32) {
+      return KeepFloat(n, "its weight is not a DequantizeLinear of a u8/s8 constant"), OkStatus();
+    }
+    const Value& wv = g_.value(w);
+    const QParams& wq = *wv.qparams;
+    int want_axis = 0;
+    int64_t channels = wv.data.shape().rank() > 0 ? wv.data.shape().dim(0) : 1;
+    if (op == Int8Op::kQGemm) {
+      const Attribute* ta = n.attributes.Find("transA");
+      const Attribute* tb = n.attributes.Find("transB");
+      const Attribute* al = n.attributes.Find("alpha");
+      const Attribute* be = n.attributes.Find("beta");
+      if ((ta != nullptr && ta->i() != 0) || (al != nullptr && al->f() != 1.0f) || (be != nullptr && be->f() != 1.0f)) {
+        return KeepFloat(n, "QGemm needs transA = 0 and alpha = beta = 1"), OkStatus();
+      }
+      const bool trans_b = tb != nullptr && tb->i() != 0;
+      if (wv.data.shape().rank() != 2) return KeepFloat(n, "its weight is not 2-D"), OkStatus();
+      want_axis = trans_b ? 0 : 1;
+      channels = wv.data.shape().dim(want_axis);
+    } else if (op == Int8Op::kQMatMul) {
+      if (wv.data.shape().rank() != 2) return KeepFloat(n, "its weight is not 2-D"), OkStatus();
+      want_axis = 1;
+      channels = wv.data.shape().dim(1);
+    }
+    if (wq.per_channel() && wq.axis() != want_axis) {
+      return KeepFloat(n, fmt::format("its weight is quantized along axis {}, not the output channels' {}",
+                                      wq.axis(), want_axis)),
+             OkStatus();
+    }
+    std::string why;
+    std::optional<OutputChain> c = FollowOutput(n.outputs[0], true, why);
+    if (!c) return KeepFloat(n, why), OkStatus();
+    std::vector<ValueId> inputs = {x};
+    OCTET_ASSIGN_OR_RETURN(ValueId ws8, WeightAsS8(w));
+    inputs.push_back(ws8);
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      if (op == Int8Op::kQMatMul) return KeepFloat(n, "MatMul has no bias"), OkStatus();
+      OCTET_ASSIGN_OR_RETURN(ValueId b, Bias(n.inputs[2], *g_.value(x).qparams, wq, channels, why));
+      if (b == kNoValue) return KeepFloat(n, why), OkStatus();
+      inputs.push_back(b);
+    }
+    AttributeMap attributes = n.attributes;
+    attributes.Set("requantization", "fp32");
+    if (c->relu) attributes.Set("activation", "Relu");
+    ApplyClip(*c, attributes);
+    Rewrite(i, op, std::move(inputs), std::move(attributes), *c);
+    return OkStatus();
+  }
+
+  Status TryGroup(int i) {
+    const Node& n = g_.node(i);
+    if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return OkStatus();
+    bool reads_dequantized = false;
+    for (ValueId v : n.inputs) reads_dequantized = reads_dequantized || DequantizedFrom(v) != kNoValue;
+    if (!reads_dequantized || IsShapeOnly(n)) return OkStatus();
+    const std::optional<Int8Op> op = Int8OpFrom(n.op_type, /*dynamic=*/false);
+    if (!op) return KeepFloat(n, "octet has no int8 operator for it"), OkStatus();
+    const Int8OpInfo& info = Int8OpInfoOf(*op);
+    std::string why;
+    switch (info.convert) {
+      case ConvertForm::kWeighted: return TryWeighted(i, *op);
+      case ConvertForm::kBinary: {
+        std::vector<ValueId> in;
+        for (ValueId v : n.inputs) {
+          const ValueId q = DequantizedFrom(v);
+          if (q == kNoValue || !Is8BitPerTensor(g_.value(q).qparams)) {
+            return KeepFloat(n, "an input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
+          }
+          in.push_back(q);
+        }
+        std::optional<OutputChain> c = FollowOutput(n.outputs[0], true, why);
+        if (!c) return KeepFloat(n, why), OkStatus();
+        AttributeMap attributes;
+        if (c->relu) attributes.Set("activation", "Relu");
+        ApplyClip(*c, attributes);
+        Rewrite(i, *op, std::move(in), std::move(attributes), *c);
+        return OkStatus();
+      }
+      case ConvertForm::kShared:
+      case ConvertForm::kUnary:
+      case ConvertForm::kClamp: {
+        if (*op == Int8Op::kQLookup) return KeepFloat(n, "lookup functions are not recognised at import"), OkStatus();
+        const ValueId x = DequantizedFrom(n.inputs[0]);
+        if (x == kNoValue || !Is8BitPerTensor(g_.value(x).qparams)) {
+          return KeepFloat(n, "its input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
+        }
+        if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) {
+          return KeepFloat(n, "its second output (indices) is used"), OkStatus();
+        }
+        std::optional<OutputChain> c = FollowOutput(n.outputs[0], false, why);
+        if (!c) return KeepFloat(n, why), OkStatus();
+        const bool shared = info.convert != ConvertForm::kUnary;
+        if (shared && !SameQParams(*g_.value(x).qparams, *g_.value(c->yq).qparams)) {
+          return KeepFloat(n, "its output is quantized with other qparams than its input (octet's int8 form "
+                              "moves codes unchanged)"),
+                 OkStatus();
+        }
+        AttributeMap attributes = n.attributes;
+        std::vector<ValueId> in = {x};
+        if (info.convert == ConvertForm::kClamp) {
+          attributes = {};
+          if (n.op_type == "Relu") {
+            attributes.Set("min", 0.0f);
+          } else {
+            bool ok = true;
+            const std::optional<float> lo = ConstFloatInput(n, 1, ok), hi = ConstFloatInput(n, 2, ok);
+            if (!ok) return KeepFloat(n, "its bounds are not float constants"), OkStatus();
+            if (lo) attributes.Set("min", *lo);
+            if (hi) attributes.Set("max", *hi);
+          }
+        }
+        Rewrite(i, *op, std::move(in), std::move(attributes), *c);
+        return OkStatus();
+      }
+      case ConvertForm::kConcat:
+      case ConvertForm::kDynamic:
+      case ConvertForm::kInserted:
+      case ConvertForm::kUnset:
+        break;
+    }
+    KeepFloat(n, fmt::format("{} groups are not recognised at import", n.op_type));
+    return OkStatus();
+  }
+
+  // Drops the absorbed nodes and the Dequantize nodes nothing reads any more.
+  Status RemoveDeadNodes() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<int> live_uses(static_cast<size_t>(g_.num_values()), 0);
+      for (int i = 0; i < g_.num_nodes(); ++i) {
+        if (dead_[static_cast<size_t>(i)]) continue;
+        for (ValueId v : g_.node(i).inputs) {
+          if (v != kNoValue) ++live_uses[static_cast<size_t>(v)];
+        }
+      }
+      for (int i = 0; i < g_.num_nodes(); ++i) {
+        const Node& n = g_.node(i);
+        if (dead_[static_cast<size_t>(i)] || !IsInt8Op(n, Int8Op::kDequantize)) continue;
+        const size_t y = static_cast<size_t>(n.outputs[0]);
+        if (live_uses[y] == 0 && !graph_output_[y]) dead_[static_cast<size_t>(i)] = changed = true;
+      }
+    }
+    std::vector<Node> kept;
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      if (!dead_[static_cast<size_t>(i)]) kept.push_back(std::move(g_.mutable_node(i)));
+    }
+    g_.mutable_nodes() = std::move(kept);
+    return OkStatus();
+  }
+
+  Graph& g_;
+  std::vector<int> producer_;
+  std::vector<std::vector<int>> consumers_;
+  std::vector<bool> graph_output_;
+  std::vector<bool> dead_;
+  QdqImportReport report_;
+};
+
+}  // namespace
+
+Result<QdqImportReport> RecognizeQdqGroups(Graph& graph) { return Recognizer(graph).Run(); }
+
+bool HasInt8Ops(const Graph& graph) {
+  for (const Node& n : graph.nodes()) {
+    if (n.domain == kInt8Domain) return true;
+  }
+  return false;
+}
+
+}  // namespace octet
