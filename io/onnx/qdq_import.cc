@@ -291,9 +291,11 @@ class Recognizer {
   }
 
   // A clip bound that is exactly the real value of a code of y narrows y's quant range (octet's export writes
-  // reduced ranges that way); otherwise the Clip is fused as the activation.
-  void ApplyClip(const OutputChain& c, AttributeMap& attributes) {
-    if (!c.clip) return;
+  // reduced ranges that way); otherwise the Clip is fused as the activation. False when a Relu and such a Clip
+  // meet (one fused activation cannot express both).
+  bool ApplyActivation(const OutputChain& c, AttributeMap& attributes) {
+    if (c.relu) attributes.Set("activation", "Relu");
+    if (!c.clip) return true;
     Value& y = g_.mutable_value(c.yq);
     const QParams& q = *y.qparams;
     auto code_of = [&](float bound) -> std::optional<int64_t> {
@@ -309,13 +311,14 @@ class Recognizer {
       Result<QParams> narrowed = QParams::PerTensor(q.dtype(), q.scale(), q.zero_point(), *lo, *hi);
       if (narrowed.ok()) {
         y.qparams = *narrowed;
-        return;
+        return true;
       }
     }
-    attributes.Set("activation", c.relu ? "Relu" : "Clip");
-    if (c.relu) return;  // a Relu and an inexact Clip: not expressible as one fused activation; kept as Relu only
+    if (c.relu) return false;
+    attributes.Set("activation", "Clip");
     if (c.clip_min) attributes.Set("activation_min", *c.clip_min);
     if (c.clip_max) attributes.Set("activation_max", *c.clip_max);
+    return true;
   }
 
   void KeepFloat(const Node& n, const std::string& why) {
@@ -408,14 +411,12 @@ class Recognizer {
     int want_axis = 0;
     int64_t channels = wv.data.shape().rank() > 0 ? wv.data.shape().dim(0) : 1;
     if (op == Int8Op::kQGemm) {
-      const Attribute* ta = n.attributes.Find("transA");
-      const Attribute* tb = n.attributes.Find("transB");
-      const Attribute* al = n.attributes.Find("alpha");
-      const Attribute* be = n.attributes.Find("beta");
-      if ((ta != nullptr && ta->i() != 0) || (al != nullptr && al->f() != 1.0f) || (be != nullptr && be->f() != 1.0f)) {
+      const Result<int64_t> ta = n.attributes.GetInt("transA", 0), tb = n.attributes.GetInt("transB", 0);
+      const Result<float> al = n.attributes.GetFloat("alpha", 1.0f), be = n.attributes.GetFloat("beta", 1.0f);
+      if (!ta.ok() || !tb.ok() || !al.ok() || !be.ok() || *ta != 0 || *al != 1.0f || *be != 1.0f) {
         return KeepFloat(n, "QGemm needs transA = 0 and alpha = beta = 1"), OkStatus();
       }
-      const bool trans_b = tb != nullptr && tb->i() != 0;
+      const bool trans_b = *tb != 0;
       if (wv.data.shape().rank() != 2) return KeepFloat(n, "its weight is not 2-D"), OkStatus();
       want_axis = trans_b ? 0 : 1;
       channels = wv.data.shape().dim(want_axis);
@@ -443,9 +444,23 @@ class Recognizer {
     }
     AttributeMap attributes = n.attributes;
     attributes.Set("requantization", "fp32");
-    if (c->relu) attributes.Set("activation", "Relu");
-    ApplyClip(*c, attributes);
+    if (!ApplyActivation(*c, attributes)) return KeepFloat(n, "a Relu and a Clip follow it"), OkStatus();
     Rewrite(i, op, std::move(inputs), std::move(attributes), *c);
+    return OkStatus();
+  }
+
+  // Dequantize -> Reshape | Flatten | ... -> Quantize with equal qparams: the shape op moves the integers instead.
+  Status TryShapeOnly(int i) {
+    const Node& n = g_.node(i);
+    const ValueId x = DequantizedFrom(n.inputs[0]);
+    if (x == kNoValue || !Is8BitPerTensor(g_.value(x).qparams)) return OkStatus();
+    std::string why;
+    std::optional<OutputChain> c = FollowOutput(n.outputs[0], false, why);
+    if (!c || !SameQParams(*g_.value(x).qparams, *g_.value(c->yq).qparams)) return OkStatus();
+    Node& m = g_.mutable_node(i);
+    m.inputs[0] = x;
+    m.outputs = {c->yq};
+    for (int k : c->absorbed) dead_[static_cast<size_t>(k)] = true;
     return OkStatus();
   }
 
@@ -454,7 +469,8 @@ class Recognizer {
     if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return OkStatus();
     bool reads_dequantized = false;
     for (ValueId v : n.inputs) reads_dequantized = reads_dequantized || DequantizedFrom(v) != kNoValue;
-    if (!reads_dequantized || IsShapeOnly(n)) return OkStatus();
+    if (!reads_dequantized) return OkStatus();
+    if (IsShapeOnly(n)) return TryShapeOnly(i);
     const std::optional<Int8Op> op = Int8OpFrom(n.op_type, /*dynamic=*/false);
     if (!op) return KeepFloat(n, "octet has no int8 operator for it"), OkStatus();
     const Int8OpInfo& info = Int8OpInfoOf(*op);
@@ -473,8 +489,7 @@ class Recognizer {
         std::optional<OutputChain> c = FollowOutput(n.outputs[0], true, why);
         if (!c) return KeepFloat(n, why), OkStatus();
         AttributeMap attributes;
-        if (c->relu) attributes.Set("activation", "Relu");
-        ApplyClip(*c, attributes);
+        if (!ApplyActivation(*c, attributes)) return KeepFloat(n, "a Relu and a Clip follow it"), OkStatus();
         Rewrite(i, *op, std::move(in), std::move(attributes), *c);
         return OkStatus();
       }

@@ -1,0 +1,124 @@
+// Import of quantized ONNX models (issue 23; io/onnx/qdq_import.h, ops/float/quantize_linear.h,
+// integer_linear.h): the models of tests/data/models/make_quantized.py, a QDQ graph in ONNX Runtime's layout and a
+// QOperator graph, against ONNX Runtime's outputs with graph optimizations off (committed .npy files), and the
+// recognition's report on a group it cannot make int8.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/op_table.h"
+#include "io/npy.h"
+#include "io/onnx/onnx_importer.h"
+#include "io/onnx/qdq_import.h"
+#include "ops/float/registry.h"
+#include "quant/quantized_registry.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+const std::string kQuantizedModelsDir = std::string(OCTET_TEST_DATA_DIR) + "/models/quantized/";
+
+// The number of elements of `got` more than `lsb` (plus float noise) away from `want`.
+int64_t QdqImportBeyondOneLsb(const Tensor& got, const Tensor& want, float lsb) {
+  REQUIRE(got.shape() == want.shape());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < got.NumElements(); ++i) {
+    bad += std::fabs(got.data<float>()[i] - want.data<float>()[i]) > lsb * 1.001f ? 1 : 0;
+  }
+  return bad;
+}
+
+std::vector<std::string> QdqImportOps(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
+  return ops;
+}
+
+Tensor QdqImportRun(const Graph& g, const OpRegistry& registry, const Tensor& x) {
+  const Context context = Context::Create().value();
+  return testing::RunFirstOutput(g, context, registry, x);
+}
+
+TEST_CASE("A QDQ model in ONNX Runtime's layout imports as octet's int8 graph, within 1 LSB of ONNX Runtime",
+          "[onnx][qdq_import]") {
+  QdqImportReport report;
+  OnnxImportOptions options;
+  options.qdq_report = &report;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "qdq_cnn.onnx", options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  INFO(g->ToString());
+  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd", "QConv",
+                                                      "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+  CHECK(report.kept_float.empty());
+  CHECK(report.groups == 7);
+  // The folded Relu of conv1 and the Clip(0, 6) of conv3 (exactly codes 0 and 255 of scale 6/255: its output's full
+  // range, so nothing to narrow or fuse); conv2's u8 weight shifted to s8 with its zero point.
+  const Node& conv1 = g->node(1);
+  CHECK(conv1.attributes.GetString("activation", "").value() == "Relu");
+  const Value& w2 = g->value(g->node(3).inputs[1]);
+  CHECK(w2.dtype == DType::kS8);
+  REQUIRE(w2.qparams);
+  CHECK(w2.qparams->zero_point() < 0);  // a u8 zero point minus 128
+  CHECK(g->value(g->node(1).inputs[1]).qparams->per_channel());
+
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "qdq_cnn.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "qdq_cnn.output0.npy").value();
+  const float lsb = 0.02f;  // the output's scale
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
+
+  // The same model with its Q/DQ ops run as ONNX ops (no recognition): also within 1 LSB.
+  OnnxImportOptions plain;
+  plain.recognize_qdq = false;
+  auto onnx_ops = ReadOnnxModel(kQuantizedModelsDir + "qdq_cnn.onnx", plain);
+  REQUIRE(onnx_ops.ok());
+  CHECK_FALSE(HasInt8Ops(*onnx_ops));
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*onnx_ops, FloatOpRegistry(), x), want, lsb) == 0);
+}
+
+TEST_CASE("A QOperator model (QLinearConv, QLinearMatMul) runs within 1 LSB of ONNX Runtime", "[onnx][qdq_import]") {
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "qop_cnn.onnx");
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "qop_cnn.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "qop_cnn.output0.npy").value();
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, 2.0f) == 0);
+}
+
+// x -> QuantizeLinear -> DequantizeLinear -> Conv (float weight) -> y: the Q/DQ become octet's ops, the Conv stays
+// float and the report says why.
+TEST_CASE("QDQ import reports a float node it cannot make int8", "[onnx][qdq_import]") {
+  Graph g("partial");
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{1, 1, 4, 4}).value();
+  const ValueId s = g.AddConstant("s", Tensor::FromValues<float>(Shape{}, std::vector<float>{0.1f}).value()).value();
+  const ValueId z = g.AddConstant("z", Tensor::FromValues<uint8_t>(Shape{}, std::vector<uint8_t>{3}).value()).value();
+  const ValueId w =
+      g.AddConstant("w", Tensor::FromValues<float>(Shape{1, 1, 1, 1}, std::vector<float>{2.0f}).value()).value();
+  const ValueId xq = g.AddNodeValue("xq").value();
+  const ValueId xd = g.AddNodeValue("xd").value();
+  const ValueId y = g.AddNodeValue("y").value();
+  REQUIRE(g.AddNode(Node{"q", "QuantizeLinear", "", {}, {x, s, z}, {xq}}).ok());
+  REQUIRE(g.AddNode(Node{"dq", "DequantizeLinear", "", {}, {xq, s, z}, {xd}}).ok());
+  REQUIRE(g.AddNode(Node{"conv", "Conv", "", {}, {xd, w}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  auto report = RecognizeQdqGroups(g);
+  INFO(report.status().message());
+  REQUIRE(report.ok());
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "Dequantize", "Conv"});
+  CHECK(report->quantize == 1);
+  CHECK(report->dequantize == 1);
+  REQUIRE(report->kept_float.size() == 1);
+  CHECK(report->kept_float[0] == "'conv' (Conv) stays float: its weight is not a DequantizeLinear of a u8/s8 constant");
+  REQUIRE(g.value(g.FindValue("xq")).qparams);
+  CHECK(g.value(g.FindValue("xq")).qparams->zero_point() == 3);
+  // It runs: x = 0.26 -> code 3 + rne(2.6) = 6 -> 0.3 -> y = 0.6.
+  const Tensor in = Tensor::FromValues<float>(Shape{1, 1, 4, 4}, std::vector<float>(16, 0.26f)).value();
+  const Tensor out = QdqImportRun(g, QuantizedGraphRegistry(), in);
+  CHECK(out.data<float>()[0] == Approx(0.6f));
+}
+
+}  // namespace
+}  // namespace octet

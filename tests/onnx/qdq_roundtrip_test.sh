@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Round trip through ONNX (issue 23): `octet quantize --onnx` writes a model's int8 graph as QDQ; importing that
+# file back (io/onnx/qdq_import.h) must give the same int8 graph (the same operators, counted by `octet inspect`)
+# and bit-identical outputs (the .npy files `octet run` writes are compared byte for byte). Presets of every
+# backend with the reference numerics profile (fp32 requantization, int32 bias: what QDQ expresses; the
+# pytorch-fbgemm profile's float bias added before the multiply has no QDQ form, and imports as fp32).
+# Usage: qdq_roundtrip_test.sh OCTET MODELS_DIR
+set -uo pipefail
+octet=$1
+m=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-qdq-roundtrip.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+/usr/bin/python3 -c "import numpy as np, sys; x = np.load(sys.argv[1]); np.save(sys.argv[2], x.reshape(-1, 1, 8, 8)); np.save(sys.argv[3], np.load(sys.argv[4])[:200])" \
+  "$m/digits_calib_x.npy" "$tmp/calib_images.npy" "$tmp/test_mlp.npy" "$m/digits_test_x.npy" || exit 77
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200].reshape(-1, 1, 8, 8))" \
+  "$m/digits_test_x.npy" "$tmp/test_images.npy"
+
+ops() { "$octet" inspect "$1" | grep '^ops: '; }
+
+check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
+  local name=$1 model=$2 input=$3 calib=$4 test=$5
+  shift 5
+  if ! "$octet" quantize "$model" --calib "$input=$calib" -o "$tmp/$name.octet" --onnx "$tmp/$name.onnx" "$@" \
+       >"$tmp/$name.log" 2>&1; then
+    fail "$name: octet quantize $*: $(cat "$tmp/$name.log")"
+    return
+  fi
+  local a b
+  a=$(ops "$tmp/$name.octet")
+  b=$(ops "$tmp/$name.onnx")
+  [ "$a" = "$b" ] || fail "$name: the imported QDQ graph differs: .octet has '$a', the ONNX import '$b'"
+  "$octet" run "$tmp/$name.octet" --input "$input=$test" --output-dir "$tmp/$name.octet.out" >/dev/null ||
+    fail "$name: octet run of the .octet model"
+  if ! "$octet" run "$tmp/$name.onnx" --input "$input=$test" --output-dir "$tmp/$name.onnx.out" >"$tmp/$name.run" 2>&1; then
+    fail "$name: octet run of the QDQ export: $(cat "$tmp/$name.run")"
+    return
+  fi
+  local n=0
+  for f in "$tmp/$name.octet.out"/*.npy; do
+    n=$((n + 1))
+    cmp -s "$f" "$tmp/$name.onnx.out/$(basename "$f")" ||
+      fail "$name: output $(basename "$f") differs between the .octet model and its QDQ export imported back"
+  done
+  [ "$n" -gt 0 ] || fail "$name: no outputs written"
+  echo "ok: $name: $a; $n output(s) bit-identical"
+}
+
+check cnn_x86 "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend x86
+check cnn_onednn "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend onednn
+check cnn_qnnpack "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend qnnpack
+check cnn_symmetric "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend symmetric
+check mlp_x86 "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend x86
+check mlp_qnnpack "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend qnnpack
+
+if [ "$failures" -ne 0 ]; then
+  echo "FAILED: $failures check(s)"
+  exit 1
+fi
+echo "QDQ round trip: all checks passed"
