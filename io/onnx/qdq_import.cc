@@ -2,6 +2,7 @@
 // Dequantize, then each float operator between them onto its int8 operator (core/op_table.h).
 #include "io/onnx/qdq_import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
@@ -55,11 +56,14 @@ class Recognizer {
     PropagateThroughShapeOps();
     ConvertBoundaries();
     Index();
+    AbsorbRangeClips();
+    Index();
     for (int i = 0; i < g_.num_nodes(); ++i) {
       if (dead_[static_cast<size_t>(i)]) continue;
       OCTET_RETURN_IF_ERROR(TryGroup(i));
     }
     OCTET_RETURN_IF_ERROR(RemoveDeadNodes());
+    SyncShapeOpRanges();
     g_ = g_.WithoutUnusedConstants();
     OCTET_RETURN_IF_ERROR(g_.SortTopologically());
     OCTET_RETURN_IF_ERROR(VerifyGraph(g_));
@@ -119,9 +123,13 @@ class Recognizer {
     }
     std::vector<int32_t> zps;
     for (int64_t i = 0; i < count; ++i) zps.push_back(z == nullptr ? 0 : IntElement(z->data, i));
+    // Signed constants (weights, biases) with zero points 0 are symmetric, as octet's Convert marks them.
+    const bool symmetric = g_.value(int_value).kind == ValueKind::kConstant && dtype != DType::kU8 &&
+                           std::all_of(zps.begin(), zps.end(), [](int32_t z) { return z == 0; });
     Result<QParams> q = Internal("unset");
     if (count == 1 && s.data.shape().rank() <= 1) {
-      q = QParams::PerTensor(dtype, scales[0], zps[0], DTypeMin(dtype), DTypeMax(dtype));
+      q = QParams::Create(symmetric ? QScheme::kPerTensorSymmetric : QScheme::kPerTensorAffine, dtype,
+                          DTypeMin(dtype), DTypeMax(dtype), {scales[0]}, {zps[0]});
     } else {
       const Value& x = g_.value(int_value);
       if (x.kind != ValueKind::kConstant) {
@@ -132,8 +140,9 @@ class Recognizer {
       const int rank = x.data.shape().rank();
       if (axis < 0) axis += rank;
       if (axis < 0 || axis >= rank) return why = fmt::format("axis {} is outside '{}'", axis, x.name), std::nullopt;
-      q = QParams::PerChannel(dtype, std::vector<float>(scales.begin(), scales.end()), zps, static_cast<int>(axis),
-                              DTypeMin(dtype), DTypeMax(dtype));
+      q = QParams::Create(symmetric ? QScheme::kPerChannelSymmetric : QScheme::kPerChannelAffine, dtype,
+                          DTypeMin(dtype), DTypeMax(dtype), std::vector<float>(scales.begin(), scales.end()), zps,
+                          static_cast<int>(axis));
       if (q.ok()) {
         Status fits = q->ValidateFor(x.data.shape(), x.name);
         if (!fits.ok()) return why = fits.message(), std::nullopt;
@@ -198,6 +207,24 @@ class Recognizer {
     }
   }
 
+  // A shape-only op moves codes: where its input's quant range was narrowed (a Clip absorbed above) and its output
+  // has the same scale and zero point, the output takes the input's qparams. The nodes are in topological order.
+  void SyncShapeOpRanges() {
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& n = g_.node(i);
+      if (!IsShapeOnly(n) || n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty() ||
+          n.outputs[0] == kNoValue) {
+        continue;
+      }
+      const std::optional<QParams>& x = g_.value(n.inputs[0]).qparams;
+      std::optional<QParams>& y = g_.mutable_value(n.outputs[0]).qparams;
+      if (Is8BitPerTensor(x) && Is8BitPerTensor(y) && x->dtype() == y->dtype() && x->scale() == y->scale() &&
+          x->zero_point() == y->zero_point()) {
+        y = x;
+      }
+    }
+  }
+
   void ConvertBoundaries() {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       Node& n = g_.mutable_node(i);
@@ -212,6 +239,60 @@ class Recognizer {
       n.attributes = {};
       ++(q ? report_.quantize : report_.dequantize);
     }
+  }
+
+  // Clip -> Quantize where the bounds are exactly the real values of two codes around the zero point: the Quantize
+  // clamps to those codes itself when its output's quant range is narrowed to them (octet's export writes reduced
+  // ranges, such as the x86 preset's 7-bit activations, this way). The Clip is dropped.
+  void AbsorbRangeClips() {
+    bool any = false;
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& q = g_.node(i);
+      if (!IsInt8Op(q, Int8Op::kQuantize)) continue;
+      const int c = producer_[static_cast<size_t>(q.inputs[0])];
+      if (c < 0 || !IsOnnxOp(g_.node(c), "Clip") || SoleConsumer(q.inputs[0]) != i) continue;
+      const Node& clip = g_.node(c);
+      if (clip.inputs.empty() || clip.inputs[0] == kNoValue || SoleConsumer(clip.outputs[0]) != i) continue;
+      bool ok = true;
+      const std::optional<float> lo = ConstFloatInput(clip, 1, ok), hi = ConstFloatInput(clip, 2, ok);
+      if (!ok) continue;
+      Value& y = g_.mutable_value(q.outputs[0]);
+      std::optional<QParams> narrowed = NarrowedTo(*y.qparams, lo, hi);
+      if (!narrowed) continue;
+      y.qparams = std::move(narrowed);
+      g_.mutable_node(i).inputs[0] = clip.inputs[0];
+      dead_[static_cast<size_t>(c)] = any = true;
+    }
+    if (any) Compact();
+  }
+
+  // q's quant range cut to the codes whose real values are exactly lo and hi (absent: no bound), or nullopt when a
+  // bound is not exactly a code or the range would leave out the zero point.
+  static std::optional<QParams> NarrowedTo(const QParams& q, std::optional<float> lo, std::optional<float> hi) {
+    if (!Is8BitPerTensor(q)) return std::nullopt;
+    auto code_of = [&](float bound) -> std::optional<int64_t> {
+      const double k = std::nearbyint(static_cast<double>(bound) / q.scale()) + q.zero_point();
+      if (!(k >= q.quant_min() && k <= q.quant_max())) return std::nullopt;
+      const float back = q.scale() * static_cast<float>(static_cast<int64_t>(k) - q.zero_point());
+      if (back != bound) return std::nullopt;
+      return static_cast<int64_t>(k);
+    };
+    const std::optional<int64_t> a = lo ? code_of(*lo) : std::optional<int64_t>(q.quant_min());
+    const std::optional<int64_t> b = hi ? code_of(*hi) : std::optional<int64_t>(q.quant_max());
+    if (!a || !b || *a >= *b || *a > q.zero_point() || *b < q.zero_point()) return std::nullopt;
+    Result<QParams> r = QParams::PerTensor(q.dtype(), q.scale(), q.zero_point(), *a, *b);
+    if (!r.ok()) return std::nullopt;
+    return *r;
+  }
+
+  // Drops the nodes marked dead.
+  void Compact() {
+    std::vector<Node> kept;
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      if (!dead_[static_cast<size_t>(i)]) kept.push_back(std::move(g_.mutable_node(i)));
+    }
+    g_.mutable_nodes() = std::move(kept);
+    dead_.assign(static_cast<size_t>(g_.num_nodes()), false);
   }
 
   bool IsInt8(int node, Int8Op op) const { return node >= 0 && IsInt8Op(g_.node(node), op); }
@@ -297,22 +378,9 @@ class Recognizer {
     if (c.relu) attributes.Set("activation", "Relu");
     if (!c.clip) return true;
     Value& y = g_.mutable_value(c.yq);
-    const QParams& q = *y.qparams;
-    auto code_of = [&](float bound) -> std::optional<int64_t> {
-      const double k = std::nearbyint(static_cast<double>(bound) / q.scale()) + q.zero_point();
-      if (k < q.quant_min() || k > q.quant_max()) return std::nullopt;
-      const float back = q.scale() * static_cast<float>(static_cast<int64_t>(k) - q.zero_point());
-      if (back != bound) return std::nullopt;
-      return static_cast<int64_t>(k);
-    };
-    std::optional<int64_t> lo = c.clip_min ? code_of(*c.clip_min) : std::optional<int64_t>(q.quant_min());
-    std::optional<int64_t> hi = c.clip_max ? code_of(*c.clip_max) : std::optional<int64_t>(q.quant_max());
-    if (lo && hi && *lo < *hi && *lo <= q.zero_point() && *hi >= q.zero_point()) {
-      Result<QParams> narrowed = QParams::PerTensor(q.dtype(), q.scale(), q.zero_point(), *lo, *hi);
-      if (narrowed.ok()) {
-        y.qparams = *narrowed;
-        return true;
-      }
+    if (std::optional<QParams> narrowed = NarrowedTo(*y.qparams, c.clip_min, c.clip_max)) {
+      y.qparams = std::move(narrowed);
+      return true;
     }
     if (c.relu) return false;
     attributes.Set("activation", "Clip");
@@ -557,11 +625,7 @@ class Recognizer {
         if (live_uses[y] == 0 && !graph_output_[y]) dead_[static_cast<size_t>(i)] = changed = true;
       }
     }
-    std::vector<Node> kept;
-    for (int i = 0; i < g_.num_nodes(); ++i) {
-      if (!dead_[static_cast<size_t>(i)]) kept.push_back(std::move(g_.mutable_node(i)));
-    }
-    g_.mutable_nodes() = std::move(kept);
+    Compact();
     return OkStatus();
   }
 
