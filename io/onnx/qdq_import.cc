@@ -128,8 +128,8 @@ class Recognizer {
                            std::all_of(zps.begin(), zps.end(), [](int32_t z) { return z == 0; });
     Result<QParams> q = Internal("unset");
     if (count == 1 && s.data.shape().rank() <= 1) {
-      q = QParams::Create(symmetric ? QScheme::kPerTensorSymmetric : QScheme::kPerTensorAffine, dtype,
-                          DTypeMin(dtype), DTypeMax(dtype), {scales[0]}, {zps[0]});
+      q = QParams::Create(symmetric ? QScheme::kPerTensorSymmetric : QScheme::kPerTensorAffine, dtype, DTypeMin(dtype),
+                          DTypeMax(dtype), {scales[0]}, {zps[0]});
     } else {
       const Value& x = g_.value(int_value);
       if (x.kind != ValueKind::kConstant) {
@@ -173,8 +173,8 @@ class Recognizer {
         conflict_why[k] = fmt::format("{} '{}': {}", n.op_type, n.name, why);
       } else if (found[k] && !SameQParams(*found[k], *qp)) {
         conflict[k] = true;
-        conflict_why[k] = fmt::format("'{}' is given qparams {} and {} by different Q/DQ nodes",
-                                      g_.value(v).name, found[k]->ToString(), qp->ToString());
+        conflict_why[k] = fmt::format("'{}' is given qparams {} and {} by different Q/DQ nodes", g_.value(v).name,
+                                      found[k]->ToString(), qp->ToString());
       } else {
         found[k] = std::move(qp);
       }
@@ -416,9 +416,9 @@ class Recognizer {
     for (int64_t i = 0; i < t.NumElements(); ++i) dst[i] = static_cast<int8_t>(int32_t{src[i]} - 128);
     std::vector<int32_t> zps = q.zero_points();
     for (int32_t& z : zps) z -= 128;
-    OCTET_ASSIGN_OR_RETURN(QParams s8, QParams::Create(q.per_channel() ? QScheme::kPerChannelAffine
-                                                                       : QScheme::kPerTensorAffine,
-                                                       DType::kS8, -128, 127, q.scales(), zps, q.axis()));
+    OCTET_ASSIGN_OR_RETURN(QParams s8,
+                           QParams::Create(q.per_channel() ? QScheme::kPerChannelAffine : QScheme::kPerTensorAffine,
+                                           DType::kS8, -128, 127, q.scales(), zps, q.axis()));
     std::string name = v.name + ".s8";
     while (g_.FindValue(name) != kNoValue) name += "_";
     OCTET_ASSIGN_OR_RETURN(ValueId id, g_.AddConstant(name, std::move(t)));
@@ -494,8 +494,8 @@ class Recognizer {
       channels = wv.data.shape().dim(1);
     }
     if (wq.per_channel() && wq.axis() != want_axis) {
-      return KeepFloat(n, fmt::format("its weight is quantized along axis {}, not the output channels' {}",
-                                      wq.axis(), want_axis)),
+      return KeepFloat(n, fmt::format("its weight is quantized along axis {}, not the output channels' {}", wq.axis(),
+                                      want_axis)),
              OkStatus();
     }
     std::string why;
@@ -576,8 +576,9 @@ class Recognizer {
         if (!c) return KeepFloat(n, why), OkStatus();
         const bool shared = info.convert != ConvertForm::kUnary;
         if (shared && !SameQParams(*g_.value(x).qparams, *g_.value(c->yq).qparams)) {
-          return KeepFloat(n, "its output is quantized with other qparams than its input (octet's int8 form "
-                              "moves codes unchanged)"),
+          return KeepFloat(n,
+                           "its output is quantized with other qparams than its input (octet's int8 form "
+                           "moves codes unchanged)"),
                  OkStatus();
         }
         AttributeMap attributes = n.attributes;
@@ -600,8 +601,7 @@ class Recognizer {
       case ConvertForm::kConcat:
       case ConvertForm::kDynamic:
       case ConvertForm::kInserted:
-      case ConvertForm::kUnset:
-        break;
+      case ConvertForm::kUnset: break;
     }
     KeepFloat(n, fmt::format("{} groups are not recognised at import", n.op_type));
     return OkStatus();

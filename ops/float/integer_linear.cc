@@ -30,8 +30,7 @@ Status Check8Bit(const OpPrepareArgs& args, size_t slot, const char* what) {
 
 Status CheckTaps(int64_t k) {
   if (k > kMaxTaps) {
-    return Unimplemented("{} taps per output could overflow the int32 accumulator (at most {} are exact)", k,
-                         kMaxTaps);
+    return Unimplemented("{} taps per output could overflow the int32 accumulator (at most {} are exact)", k, kMaxTaps);
   }
   return OkStatus();
 }
@@ -98,9 +97,10 @@ Result<ConvPlan> PlanConv(const OpPrepareArgs& args, const ConvSlots& s) {
   OCTET_RETURN_IF_ERROR(CheckPositiveInts("strides", strides, nd));
   OCTET_RETURN_IF_ERROR(CheckPositiveInts("dilations", dilations, nd));
   if (group < 1 || xs.dim(1) != group * ws.dim(1) || ws.dim(0) % group != 0) {
-    return InvalidArgument("group {} does not fit x {} and w {} (x channels = group * w dim 1, w dim 0 divisible "
-                           "by group)",
-                           group, xs, ws);
+    return InvalidArgument(
+        "group {} does not fit x {} and w {} (x channels = group * w dim 1, w dim 0 divisible "
+        "by group)",
+        group, xs, ws);
   }
   OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ResolvePads(auto_pad, pads_attr, in, kernel, strides, dilations));
   ConvPlan p;
@@ -198,8 +198,8 @@ Result<PreparedOp> PrepareQLinearConv(const OpPrepareArgs& args) {
 
 struct MatMulPlan {
   int64_t m = 1, k = 1, n = 1;
-  std::vector<int64_t> batch;                  // the broadcast batch dims
-  std::vector<int64_t> a_strides, b_strides;   // per batch dim, in matrices (0 where broadcast)
+  std::vector<int64_t> batch;                 // the broadcast batch dims
+  std::vector<int64_t> a_strides, b_strides;  // per batch dim, in matrices (0 where broadcast)
   std::vector<int64_t> out_dims;
   DType a_dtype = DType::kU8;
 };

@@ -23,9 +23,7 @@ inline int32_t IntAt(const ConstTensorView& v, int64_t i) {
 }
 
 // Element i of a float tensor, or element 0 when it has one element (a per-tensor value read per channel).
-inline float FloatAt(const ConstTensorView& v, int64_t i) {
-  return v.data<float>()[v.NumElements() == 1 ? 0 : i];
-}
+inline float FloatAt(const ConstTensorView& v, int64_t i) { return v.data<float>()[v.NumElements() == 1 ? 0 : i]; }
 inline int32_t IntAtOrOnly(const ConstTensorView& v, int64_t i) {
   if (v.raw_data() == nullptr) return 0;
   return IntAt(v, v.NumElements() == 1 ? 0 : i);

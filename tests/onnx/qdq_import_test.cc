@@ -2,8 +2,9 @@
 // integer_linear.h): the models of tests/data/models/make_quantized.py, a QDQ graph in ONNX Runtime's layout and a
 // QOperator graph, against ONNX Runtime's outputs with graph optimizations off (committed .npy files), and the
 // recognition's report on a group it cannot make int8.
-#include <catch2/catch.hpp>
+#include "io/onnx/qdq_import.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -11,7 +12,6 @@
 #include "core/op_table.h"
 #include "io/npy.h"
 #include "io/onnx/onnx_importer.h"
-#include "io/onnx/qdq_import.h"
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
 #include "tests/test_util.h"
@@ -52,7 +52,7 @@ TEST_CASE("A QDQ model in ONNX Runtime's layout imports as octet's int8 graph, w
   REQUIRE(g.ok());
   INFO(g->ToString());
   CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd", "QConv",
-                                                      "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+                                                     "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
   CHECK(report.kept_float.empty());
   CHECK(report.groups == 7);
   // The folded Relu of conv1 and the Clip(0, 6) of conv3 (exactly codes 0 and 255 of scale 6/255: its output's full

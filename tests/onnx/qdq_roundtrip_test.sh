@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Round trip through ONNX (issue 23): `octet quantize --onnx` writes a model's int8 graph as QDQ; importing that
-# file back (io/onnx/qdq_import.h) must give the same int8 graph (the same operators, counted by `octet inspect`)
-# and bit-identical outputs (the .npy files `octet run` writes are compared byte for byte). Presets of every
-# backend with the reference numerics profile (fp32 requantization, int32 bias: what QDQ expresses; the
-# pytorch-fbgemm profile's float bias added before the multiply has no QDQ form, and imports as fp32).
+# file back (io/onnx/qdq_import.h) must give the same int8 graph (the same operators, counted by `octet inspect`, and
+# the same qparams on every integer value), bit-identical outputs (the .npy files `octet run` writes are compared
+# byte for byte: dequantized with equal qparams, so equal integers), and the same `octet compare` report against the
+# float original. Presets of every backend with the reference numerics profile (fp32 requantization, int32 bias:
+# what QDQ expresses; the pytorch-fbgemm profile's float bias added before the multiply and tflite's q31 have no QDQ
+# form, and import as fp32).
 # Usage: qdq_roundtrip_test.sh OCTET MODELS_DIR
 set -uo pipefail
 octet=$1
@@ -13,8 +15,10 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 
-/usr/bin/python3 -c "import numpy as np, sys; x = np.load(sys.argv[1]); np.save(sys.argv[2], x.reshape(-1, 1, 8, 8)); np.save(sys.argv[3], np.load(sys.argv[4])[:200])" \
-  "$m/digits_calib_x.npy" "$tmp/calib_images.npy" "$tmp/test_mlp.npy" "$m/digits_test_x.npy" || exit 77
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
+  "$m/digits_calib_x.npy" "$tmp/calib_images.npy" || exit 77
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200])" \
+  "$m/digits_test_x.npy" "$tmp/test_mlp.npy"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200].reshape(-1, 1, 8, 8))" \
   "$m/digits_test_x.npy" "$tmp/test_images.npy"
 
@@ -35,13 +39,16 @@ check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
   # The qparams of every integer value (activations, weights, biases), as `octet inspect` prints them. ONNX has no
   # field for a weight's narrowed quant range: symmetric weights of [-127, 127] (the symmetric preset) come back
   # as [-128, 127], which changes no output (the codes are constants); that one difference is allowed.
-  if ! diff <("$octet" inspect "$tmp/$name.octet" | grep ' qparams ' | sed 's/symmetric s8 \[-127, 127\]/symmetric s8 [-128, 127]/' | sort) \
+  local narrow='s/symmetric s8 \[-127, 127\]/symmetric s8 [-128, 127]/'
+  if ! diff <("$octet" inspect "$tmp/$name.octet" | grep ' qparams ' | sed "$narrow" | sort) \
             <("$octet" inspect "$tmp/$name.onnx" | grep ' qparams ' | sort) >"$tmp/$name.qparams.diff"; then
-    fail "$name: qparams differ between the .octet model (<) and its QDQ export imported back (>): $(head -c 2000 "$tmp/$name.qparams.diff")"
+    fail "$name: qparams differ between the .octet model (<) and its QDQ export imported back (>):" \
+         "$(head -c 2000 "$tmp/$name.qparams.diff")"
   fi
   "$octet" run "$tmp/$name.octet" --input "$input=$test" --output-dir "$tmp/$name.octet.out" >/dev/null ||
     fail "$name: octet run of the .octet model"
-  if ! "$octet" run "$tmp/$name.onnx" --input "$input=$test" --output-dir "$tmp/$name.onnx.out" >"$tmp/$name.run" 2>&1; then
+  if ! "$octet" run "$tmp/$name.onnx" --input "$input=$test" --output-dir "$tmp/$name.onnx.out" \
+       >"$tmp/$name.run" 2>&1; then
     fail "$name: octet run of the QDQ export: $(cat "$tmp/$name.run")"
     return
   fi
@@ -52,6 +59,13 @@ check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
       fail "$name: output $(basename "$f") differs between the .octet model and its QDQ export imported back"
   done
   [ "$n" -gt 0 ] || fail "$name: no outputs written"
+  # `octet compare` with the float original: the imported model's report is the .octet model's, figure for figure.
+  "$octet" compare "$model" "$tmp/$name.octet" --input "$input=$test" >"$tmp/$name.cmp.octet" 2>&1 ||
+    fail "$name: octet compare with the .octet model: $(cat "$tmp/$name.cmp.octet")"
+  "$octet" compare "$model" "$tmp/$name.onnx" --input "$input=$test" >"$tmp/$name.cmp.onnx" 2>&1 ||
+    fail "$name: octet compare with the imported QDQ model: $(cat "$tmp/$name.cmp.onnx")"
+  cmp -s "$tmp/$name.cmp.octet" "$tmp/$name.cmp.onnx" ||
+    fail "$name: octet compare reports differ: $(diff "$tmp/$name.cmp.octet" "$tmp/$name.cmp.onnx" | head -20)"
   [ "$failures" -eq "$before" ] && echo "ok: $name: $a; $n output(s) bit-identical"
 }
 

@@ -147,7 +147,8 @@ def qop_cnn():
     s_y2, z_y2 = 0.5, 128
     y2 = b.node("QLinearConv", [y1, c("conv2_x_scale", np.array(s_y1, np.float32)),
                                 c("conv2_x_zp", np.array(z_y1, np.uint8)), c("conv2_w", w2q),
-                                c("conv2_w_scale", np.array(0.004, np.float32)), c("conv2_w_zp", np.array(127, np.uint8)),
+                                c("conv2_w_scale", np.array(0.004, np.float32)),
+                                c("conv2_w_zp", np.array(127, np.uint8)),
                                 c("conv2_y_scale", np.array(s_y2, np.float32)),
                                 c("conv2_y_zp", np.array(z_y2, np.uint8))], ["conv2"], "conv2", pads=[1, 1, 1, 1])
     d = b.dq(y2, s_y2, z_y2, "conv2_dq")

@@ -15,7 +15,8 @@ async function main() {
   for (const file of fs.readdirSync(dir).filter(f => f.endsWith('.onnx')).sort()) {
     const name = file.slice(0, -'.onnx'.length);
     const model = path.join(dir, file);
-    const session = await ort.InferenceSession.create(model, {graphOptimizationLevel: 'disabled', intraOpNumThreads: 1});
+    const options = {graphOptimizationLevel: 'disabled', intraOpNumThreads: 1};
+    const session = await ort.InferenceSession.create(model, options);
     const x = readNpy(path.join(dir, `${name}.input0.npy`));
     const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', x.data, x.shape)};
     const out = (await session.run(feeds))[session.outputNames[0]];
