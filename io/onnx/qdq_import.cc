@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -85,14 +86,39 @@ class Recognizer {
     dead_.assign(static_cast<size_t>(g_.num_nodes()), false);
   }
 
-  // The integer dtype a Q/DQ node works in: its zero point's, else its integer tensor's when known, else u8
+  // Where a node states an integer value's qparams: the value, the slots of its scale and zero point, and the axis
+  // of a 1-D scale (Q/DQ: their `axis` attribute).
+  struct QParamSource {
+    ValueId value;
+    size_t scale_slot, zp_slot;
+    int axis;
+  };
+
+  // The qparams a node states: QuantizeLinear of its output, DequantizeLinear of its input, QLinearConv and
+  // QLinearMatMul of x / a, of the weight (per output channel: QLinearConv's axis 0, QLinearMatMul's columns) and of y.
+  std::vector<QParamSource> Sources(const Node& n) const {
+    auto in = [&](size_t k) { return n.inputs.size() > k ? n.inputs[k] : kNoValue; };
+    const ValueId out = n.outputs.empty() ? kNoValue : n.outputs[0];
+    std::vector<QParamSource> s;
+    if (IsOnnxOp(n, kQ) || IsOnnxOp(n, kDq)) {
+      const Attribute* a = n.attributes.Find("axis");
+      const int axis = a != nullptr && a->type() == AttrType::kInt ? static_cast<int>(a->i()) : 1;
+      s.push_back({IsOnnxOp(n, kQ) ? out : in(0), 1, 2, axis});
+    } else if (IsOnnxOp(n, "QLinearConv") || IsOnnxOp(n, "QLinearMatMul")) {
+      s = {{in(0), 1, 2, 0}, {in(3), 4, 5, IsOnnxOp(n, "QLinearConv") ? 0 : 1}, {out, 6, 7, 0}};
+    }
+    s.erase(std::remove_if(s.begin(), s.end(), [](const QParamSource& q) { return q.value == kNoValue; }), s.end());
+    return s;
+  }
+
+  // The integer dtype a source works in: its zero point's, else its integer tensor's when known, else u8
   // (QuantizeLinear's default; opset 21's output_dtype 3 asks for s8).
-  DType IntDType(const Node& n) const {
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
-      const Value& z = g_.value(n.inputs[2]);
+  DType IntDType(const Node& n, const QParamSource& src) const {
+    if (n.inputs.size() > src.zp_slot && n.inputs[src.zp_slot] != kNoValue) {
+      const Value& z = g_.value(n.inputs[src.zp_slot]);
       if (z.kind != ValueKind::kNode) return z.dtype;
     }
-    if (IsOnnxOp(n, kDq) && g_.value(n.inputs[0]).kind != ValueKind::kNode) return g_.value(n.inputs[0]).dtype;
+    if (g_.value(src.value).kind != ValueKind::kNode) return g_.value(src.value).dtype;
     if (IsOnnxOp(n, kQ)) {
       const Attribute* od = n.attributes.Find("output_dtype");
       if (od != nullptr && od->type() == AttrType::kInt && od->i() == 3) return DType::kS8;
@@ -100,15 +126,19 @@ class Recognizer {
     return DType::kU8;
   }
 
-  // The qparams of a Q/DQ node from its constant scale and zero point, or nullopt with `why`.
-  std::optional<QParams> ConstQParams(const Node& n, ValueId int_value, std::string& why) const {
-    if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return why = "it has no scale", std::nullopt;
-    const Value& s = g_.value(n.inputs[1]);
+  // The qparams a node states for a value, from its constant scale and zero point, or nullopt with `why`.
+  std::optional<QParams> ConstQParams(const Node& n, const QParamSource& src, std::string& why) const {
+    const ValueId int_value = src.value;
+    if (n.inputs.size() <= src.scale_slot || n.inputs[src.scale_slot] == kNoValue) {
+      return why = "it has no scale", std::nullopt;
+    }
+    const Value& s = g_.value(n.inputs[src.scale_slot]);
     if (s.kind != ValueKind::kConstant || s.dtype != DType::kF32) {
       return why = fmt::format("its scale '{}' is not a float constant", s.name), std::nullopt;
     }
-    const DType dtype = IntDType(n);
-    const Value* z = n.inputs.size() > 2 && n.inputs[2] != kNoValue ? &g_.value(n.inputs[2]) : nullptr;
+    const DType dtype = IntDType(n, src);
+    const Value* z =
+        n.inputs.size() > src.zp_slot && n.inputs[src.zp_slot] != kNoValue ? &g_.value(n.inputs[src.zp_slot]) : nullptr;
     if (z != nullptr && z->kind != ValueKind::kConstant) {
       return why = fmt::format("its zero point '{}' is not a constant", z->name), std::nullopt;
     }
@@ -135,8 +165,7 @@ class Recognizer {
       if (x.kind != ValueKind::kConstant) {
         return why = fmt::format("per-axis qparams on '{}', which is not a constant", x.name), std::nullopt;
       }
-      const Attribute* a = n.attributes.Find("axis");
-      int64_t axis = a != nullptr && a->type() == AttrType::kInt ? a->i() : 1;
+      int64_t axis = src.axis;
       const int rank = x.data.shape().rank();
       if (axis < 0) axis += rank;
       if (axis < 0 || axis >= rank) return why = fmt::format("axis {} is outside '{}'", axis, x.name), std::nullopt;
@@ -161,27 +190,26 @@ class Recognizer {
     std::vector<std::string> conflict_why(nv);
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
-      const bool q = IsOnnxOp(n, kQ), dq = IsOnnxOp(n, kDq);
-      if (!q && !dq) continue;
-      if (n.inputs.empty() || n.outputs.empty() || n.inputs[0] == kNoValue || n.outputs[0] == kNoValue) continue;
-      const ValueId v = q ? n.outputs[0] : n.inputs[0];
-      std::string why;
-      std::optional<QParams> qp = ConstQParams(n, v, why);
-      const size_t k = static_cast<size_t>(v);
-      if (!qp) {
-        conflict[k] = true;
-        conflict_why[k] = fmt::format("{} '{}': {}", n.op_type, n.name, why);
-      } else if (found[k] && !SameQParams(*found[k], *qp)) {
-        conflict[k] = true;
-        conflict_why[k] = fmt::format("'{}' is given qparams {} and {} by different Q/DQ nodes", g_.value(v).name,
-                                      found[k]->ToString(), qp->ToString());
-      } else {
-        found[k] = std::move(qp);
+      for (const QParamSource& src : Sources(n)) {
+        const ValueId v = src.value;
+        std::string why;
+        std::optional<QParams> qp = ConstQParams(n, src, why);
+        const size_t k = static_cast<size_t>(v);
+        if (!qp) {
+          conflict[k] = true;
+          conflict_why[k] = fmt::format("{} '{}': {}", n.op_type, n.name, why);
+        } else if (found[k] && !SameQParams(*found[k], *qp)) {
+          conflict[k] = true;
+          conflict_why[k] = fmt::format("'{}' is given qparams {} and {} by different nodes", g_.value(v).name,
+                                        found[k]->ToString(), qp->ToString());
+        } else {
+          found[k] = std::move(qp);
+        }
       }
     }
     for (size_t k = 0; k < nv; ++k) {
       if (conflict[k]) {
-        report_.kept_float.push_back(fmt::format("the Q/DQ nodes of '{}' stay ONNX ops: {}",
+        report_.kept_float.push_back(fmt::format("the quantized ONNX ops of '{}' stay as written: {}",
                                                  g_.value(static_cast<ValueId>(k)).name, conflict_why[k]));
         continue;
       }
@@ -517,6 +545,61 @@ class Recognizer {
     return OkStatus();
   }
 
+  // QLinearConv / QLinearMatMul (ONNX Runtime's QOperator form) whose weight, bias and qparams are constants:
+  // QConv / QMatMul on the same integers (fp32 requantization, as the ONNX ops compute it here).
+  Status TryQLinear(int i, Int8Op op) {
+    const Node n = g_.node(i);
+    auto stays = [&](const char* why) {
+      KeepFloat(n, why);
+      return OkStatus();
+    };
+    const ValueId x = n.inputs[0];
+    const ValueId w = n.inputs.size() > 3 ? n.inputs[3] : kNoValue;
+    const ValueId y = n.outputs[0];
+    if (!Is8BitPerTensor(g_.value(x).qparams) || !Is8BitPerTensor(g_.value(y).qparams)) {
+      return stays("its input or output qparams are not per-tensor constants");
+    }
+    if (w == kNoValue || g_.value(w).kind != ValueKind::kConstant || !g_.value(w).qparams) {
+      return stays("its weight or the weight's qparams are not constants");
+    }
+    const QParams& wq = *g_.value(w).qparams;
+    const Shape& ws = g_.value(w).data.shape();
+    if (op == Int8Op::kQMatMul && ws.rank() != 2) return stays("its weight is not 2-D");
+    if (op == Int8Op::kQConv && ws.rank() < 3) return stays("its weight has rank below 3");
+    const int axis = op == Int8Op::kQConv ? 0 : 1;
+    if (wq.per_channel() && wq.axis() != axis) return stays("its weight is quantized along another axis");
+    std::vector<ValueId> inputs = {x};
+    OCTET_ASSIGN_OR_RETURN(ValueId ws8, WeightAsS8(w));
+    inputs.push_back(ws8);
+    if (n.inputs.size() > 8 && n.inputs[8] != kNoValue) {
+      const Value& b = g_.value(n.inputs[8]);
+      const int64_t channels = ws.dim(0);
+      if (b.kind != ValueKind::kConstant || b.dtype != DType::kS32 || b.data.shape().rank() != 1 ||
+          b.data.NumElements() != channels) {
+        return stays("its bias is not an int32 constant of one value per output channel");
+      }
+      // The bias's qparams, implied by ONNX: scale x_scale * w_scale[c], zero point 0.
+      const float xs = g_.value(x).qparams->scale();
+      std::vector<float> scales;
+      for (int64_t c = 0; c < (wq.per_channel() ? channels : 1); ++c) {
+        scales.push_back(xs * wq.scales()[static_cast<size_t>(c)]);
+      }
+      const std::vector<int32_t> zeros(scales.size(), 0);
+      OCTET_ASSIGN_OR_RETURN(
+          QParams bq, QParams::Create(wq.per_channel() ? QScheme::kPerChannelSymmetric : QScheme::kPerTensorSymmetric,
+                                      DType::kS32, INT32_MIN, INT32_MAX, scales, zeros, 0));
+      OCTET_ASSIGN_OR_RETURN(ValueId bias, AddConstant(b.name + ".bias", b.data));
+      g_.mutable_value(bias).qparams = std::move(bq);
+      inputs.push_back(bias);
+    }
+    AttributeMap attributes = op == Int8Op::kQConv ? n.attributes : AttributeMap{};
+    attributes.Set("requantization", "fp32");
+    OutputChain c;
+    c.yq = y;
+    Rewrite(i, op, std::move(inputs), std::move(attributes), c);
+    return OkStatus();
+  }
+
   // Dequantize -> Reshape | Flatten | ... -> Quantize with equal qparams: the shape op moves the integers instead.
   Status TryShapeOnly(int i) {
     const Node& n = g_.node(i);
@@ -535,6 +618,8 @@ class Recognizer {
   Status TryGroup(int i) {
     const Node& n = g_.node(i);
     if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return OkStatus();
+    if (IsOnnxOp(n, "QLinearConv")) return TryQLinear(i, Int8Op::kQConv);
+    if (IsOnnxOp(n, "QLinearMatMul")) return TryQLinear(i, Int8Op::kQMatMul);
     bool reads_dequantized = false;
     for (ValueId v : n.inputs) reads_dequantized = reads_dequantized || DequantizedFrom(v) != kNoValue;
     if (!reads_dequantized) return OkStatus();

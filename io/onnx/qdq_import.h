@@ -13,6 +13,8 @@
 //   - Dequantize -> Add | Mul [-> Relu] -> Quantize becomes QAdd | QMul; Dequantize -> MaxPool | GlobalMaxPool ->
 //     Quantize with equal qparams QMaxPool | QGlobalMaxPool; AveragePool | GlobalAveragePool become QAveragePool |
 //     QGlobalAveragePool; Dequantize -> Relu | Clip -> Quantize with equal qparams QClamp.
+//   - QLinearConv / QLinearMatMul (the QOperator form) with constant weights, bias and qparams become QConv /
+//     QMatMul on the same integers.
 // Anything else stays as it was: the Q/DQ ops then run as ONNX ops (ops/float/quantize_linear.h), correct and
 // slower, and the report says which float node between them stayed float and why.
 #pragma once
