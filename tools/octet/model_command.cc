@@ -287,11 +287,14 @@ Result<Graph> LoadModel(const std::string& path) {
   return std::move(model.graph);
 }
 
+bool IsQuantizedModel(const LoadedModel& model) {
+  // An ONNX model whose QDQ groups became int8 operators at import (io/onnx/qdq_import.h) counts as one.
+  return model.is_octet || std::any_of(model.graph.nodes().begin(), model.graph.nodes().end(),
+                                       [](const Node& n) { return n.domain == kInt8Domain; });
+}
+
 OpRegistry RegistryFor(const LoadedModel& model) {
-  // An ONNX model whose QDQ groups became int8 operators at import (io/onnx/qdq_import.h) runs like a .octet one.
-  const bool int8 = std::any_of(model.graph.nodes().begin(), model.graph.nodes().end(),
-                                [](const Node& n) { return n.domain == kInt8Domain; });
-  return model.is_octet || int8 ? QuantizedGraphRegistry() : FloatOpRegistry();
+  return IsQuantizedModel(model) ? QuantizedGraphRegistry() : FloatOpRegistry();
 }
 
 namespace {

@@ -49,6 +49,9 @@ struct LoadedModel {
 Result<LoadedModel> LoadModelFile(const std::string& path);
 // The graph of LoadModelFile.
 Result<Graph> LoadModel(const std::string& path);
+// Whether `model` is quantized: a .octet model, or an ONNX model with int8 operators (its QDQ groups imported as
+// such).
+bool IsQuantizedModel(const LoadedModel& model);
 // The registry that runs `model`: QuantizedGraphRegistry() for .octet models and ONNX models with int8 operators
 // (quantized models import as such), FloatOpRegistry() for float ONNX models.
 OpRegistry RegistryFor(const LoadedModel& model);
