@@ -76,6 +76,20 @@ check cnn_symmetric "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/tes
 check mlp_x86 "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend x86
 check mlp_qnnpack "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend qnnpack
 
+# A QDQ model made elsewhere (ONNX Runtime's layout, tests/data/models/make_quantized.py): `octet inspect` shows the
+# imported groups and qparams; `octet vectors` writes test vectors for it that replay bit-exactly.
+q=$m/quantized
+out=$("$octet" inspect "$q/qdq_cnn.onnx" 2>&1) || fail "octet inspect qdq_cnn.onnx: $out"
+grep -qF "7 QDQ group(s) imported as int8 operators" <<<"$out" || fail "octet inspect qdq_cnn.onnx: no group count: $out"
+grep -qF "conv1_w_quantized qparams per_channel_symmetric s8" <<<"$out" ||
+  fail "octet inspect qdq_cnn.onnx: no weight qparams: $out"
+if "$octet" vectors "$q/qdq_cnn.onnx" --input "x=$q/qdq_cnn.input0.npy" --out "$tmp/vectors" >"$tmp/vectors.log" 2>&1 &&
+   "$octet" vectors --replay "$tmp/vectors" >>"$tmp/vectors.log" 2>&1; then
+  echo "ok: qdq_cnn: $(tail -1 "$tmp/vectors.log")"
+else
+  fail "octet vectors of the imported qdq_cnn.onnx: $(cat "$tmp/vectors.log")"
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "FAILED: $failures check(s)"
   exit 1
