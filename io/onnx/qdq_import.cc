@@ -377,7 +377,10 @@ class Recognizer {
         }
         return c;
       }
-      if (!allow_activation || c.relu + c.clip >= 2 || !n.domain.empty()) break;
+      if (!allow_activation || c.relu + c.clip >= 2 || !n.domain.empty() || n.outputs.empty() ||
+          n.outputs[0] == kNoValue) {
+        break;
+      }
       if (n.op_type == "Relu" && !c.relu) {
         c.relu = true;
       } else if (n.op_type == "Clip" && !c.clip) {
@@ -553,14 +556,16 @@ class Recognizer {
       KeepFloat(n, why);
       return OkStatus();
     };
+    if (n.inputs.size() < 8 || n.inputs[0] == kNoValue) return stays("it lacks required inputs");
     const ValueId x = n.inputs[0];
-    const ValueId w = n.inputs.size() > 3 ? n.inputs[3] : kNoValue;
+    const ValueId w = n.inputs[3];
     const ValueId y = n.outputs[0];
     if (!Is8BitPerTensor(g_.value(x).qparams) || !Is8BitPerTensor(g_.value(y).qparams)) {
       return stays("its input or output qparams are not per-tensor constants");
     }
-    if (w == kNoValue || g_.value(w).kind != ValueKind::kConstant || !g_.value(w).qparams) {
-      return stays("its weight or the weight's qparams are not constants");
+    if (w == kNoValue || g_.value(w).kind != ValueKind::kConstant || !g_.value(w).qparams ||
+        (g_.value(w).dtype != DType::kU8 && g_.value(w).dtype != DType::kS8)) {
+      return stays("its weight or the weight's qparams are not u8/s8 constants");
     }
     const QParams& wq = *g_.value(w).qparams;
     const Shape& ws = g_.value(w).data.shape();

@@ -148,6 +148,7 @@ Result<PreparedOp> PrepareConvInteger(const OpPrepareArgs& args) {
   const ConvSlots s{0, 2, 1, 3};
   OCTET_ASSIGN_OR_RETURN(ConvPlan p, PlanConv(args, s));
   auto kernel = MakeKernel([p, s](const OpRunArgs& r) -> Status {
+    if (r.outputs[0].NumElements() == 0) return OkStatus();  // an empty batch
     ConvAccumulate(p, s, r, r.outputs[0].data<int32_t>());
     return OkStatus();
   });
@@ -174,6 +175,7 @@ Result<PreparedOp> PrepareQLinearConv(const OpPrepareArgs& args) {
     }
   }
   auto kernel = MakeKernel([p, s, out, has_bias, c_out](const OpRunArgs& r) -> Status {
+    if (r.outputs[0].NumElements() == 0) return OkStatus();  // an empty batch
     std::vector<int32_t> acc(static_cast<size_t>(r.outputs[0].NumElements()));
     ConvAccumulate(p, s, r, acc.data());
     const float x_scale = FloatAt(r.inputs[1], 0), y_scale = FloatAt(r.inputs[6], 0);
