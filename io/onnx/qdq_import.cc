@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -53,6 +54,10 @@ class Recognizer {
     for (const Node& n : g_.nodes()) any = any || IsOnnxOp(n, kQ) || IsOnnxOp(n, kDq);
     if (!any) return QdqImportReport{};
     Index();
+    FoldConstantInputs();
+    Index();
+    BypassNoOpCasts();
+    Index();
     AssignQParams();
     PropagateThroughShapeOps();
     ConvertBoundaries();
@@ -84,6 +89,126 @@ class Recognizer {
       }
     }
     dead_.assign(static_cast<size_t>(g_.num_nodes()), false);
+  }
+
+  static bool IsConstantMaker(const Node& n) {
+    return IsOnnxOp(n, "Constant") || IsOnnxOp(n, "ConstantOfShape") || IsOnnxOp(n, "Identity");
+  }
+
+  // The data of a value computed from constants only by Constant, ConstantOfShape, Cast and Identity nodes (how
+  // PyTorch 1.13's exporter writes scales, zero points, weights and biases), or nullopt.
+  std::optional<Tensor> Fold(ValueId v, int depth = 0) const {
+    if (v == kNoValue || depth > 8) return std::nullopt;
+    const Value& val = g_.value(v);
+    if (val.kind == ValueKind::kConstant) return val.data;
+    const int p = val.kind == ValueKind::kNode ? producer_[static_cast<size_t>(v)] : -1;
+    if (p < 0) return std::nullopt;
+    const Node& n = g_.node(p);
+    if (n.outputs.size() != 1 || !n.domain.empty()) return std::nullopt;
+    if (n.op_type == "Constant") {
+      Result<Tensor> t = n.attributes.GetTensor("value");
+      if (!t.ok()) return std::nullopt;
+      return *t;
+    }
+    if (n.inputs.size() != 1) return std::nullopt;
+    std::optional<Tensor> in = Fold(n.inputs[0], depth + 1);
+    if (!in) return std::nullopt;
+    if (n.op_type == "Identity") return in;
+    if (n.op_type == "Cast") {
+      const Result<int64_t> to = n.attributes.GetInt("to");
+      if (!to.ok()) return std::nullopt;
+      // ONNX TensorProto codes: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64 (held as int32).
+      const DType d = *to == 1 ? DType::kF32 : *to == 2 ? DType::kU8 : *to == 3 ? DType::kS8 : DType::kS32;
+      if (*to != 1 && *to != 2 && *to != 3 && *to != 6 && *to != 7) return std::nullopt;
+      return CastTensor(*in, d);
+    }
+    if (n.op_type == "ConstantOfShape") {
+      if (in->dtype() != DType::kS32 || in->shape().rank() != 1) return std::nullopt;
+      const std::span<const int32_t> dims = in->values<int32_t>();
+      Tensor fill = Tensor::FromValues<float>(Shape{1}, std::vector<float>{0.0f}).value();
+      if (const Attribute* a = n.attributes.Find("value"); a != nullptr) {
+        if (a->type() != AttrType::kTensor || a->t().NumElements() != 1) return std::nullopt;
+        fill = a->t();
+      }
+      Result<Tensor> out = Tensor::Create(fill.dtype(), Shape(std::vector<int64_t>(dims.begin(), dims.end())));
+      if (!out.ok() || out->NumElements() > (int64_t{1} << 24)) return std::nullopt;
+      const size_t size = DTypeSize(fill.dtype());
+      for (int64_t i = 0; i < out->NumElements(); ++i) {
+        std::memcpy(static_cast<std::byte*>(out->raw_data()) + i * static_cast<int64_t>(size), fill.raw_data(), size);
+      }
+      return *out;
+    }
+    return std::nullopt;
+  }
+
+  // `t` converted to `d` when every value is exactly representable (the zero points and biases folded here are),
+  // else nullopt.
+  static std::optional<Tensor> CastTensor(const Tensor& t, DType d) {
+    Result<Tensor> out = Tensor::Create(d, t.shape());
+    if (!out.ok()) return std::nullopt;
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      const double v = t.dtype() == DType::kF32 ? static_cast<double>(t.data<float>()[i]) : IntElement(t, i);
+      if (d == DType::kF32) {
+        out->data<float>()[i] = static_cast<float>(v);
+        continue;
+      }
+      if (v != std::trunc(v) || v < DTypeMin(d) || v > DTypeMax(d)) return std::nullopt;
+      switch (d) {
+        case DType::kU8: out->data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+        case DType::kS8: out->data<int8_t>()[i] = static_cast<int8_t>(v); break;
+        case DType::kS32: out->data<int32_t>()[i] = static_cast<int32_t>(v); break;
+        case DType::kF32: break;
+      }
+    }
+    return *out;
+  }
+
+  // The inputs of Q/DQ/QLinear nodes that Fold computes (scales, zero points, weights, biases) become constants;
+  // the nodes that made them are dropped once nothing reads them.
+  void FoldConstantInputs() {
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& n = g_.node(i);
+      if (!IsOnnxOp(n, kQ) && !IsOnnxOp(n, kDq) && !IsOnnxOp(n, "QLinearConv") && !IsOnnxOp(n, "QLinearMatMul")) {
+        continue;
+      }
+      for (size_t k = IsOnnxOp(n, kQ) ? 1 : 0; k < n.inputs.size(); ++k) {
+        const ValueId v = g_.node(i).inputs[k];
+        if (v == kNoValue || g_.value(v).kind != ValueKind::kNode) continue;
+        std::optional<Tensor> t = Fold(v);
+        if (!t) continue;
+        std::string name = g_.value(v).name + ".folded";
+        while (g_.FindValue(name) != kNoValue) name += "_";
+        Result<ValueId> c = g_.AddConstant(name, std::move(*t));
+        if (c.ok()) g_.mutable_node(i).inputs[k] = *c;
+      }
+    }
+  }
+
+  // PyTorch 1.13's exporter follows each QuantizeLinear with a Cast to the same 8-bit type: its readers read the
+  // QuantizeLinear's output instead.
+  void BypassNoOpCasts() {
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& n = g_.node(i);
+      if (!IsOnnxOp(n, "Cast") || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] == kNoValue ||
+          graph_output_[static_cast<size_t>(n.outputs[0])]) {
+        continue;
+      }
+      const int p = n.inputs[0] == kNoValue ? -1 : producer_[static_cast<size_t>(n.inputs[0])];
+      if (p < 0 || !IsOnnxOp(g_.node(p), kQ)) continue;
+      const Node& q = g_.node(p);
+      const Value* z = q.inputs.size() > 2 && q.inputs[2] != kNoValue ? &g_.value(q.inputs[2]) : nullptr;
+      const DType qd = z != nullptr && z->kind == ValueKind::kConstant ? z->dtype : DType::kU8;
+      const Result<int64_t> to = n.attributes.GetInt("to");
+      if (!to.ok() || !((qd == DType::kU8 && *to == 2) || (qd == DType::kS8 && *to == 3))) continue;
+      const ValueId from = n.outputs[0], to_value = n.inputs[0];
+      for (int r : consumers_[static_cast<size_t>(from)]) {
+        for (ValueId& in : g_.mutable_node(r).inputs) {
+          if (in == from) in = to_value;
+        }
+      }
+      dead_[static_cast<size_t>(i)] = true;
+    }
+    Compact();
   }
 
   // Where a node states an integer value's qparams: the value, the slots of its scale and zero point, and the axis
@@ -710,7 +835,10 @@ class Recognizer {
       }
       for (int i = 0; i < g_.num_nodes(); ++i) {
         const Node& n = g_.node(i);
-        if (dead_[static_cast<size_t>(i)] || !IsInt8Op(n, Int8Op::kDequantize)) continue;
+        const bool removable = IsInt8Op(n, Int8Op::kDequantize) || IsConstantMaker(n) || IsOnnxOp(n, "Cast");
+        if (dead_[static_cast<size_t>(i)] || !removable || n.outputs.size() != 1 || n.outputs[0] == kNoValue) {
+          continue;
+        }
         const size_t y = static_cast<size_t>(n.outputs[0]);
         if (live_uses[y] == 0 && !graph_output_[y]) dead_[static_cast<size_t>(i)] = changed = true;
       }

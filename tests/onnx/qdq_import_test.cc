@@ -1,7 +1,7 @@
 // Import of quantized ONNX models (issue 23; io/onnx/qdq_import.h, ops/float/quantize_linear.h,
-// integer_linear.h): the models of tests/data/models/make_quantized.py, a QDQ graph in ONNX Runtime's layout and a
-// QOperator graph, against ONNX Runtime's outputs with graph optimizations off (committed .npy files), and the
-// recognition's report on a group it cannot make int8.
+// integer_linear.h): the models of tests/data/models/make_quantized.py (a QDQ graph in ONNX Runtime's layout, a
+// QOperator graph) and make_quantized_torch.py (PyTorch 1.13's QDQ export), against ONNX Runtime's outputs with graph
+// optimizations off (committed .npy files), and the recognition's report on a group it cannot make int8.
 #include "io/onnx/qdq_import.h"
 
 #include <catch2/catch.hpp>
@@ -106,6 +106,29 @@ TEST_CASE("A QOperator model (QLinearConv, QLinearMatMul) runs within 1 LSB of O
   const Tensor ref = QdqImportRun(*as_written, FloatOpRegistry(), x);
   REQUIRE(ref.shape() == got.shape());
   for (int64_t i = 0; i < got.NumElements(); ++i) CHECK(got.data<float>()[i] == ref.data<float>()[i]);
+}
+
+TEST_CASE(
+    "PyTorch 1.13's QDQ export (Constant nodes, Casts) imports as octet's int8 graph, within 1 LSB of ONNX "
+    "Runtime",
+    "[onnx][qdq_import]") {
+  QdqImportReport report;
+  OnnxImportOptions options;
+  options.qdq_report = &report;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "torch_qdq_cnn.onnx", options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  INFO(g->ToString());
+  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd",
+                                                     "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+  CHECK(report.kept_float.empty());
+  // The output's LSB: the scale of the integers its Dequantize reads.
+  const Node& last = g->node(g->num_nodes() - 1);
+  REQUIRE(g->value(last.inputs[0]).qparams);
+  const float lsb = g->value(last.inputs[0]).qparams->scale();
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "torch_qdq_cnn.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "torch_qdq_cnn.output0.npy").value();
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
 }
 
 // x -> QuantizeLinear -> DequantizeLinear -> Conv (float weight) -> y: the Q/DQ become octet's ops, the Conv stays
