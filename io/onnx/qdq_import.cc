@@ -779,7 +779,6 @@ class Recognizer {
       case ConvertForm::kShared:
       case ConvertForm::kUnary:
       case ConvertForm::kClamp: {
-        if (*op == Int8Op::kQLookup) return KeepFloat(n, "lookup functions are not recognised at import"), OkStatus();
         const ValueId x = DequantizedFrom(n.inputs[0]);
         if (x == kNoValue || !Is8BitPerTensor(g_.value(x).qparams)) {
           return KeepFloat(n, "its input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
@@ -798,6 +797,8 @@ class Recognizer {
         }
         AttributeMap attributes = n.attributes;
         std::vector<ValueId> in = {x};
+        // QLookup: a 256-entry table through the ONNX function named by `function`, its attributes as ONNX's.
+        if (*op == Int8Op::kQLookup) attributes.Set("function", n.op_type);
         if (info.convert == ConvertForm::kClamp) {
           attributes = {};
           if (n.op_type == "Relu") {
@@ -813,7 +814,21 @@ class Recognizer {
         Rewrite(i, *op, std::move(in), std::move(attributes), *c);
         return OkStatus();
       }
-      case ConvertForm::kConcat:
+      case ConvertForm::kConcat: {
+        std::vector<ValueId> in;
+        for (ValueId v : n.inputs) {
+          const ValueId q = DequantizedFrom(v);
+          if (q == kNoValue || !Is8BitPerTensor(g_.value(q).qparams)) {
+            return KeepFloat(n, "an input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
+          }
+          in.push_back(q);
+        }
+        std::optional<OutputChain> c = FollowOutput(n.outputs[0], false, why);
+        if (!c) return KeepFloat(n, why), OkStatus();
+        // Inputs quantized otherwise than the output are requantized by QConcat itself.
+        Rewrite(i, *op, std::move(in), n.attributes, *c);
+        return OkStatus();
+      }
       case ConvertForm::kDynamic:
       case ConvertForm::kInserted:
       case ConvertForm::kUnset: break;

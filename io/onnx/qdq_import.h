@@ -12,7 +12,11 @@
 //     export writes for reduced ranges); u8 weights are shifted to s8 with their zero point;
 //   - Dequantize -> Add | Mul [-> Relu] -> Quantize becomes QAdd | QMul; Dequantize -> MaxPool | GlobalMaxPool ->
 //     Quantize with equal qparams QMaxPool | QGlobalMaxPool; AveragePool | GlobalAveragePool become QAveragePool |
-//     QGlobalAveragePool; Dequantize -> Relu | Clip -> Quantize with equal qparams QClamp.
+//     QGlobalAveragePool; Dequantize -> Relu | Clip -> Quantize with equal qparams QClamp; Concat QConcat;
+//     Sigmoid | Tanh | HardSigmoid | HardSwish | LeakyRelu QLookup; Dequantize -> Reshape | Flatten | ... ->
+//     Quantize with equal qparams the shape op on the integers;
+//   - PyTorch 1.13's form: scales, zero points, weights and biases made by Constant / ConstantOfShape / Cast nodes
+//     are folded into constants, and the Cast to the same 8-bit type after each QuantizeLinear is skipped;
 //   - QLinearConv / QLinearMatMul (the QOperator form) with constant weights, bias and qparams become QConv /
 //     QMatMul on the same integers.
 // Anything else stays as it was: the Q/DQ ops then run as ONNX ops (ops/float/quantize_linear.h), correct and

@@ -131,6 +131,24 @@ TEST_CASE(
   CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
 }
 
+TEST_CASE("QDQ groups of Concat, Sigmoid, LeakyRelu and Mul import as QConcat, QLookup and QMul",
+          "[onnx][qdq_import]") {
+  QdqImportReport report;
+  OnnxImportOptions options;
+  options.qdq_report = &report;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "qdq_misc.onnx", options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  CHECK(QdqImportOps(*g) ==
+        std::vector<std::string>{"Quantize", "QLookup", "QConcat", "QLookup", "QMul", "Dequantize"});
+  CHECK(report.kept_float.empty());
+  CHECK(g->node(1).attributes.GetString("function").value() == "Sigmoid");
+  CHECK(g->node(3).attributes.GetFloat("alpha").value() == 0.1f);
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "qdq_misc.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "qdq_misc.output0.npy").value();
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, 0.04f) == 0);
+}
+
 // x -> QuantizeLinear -> DequantizeLinear -> Conv (float weight) -> y: the Q/DQ become octet's ops, the Conv stays
 // float and the report says why.
 TEST_CASE("QDQ import reports a float node it cannot make int8", "[onnx][qdq_import]") {

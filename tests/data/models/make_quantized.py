@@ -5,6 +5,7 @@
                  DequantizeLinear pairs around Conv (s8 weights per output channel, int32 bias through
                  DequantizeLinear, Relu folded into the group), MaxPool, Conv with u8 per-tensor weights, Add,
                  Conv + Clip(0, 6), GlobalAveragePool, Flatten and Gemm; u8 activations.
+  qdq_misc.onnx  QDQ groups of Concat (inputs of other qparams), Sigmoid, LeakyRelu and Mul.
   qop_cnn.onnx   the QOperator form (ONNX Runtime's documented layout): QuantizeLinear, QLinearConv (s8 weights
                  per channel with int32 bias, then u8 weights per tensor), DequantizeLinear, Flatten,
                  QuantizeLinear, QLinearMatMul, DequantizeLinear.
@@ -166,9 +167,25 @@ def qop_cnn():
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])], "qop_cnn")
 
 
+def qdq_misc():
+    """Concat of differently quantized inputs, Sigmoid and LeakyRelu (table lookups), Mul of two activations."""
+    b = Builder()
+    x = b.qdq("x", 0.02, 128, "x")
+    sg = b.node("Sigmoid", [x], ["sigmoid"], "sigmoid")
+    sg = b.qdq(sg, 1.0 / 256, 0, "sigmoid")
+    cat = b.node("Concat", [x, sg], ["concat"], "concat", axis=1)
+    cat = b.qdq(cat, 0.025, 100, "concat")
+    lr = b.node("LeakyRelu", [cat], ["leaky"], "leaky", alpha=0.1)
+    lr = b.qdq(lr, 0.015, 20, "leaky")
+    mul = b.node("Mul", [lr, cat], ["mul"], "mul")
+    b.dq(b.q(mul, 0.04, 64, "mul_q"), 0.04, 64, "y")
+    return model(b, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6, 8, 8])], "qdq_misc")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name, make in (("qdq_cnn", qdq_cnn), ("qop_cnn", qop_cnn)):
+    for name, make in (("qdq_cnn", qdq_cnn), ("qop_cnn", qop_cnn), ("qdq_misc", qdq_misc)):
         onnx.save(make(), os.path.join(OUT, name + ".onnx"))
         x = rng.uniform(-2.5, 2.5, (4, 3, 8, 8)).astype(np.float32)
         np.save(os.path.join(OUT, name + ".input0.npy"), x)
