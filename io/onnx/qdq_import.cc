@@ -68,6 +68,8 @@ class Recognizer {
       if (dead_[static_cast<size_t>(i)]) continue;
       OCTET_RETURN_IF_ERROR(TryGroup(i));
     }
+    OCTET_RETURN_IF_ERROR(RemoveDeadNodes());  // first, so that a value's dead Dequantize readers do not count
+    FuseClamps();
     OCTET_RETURN_IF_ERROR(RemoveDeadNodes());
     SyncShapeOpRanges();
     g_ = g_.WithoutUnusedConstants();
@@ -673,6 +675,48 @@ class Recognizer {
     return OkStatus();
   }
 
+  // HardSwish as opset 13 writes it (octet's export too): x * HardSigmoid(x, alpha 1/6, beta 1/2). For HardSigmoid
+  // node h of a dequantized x, the Mul reading h's only output and x, else -1.
+  int HardSwishOf(int h) const {
+    const Node& n = g_.node(h);
+    if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] == kNoValue) return -1;
+    if (DequantizedFrom(n.inputs[0]) == kNoValue) return -1;
+    const Result<float> alpha = n.attributes.GetFloat("alpha", 0.2f), beta = n.attributes.GetFloat("beta", 0.5f);
+    if (!alpha.ok() || !beta.ok() || std::fabs(*alpha - 1.0f / 6.0f) > 1e-6f || *beta != 0.5f) return -1;
+    const int m = SoleConsumer(n.outputs[0]);
+    if (m < 0 || !IsOnnxOp(g_.node(m), "Mul") || g_.node(m).inputs.size() != 2) return -1;
+    const Node& mul = g_.node(m);
+    const ValueId other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
+    if (DequantizedFrom(other) != DequantizedFrom(n.inputs[0])) return -1;
+    return m;
+  }
+
+  // Mul(x, HardSigmoid(x)) -> Quantize becomes QLookup "HardSwish".
+  bool TryHardSwish(int i) {
+    const Node& n = g_.node(i);
+    if (n.inputs.size() != 2) return false;
+    for (ValueId v : n.inputs) {
+      const int h = v == kNoValue ? -1 : producer_[static_cast<size_t>(v)];
+      if (h < 0 || dead_[static_cast<size_t>(h)] || !IsOnnxOp(g_.node(h), "HardSigmoid") || HardSwishOf(h) != i) {
+        continue;
+      }
+      const ValueId x = DequantizedFrom(g_.node(h).inputs[0]);
+      if (!Is8BitPerTensor(g_.value(x).qparams)) return false;
+      std::string why;
+      std::optional<OutputChain> c = FollowOutput(n.outputs[0], false, why);
+      if (!c) {
+        KeepFloat(n, why);
+        return true;
+      }
+      AttributeMap attributes;
+      attributes.Set("function", "HardSwish");
+      dead_[static_cast<size_t>(h)] = true;
+      Rewrite(i, Int8Op::kQLookup, {x}, std::move(attributes), *c);
+      return true;
+    }
+    return false;
+  }
+
   // QLinearConv / QLinearMatMul (ONNX Runtime's QOperator form) whose weight, bias and qparams are constants:
   // QConv / QMatMul on the same integers (fp32 requantization, as the ONNX ops compute it here).
   Status TryQLinear(int i, Int8Op op) {
@@ -748,6 +792,8 @@ class Recognizer {
   Status TryGroup(int i) {
     const Node& n = g_.node(i);
     if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return OkStatus();
+    if (IsOnnxOp(n, "HardSigmoid") && HardSwishOf(i) >= 0) return OkStatus();  // rewritten at its Mul
+    if (IsOnnxOp(n, "Mul") && TryHardSwish(i)) return OkStatus();
     if (IsOnnxOp(n, "QLinearConv")) return TryQLinear(i, Int8Op::kQConv);
     if (IsOnnxOp(n, "QLinearMatMul")) return TryQLinear(i, Int8Op::kQMatMul);
     bool reads_dequantized = false;
@@ -835,6 +881,56 @@ class Recognizer {
     }
     KeepFloat(n, fmt::format("{} groups are not recognised at import", n.op_type));
     return OkStatus();
+  }
+
+  // A QClamp reading the only output of a QConv / QGemm / QMatMul / QAdd / QMul with the same qparams becomes that
+  // producer's fused activation, as Convert fuses it (quant/fuse_int8_activation.h; octet's export writes such a
+  // fused clamp as op -> Q -> DQ -> Clip -> Q). Exact: both clamp the same codes.
+  void FuseClamps() {
+    std::vector<int> producer(static_cast<size_t>(g_.num_values()), -1);
+    std::vector<int> uses(static_cast<size_t>(g_.num_values()), 0);
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      if (dead_[static_cast<size_t>(i)]) continue;
+      for (ValueId v : g_.node(i).outputs) {
+        if (v != kNoValue) producer[static_cast<size_t>(v)] = i;
+      }
+      for (ValueId v : g_.node(i).inputs) {
+        if (v != kNoValue) ++uses[static_cast<size_t>(v)];
+      }
+    }
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const Node& clamp = g_.node(i);
+      if (dead_[static_cast<size_t>(i)] || !IsInt8Op(clamp, Int8Op::kQClamp)) continue;
+      const ValueId mid = clamp.inputs[0];
+      const int p = producer[static_cast<size_t>(mid)];
+      if (p < 0 || uses[static_cast<size_t>(mid)] != 1 || graph_output_[static_cast<size_t>(mid)]) continue;
+      const Node& prod = g_.node(p);
+      const bool fusable = IsInt8Op(prod, Int8Op::kQConv) || IsInt8Op(prod, Int8Op::kQGemm) ||
+                           IsInt8Op(prod, Int8Op::kQMatMul) || IsInt8Op(prod, Int8Op::kQAdd) ||
+                           IsInt8Op(prod, Int8Op::kQMul);
+      if (!fusable || !SameQParams(*g_.value(mid).qparams, *g_.value(clamp.outputs[0]).qparams)) continue;
+      const Result<std::string> activation = prod.attributes.GetString("activation", "");
+      if (!activation.ok() || (!activation->empty() && *activation != "Relu")) continue;
+      const std::string act = *activation;
+      float lo = -INFINITY, hi = INFINITY;
+      if (const Attribute* a = clamp.attributes.Find("min"); a != nullptr && a->type() == AttrType::kFloat) lo = a->f();
+      if (const Attribute* a = clamp.attributes.Find("max"); a != nullptr && a->type() == AttrType::kFloat) hi = a->f();
+      if (act == "Relu") lo = std::max(lo, 0.0f);
+      if (!(lo <= hi)) continue;
+      Node& q = g_.mutable_node(p);
+      q.outputs[0] = clamp.outputs[0];
+      q.attributes.Erase("activation_min");
+      q.attributes.Erase("activation_max");
+      if (lo == 0.0f && hi == INFINITY) {
+        q.attributes.Set("activation", "Relu");
+      } else {
+        q.attributes.Set("activation", "Clip");
+        if (lo != -INFINITY) q.attributes.Set("activation_min", lo);
+        if (hi != INFINITY) q.attributes.Set("activation_max", hi);
+      }
+      producer[static_cast<size_t>(clamp.outputs[0])] = p;
+      dead_[static_cast<size_t>(i)] = true;
+    }
   }
 
   // Drops the absorbed nodes and the Dequantize nodes nothing reads any more.
