@@ -45,7 +45,8 @@ check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
   # [0, 255] on both sides, so for that model the activations' reduced ranges are checked by its outputs only.
   [ "${QDQ_LOOSE_CONSTANT_RANGES:-0}" = 1 ] && narrow="$narrow;s/affine u8 \[0, 127\]/affine u8 [0, 255]/"
   if ! diff <("$octet" inspect "$tmp/$name.octet" | grep ' qparams ' | sed "$narrow" | sort) \
-            <("$octet" inspect "$tmp/$name.onnx" | grep ' qparams ' | sed "$narrow" | sort) >"$tmp/$name.qparams.diff"; then
+            <("$octet" inspect "$tmp/$name.onnx" | grep ' qparams ' | sed "$narrow" | sort) \
+            >"$tmp/$name.qparams.diff"; then
     fail "$name: qparams differ between the .octet model (<) and its QDQ export imported back (>):" \
          "$(head -c 2000 "$tmp/$name.qparams.diff")"
   fi
@@ -89,7 +90,8 @@ QDQ_LOOSE_CONSTANT_RANGES=1 check transformer "$m/transformer13.onnx" x "$m/tran
 # imported groups and qparams; `octet vectors` writes test vectors for it that replay bit-exactly.
 q=$m/quantized
 out=$("$octet" inspect "$q/qdq_cnn.onnx" 2>&1) || fail "octet inspect qdq_cnn.onnx: $out"
-grep -qF "7 QDQ group(s) imported as int8 operators" <<<"$out" || fail "octet inspect qdq_cnn.onnx: no group count: $out"
+grep -qF "7 QDQ group(s) imported as int8 operators" <<<"$out" ||
+  fail "octet inspect qdq_cnn.onnx: no group count: $out"
 grep -qF "conv1_w_quantized qparams per_channel_symmetric s8" <<<"$out" ||
   fail "octet inspect qdq_cnn.onnx: no weight qparams: $out"
 if "$octet" vectors "$q/qdq_cnn.onnx" --input "x=$q/qdq_cnn.input0.npy" --out "$tmp/vectors" >"$tmp/vectors.log" 2>&1 &&
