@@ -14,6 +14,7 @@
 #include "io/file_util.h"
 #include "io/onnx/onnx_tensor.h"
 #include "io/onnx/opset_adapters.h"
+#include "io/onnx/qdq_import.h"
 #include "ops/float/registry.h"
 
 namespace octet {
@@ -345,6 +346,14 @@ Status ImportGraph(const onnx::GraphProto& gp, const OpRegistry& registry, const
   return VerifyGraph(graph);
 }
 
+// Issue 23: quantized models made elsewhere become octet's int8 graph (io/onnx/qdq_import.h).
+Status RecognizeQdq(const OnnxImportOptions& options, Graph& graph) {
+  if (!options.recognize_qdq) return OkStatus();
+  OCTET_ASSIGN_OR_RETURN(QdqImportReport report, RecognizeQdqGroups(graph));
+  if (options.qdq_report != nullptr) *options.qdq_report = std::move(report);
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view name,
@@ -365,6 +374,7 @@ Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view
   const onnx::GraphProto& gp = model.graph();
   Graph graph(gp.name().empty() ? "model" : gp.name());
   if (Status st = ImportGraph(gp, *registry, options.model_dir, graph); !st.ok()) return st.WithContext(where);
+  if (Status st = RecognizeQdq(options, graph); !st.ok()) return st.WithContext(where);
   return graph;
 }
 

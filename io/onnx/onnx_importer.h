@@ -16,6 +16,8 @@
 
 namespace octet {
 
+struct QdqImportReport;  // io/onnx/qdq_import.h
+
 // Opsets 1 to 6 are read for the ops whose schema opset 7 kept; opset_adapters.h rewrites the rest.
 inline constexpr int64_t kMinOnnxOpset = 1;
 inline constexpr int64_t kMaxOnnxOpset = 21;
@@ -27,6 +29,11 @@ struct OnnxImportOptions {
   // The folder of the model file: external tensor data is read from files inside it (never outside it, symbolic
   // links resolved). Empty: external data is refused.
   std::string model_dir;
+  // Rewrite QuantizeLinear / DequantizeLinear groups with constant qparams into octet's int8 operators
+  // (io/onnx/qdq_import.h); the graph then runs with QuantizedGraphRegistry(). False: keep the ONNX ops as written.
+  bool recognize_qdq = true;
+  // When set, receives what the recognition did and which nodes stayed float, and why.
+  QdqImportReport* qdq_report = nullptr;
 };
 
 // Converts a serialized ModelProto. `name` (usually the path) names the model in errors, which read

@@ -14,9 +14,11 @@
 #include "ops/float/gather_scatter.h"
 #include "ops/float/gemm.h"
 #include "ops/float/instance_norm.h"
+#include "ops/float/integer_linear.h"
 #include "ops/float/normalization.h"
 #include "ops/float/pad.h"
 #include "ops/float/pool.h"
+#include "ops/float/quantize_linear.h"
 #include "ops/float/range.h"
 #include "ops/float/reduce.h"
 #include "ops/float/reshape.h"
@@ -39,7 +41,9 @@ Status RegisterFloatOps(OpRegistry& registry) {
         // Ops for models users bring (issue 22).
         RegisterBinaryMathOps, RegisterCompareOps, RegisterExpandOps, RegisterRangeOps, RegisterResizeOps,
         RegisterVariadicOps, RegisterAxisScanOps, RegisterGatherScatterOps, RegisterDepthSpaceOps,
-        RegisterInstanceNormOps}) {
+        RegisterInstanceNormOps,
+        // ONNX's quantized operators with run-time qparams (issue 23).
+        RegisterQuantizeLinearOps, RegisterIntegerLinearOps}) {
     OCTET_RETURN_IF_ERROR(reg(registry));
   }
   return OkStatus();

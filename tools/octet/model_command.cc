@@ -16,6 +16,7 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/op_table.h"
 #include "io/file_name.h"
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
@@ -25,6 +26,7 @@
 #include "tools/octet/symbolic_shapes.h"
 #if OCTET_WITH_ONNX
 #include "io/onnx/onnx_importer.h"
+#include "io/onnx/qdq_import.h"
 #endif
 
 namespace octet::cli {
@@ -200,6 +202,10 @@ int Inspect(const InspectCommand& c) {
                fmt::join(symbolic.symbols, " = 1, "), exec.status().message());
   }
   if (!symbolic.note.empty()) fmt::print("({})\n", symbolic.note);
+  if (model->qdq_groups > 0 || !model->qdq_kept_float.empty()) {
+    fmt::print("quantized ONNX model: {} QDQ group(s) imported as int8 operators\n", model->qdq_groups);
+    for (const std::string& why : model->qdq_kept_float) fmt::print("  not int8: {}\n", why);
+  }
   std::map<std::string, int> op_counts;
   for (int n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
@@ -219,6 +225,17 @@ int Inspect(const InspectCommand& c) {
     fmt::print("{:4} {:<32} {:<20} ({}) -> {}{}{}\n", n, node.name, node.op_type, fmt::join(ins, ", "),
                fmt::join(outs, ", "), params > 0 ? fmt::format("  params {}", params) : "",
                exec.ok() && exec->is_folded(n) ? "  [folded]" : "");
+    // The qparams of the integers a node writes and of its integer weights: what they mean.
+    for (ValueId id : node.outputs) {
+      if (id != kNoValue && g.value(id).qparams) {
+        fmt::print("       {} qparams {}\n", g.value(id).name, g.value(id).qparams->ToString());
+      }
+    }
+    for (ValueId id : node.inputs) {
+      if (id != kNoValue && g.value(id).kind == ValueKind::kConstant && g.value(id).qparams) {
+        fmt::print("       {} qparams {}\n", g.value(id).name, g.value(id).qparams->ToString());
+      }
+    }
   }
   std::vector<std::string> counts;
   for (const auto& [op, n] : op_counts) counts.push_back(fmt::format("{} {}", op, n));
@@ -252,7 +269,12 @@ Result<LoadedModel> LoadModelFile(const std::string& path) {
     return model;
   }
 #if OCTET_WITH_ONNX
-  OCTET_ASSIGN_OR_RETURN(model.graph, ReadOnnxModel(path));
+  QdqImportReport qdq;
+  OnnxImportOptions options;
+  options.qdq_report = &qdq;
+  OCTET_ASSIGN_OR_RETURN(model.graph, ReadOnnxModel(path, options));
+  model.qdq_kept_float = std::move(qdq.kept_float);
+  model.qdq_groups = qdq.groups;
   return model;
 #else
   return Unimplemented("failed to load '{}': this build of octet has no ONNX import (built without protobuf)",
@@ -265,8 +287,14 @@ Result<Graph> LoadModel(const std::string& path) {
   return std::move(model.graph);
 }
 
+bool IsQuantizedModel(const LoadedModel& model) {
+  // An ONNX model whose QDQ groups became int8 operators at import (io/onnx/qdq_import.h) counts as one.
+  return model.is_octet || std::any_of(model.graph.nodes().begin(), model.graph.nodes().end(),
+                                       [](const Node& n) { return n.domain == kInt8Domain; });
+}
+
 OpRegistry RegistryFor(const LoadedModel& model) {
-  return model.is_octet ? QuantizedGraphRegistry() : FloatOpRegistry();
+  return IsQuantizedModel(model) ? QuantizedGraphRegistry() : FloatOpRegistry();
 }
 
 namespace {

@@ -39,6 +39,9 @@ struct LoadedModel {
   bool is_octet = false;
   OctetMetadata metadata;
   uint32_t format_version = 0;  // .octet only
+  // ONNX only: what QDQ import (io/onnx/qdq_import.h) left float, and why; empty for float models.
+  std::vector<std::string> qdq_kept_float;
+  int qdq_groups = 0;  // float operators QDQ import made int8
 };
 
 // Loads a .octet model (starting with the .octet magic, or named *.octet) or an ONNX model (where the build has
@@ -46,7 +49,11 @@ struct LoadedModel {
 Result<LoadedModel> LoadModelFile(const std::string& path);
 // The graph of LoadModelFile.
 Result<Graph> LoadModel(const std::string& path);
-// The registry that runs `model`: QuantizedGraphRegistry() for .octet models, FloatOpRegistry() for ONNX.
+// Whether `model` is quantized: a .octet model, or an ONNX model with int8 operators (its QDQ groups imported as
+// such).
+bool IsQuantizedModel(const LoadedModel& model);
+// The registry that runs `model`: QuantizedGraphRegistry() for .octet models and ONNX models with int8 operators
+// (quantized models import as such), FloatOpRegistry() for float ONNX models.
 OpRegistry RegistryFor(const LoadedModel& model);
 // "name=value" -> (name, value) for options such as --input and --calib; the name may itself contain '=' only if
 // the value does not (split at the last). `option` names the option in the error.

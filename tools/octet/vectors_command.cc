@@ -50,10 +50,10 @@ int Write(const VectorsCommand& c) {
   if (!context.ok()) return ReportFailure(context.status());
   Result<LoadedModel> model = LoadModelFile(c.model);
   if (!model.ok()) return ReportFailure(model.status());
-  if (!model->is_octet) {
+  if (!IsQuantizedModel(*model)) {
     return ReportFailure(
-        fmt::format("failed to write vectors of '{}': not a .octet model (quantize it first with "
-                    "`octet quantize`)",
+        fmt::format("failed to write vectors of '{}': not a .octet model or a quantized ONNX model (quantize it "
+                    "first with `octet quantize`)",
                     c.model));
   }
   VectorsOptions options;

@@ -1,0 +1,185 @@
+// Import of quantized ONNX models (issue 23; io/onnx/qdq_import.h, ops/float/quantize_linear.h,
+// integer_linear.h): the models of tests/data/models/make_quantized.py (a QDQ graph in ONNX Runtime's layout, a
+// QOperator graph) and make_quantized_torch.py (PyTorch 1.13's QDQ export), against ONNX Runtime's outputs with graph
+// optimizations off (committed .npy files), and the recognition's report on a group it cannot make int8.
+#include "io/onnx/qdq_import.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/op_table.h"
+#include "io/npy.h"
+#include "io/onnx/onnx_importer.h"
+#include "ops/float/registry.h"
+#include "quant/quantized_registry.h"
+
+namespace octet {
+namespace {
+
+const std::string kQuantizedModelsDir = std::string(OCTET_TEST_DATA_DIR) + "/models/quantized/";
+
+// The number of elements of `got` more than `lsb` (plus float noise) away from `want`.
+int64_t QdqImportBeyondOneLsb(const Tensor& got, const Tensor& want, float lsb) {
+  REQUIRE(got.shape() == want.shape());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < got.NumElements(); ++i) {
+    bad += std::fabs(got.data<float>()[i] - want.data<float>()[i]) > lsb * 1.001f ? 1 : 0;
+  }
+  return bad;
+}
+
+std::vector<std::string> QdqImportOps(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
+  return ops;
+}
+
+// Runs `g` on x, compiled for x's shape (the models' batch dim is dynamic).
+Tensor QdqImportRun(const Graph& g, const OpRegistry& registry, const Tensor& x) {
+  const Context context = Context::Create().value();
+  CompileOptions options;
+  options.input_shapes = {{g.value(g.inputs()[0]).name, x.shape()}};
+  auto exec = Executor::Compile(g, context, registry, options);
+  INFO(exec.status().message());
+  REQUIRE(exec.ok());
+  auto y = exec->Run(std::vector<Tensor>{x});
+  INFO(y.status().message());
+  REQUIRE(y.ok());
+  return (*y)[0];
+}
+
+TEST_CASE("A QDQ model in ONNX Runtime's layout imports as octet's int8 graph, within 1 LSB of ONNX Runtime",
+          "[onnx][qdq_import]") {
+  QdqImportReport report;
+  OnnxImportOptions options;
+  options.qdq_report = &report;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "qdq_cnn.onnx", options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  INFO(g->ToString());
+  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd", "QConv",
+                                                     "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+  CHECK(report.kept_float.empty());
+  CHECK(report.groups == 7);
+  // The folded Relu of conv1 and the Clip(0, 6) of conv3 (exactly codes 0 and 255 of scale 6/255: its output's full
+  // range, so nothing to narrow or fuse); conv2's u8 weight shifted to s8 with its zero point.
+  const Node& conv1 = g->node(1);
+  CHECK(conv1.attributes.GetString("activation", "").value() == "Relu");
+  const Value& w2 = g->value(g->node(3).inputs[1]);
+  CHECK(w2.dtype == DType::kS8);
+  REQUIRE(w2.qparams);
+  CHECK(w2.qparams->zero_point() == 132 - 128);  // the u8 zero point make_quantized.py wrote, minus 128
+  CHECK(g->value(g->node(1).inputs[1]).qparams->per_channel());
+
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "qdq_cnn.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "qdq_cnn.output0.npy").value();
+  const float lsb = 0.02f;  // the output's scale
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
+
+  // The same model with its Q/DQ ops run as ONNX ops (no recognition): also within 1 LSB.
+  OnnxImportOptions plain;
+  plain.recognize_qdq = false;
+  auto onnx_ops = ReadOnnxModel(kQuantizedModelsDir + "qdq_cnn.onnx", plain);
+  REQUIRE(onnx_ops.ok());
+  CHECK_FALSE(HasInt8Ops(*onnx_ops));
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*onnx_ops, FloatOpRegistry(), x), want, lsb) == 0);
+}
+
+TEST_CASE("A QOperator model (QLinearConv, QLinearMatMul) runs within 1 LSB of ONNX Runtime", "[onnx][qdq_import]") {
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "qop_cnn.onnx");
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  // The DequantizeLinear -> Flatten -> QuantizeLinear between them has equal qparams: Flatten moves the codes.
+  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QConv", "Flatten", "QMatMul", "Dequantize"});
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "qop_cnn.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "qop_cnn.output0.npy").value();
+  const Tensor got = QdqImportRun(*g, QuantizedGraphRegistry(), x);
+  CHECK(QdqImportBeyondOneLsb(got, want, 2.0f) == 0);
+  // The QLinear ops run as written (octet's kernels not used) give the same integers as QConv / QMatMul.
+  OnnxImportOptions plain;
+  plain.recognize_qdq = false;
+  auto as_written = ReadOnnxModel(kQuantizedModelsDir + "qop_cnn.onnx", plain);
+  REQUIRE(as_written.ok());
+  const Tensor ref = QdqImportRun(*as_written, FloatOpRegistry(), x);
+  REQUIRE(ref.shape() == got.shape());
+  for (int64_t i = 0; i < got.NumElements(); ++i) CHECK(got.data<float>()[i] == ref.data<float>()[i]);
+}
+
+TEST_CASE(
+    "PyTorch 1.13's QDQ export (Constant nodes, Casts) imports as octet's int8 graph, within 1 LSB of ONNX "
+    "Runtime",
+    "[onnx][qdq_import]") {
+  QdqImportReport report;
+  OnnxImportOptions options;
+  options.qdq_report = &report;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "torch_qdq_cnn.onnx", options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  INFO(g->ToString());
+  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd",
+                                                     "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+  CHECK(report.kept_float.empty());
+  // The output's LSB: the scale of the integers its Dequantize reads.
+  const Node& last = g->node(g->num_nodes() - 1);
+  REQUIRE(g->value(last.inputs[0]).qparams);
+  const float lsb = g->value(last.inputs[0]).qparams->scale();
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "torch_qdq_cnn.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "torch_qdq_cnn.output0.npy").value();
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
+}
+
+TEST_CASE("QDQ groups of Concat, Sigmoid, LeakyRelu and Mul import as QConcat, QLookup and QMul",
+          "[onnx][qdq_import]") {
+  QdqImportReport report;
+  OnnxImportOptions options;
+  options.qdq_report = &report;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + "qdq_misc.onnx", options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  CHECK(QdqImportOps(*g) ==
+        std::vector<std::string>{"Quantize", "QLookup", "QConcat", "QLookup", "QMul", "Dequantize"});
+  CHECK(report.kept_float.empty());
+  CHECK(g->node(1).attributes.GetString("function").value() == "Sigmoid");
+  CHECK(g->node(3).attributes.GetFloat("alpha").value() == 0.1f);
+  const Tensor x = ReadNpy(kQuantizedModelsDir + "qdq_misc.input0.npy").value();
+  const Tensor want = ReadNpy(kQuantizedModelsDir + "qdq_misc.output0.npy").value();
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, 0.04f) == 0);
+}
+
+// x -> QuantizeLinear -> DequantizeLinear -> Conv (float weight) -> y: the Q/DQ become octet's ops, the Conv stays
+// float and the report says why.
+TEST_CASE("QDQ import reports a float node it cannot make int8", "[onnx][qdq_import]") {
+  Graph g("partial");
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{1, 1, 4, 4}).value();
+  const ValueId s = g.AddConstant("s", Tensor::FromValues<float>(Shape{}, std::vector<float>{0.1f}).value()).value();
+  const ValueId z = g.AddConstant("z", Tensor::FromValues<uint8_t>(Shape{}, std::vector<uint8_t>{3}).value()).value();
+  const ValueId w =
+      g.AddConstant("w", Tensor::FromValues<float>(Shape{1, 1, 1, 1}, std::vector<float>{2.0f}).value()).value();
+  const ValueId xq = g.AddNodeValue("xq").value();
+  const ValueId xd = g.AddNodeValue("xd").value();
+  const ValueId y = g.AddNodeValue("y").value();
+  REQUIRE(g.AddNode(Node{"q", "QuantizeLinear", "", {}, {x, s, z}, {xq}}).ok());
+  REQUIRE(g.AddNode(Node{"dq", "DequantizeLinear", "", {}, {xq, s, z}, {xd}}).ok());
+  REQUIRE(g.AddNode(Node{"conv", "Conv", "", {}, {xd, w}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  auto report = RecognizeQdqGroups(g);
+  INFO(report.status().message());
+  REQUIRE(report.ok());
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "Dequantize", "Conv"});
+  CHECK(report->quantize == 1);
+  CHECK(report->dequantize == 1);
+  REQUIRE(report->kept_float.size() == 1);
+  CHECK(report->kept_float[0] == "'conv' (Conv) stays float: its weight is not a DequantizeLinear of a u8/s8 constant");
+  REQUIRE(g.value(g.FindValue("xq")).qparams);
+  CHECK(g.value(g.FindValue("xq")).qparams->zero_point() == 3);
+  // It runs: x = 0.26 -> code 3 + rne(2.6) = 6 -> 0.3 -> y = 0.6.
+  const Tensor in = Tensor::FromValues<float>(Shape{1, 1, 4, 4}, std::vector<float>(16, 0.26f)).value();
+  const Tensor out = QdqImportRun(g, QuantizedGraphRegistry(), in);
+  CHECK(out.data<float>()[0] == Approx(0.6f));
+}
+
+}  // namespace
+}  // namespace octet

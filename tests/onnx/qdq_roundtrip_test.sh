@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Round trip through ONNX (issue 23): `octet quantize --onnx` writes a model's int8 graph as QDQ; importing that
+# file back (io/onnx/qdq_import.h) must give the same int8 graph (the same operators, counted by `octet inspect`, and
+# the same qparams on every integer value), bit-identical outputs (the .npy files `octet run` writes are compared
+# byte for byte: dequantized with equal qparams, so equal integers), and the same `octet compare` report against the
+# float original. Presets of every backend with the reference numerics profile (fp32 requantization, int32 bias:
+# what QDQ expresses; the pytorch-fbgemm profile's float bias added before the multiply and tflite's q31 have no QDQ
+# form, and import as fp32).
+# Usage: qdq_roundtrip_test.sh OCTET MODELS_DIR
+set -uo pipefail
+octet=$1
+m=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-qdq-roundtrip.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
+  "$m/digits_calib_x.npy" "$tmp/calib_images.npy" || exit 77
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200])" \
+  "$m/digits_test_x.npy" "$tmp/test_mlp.npy"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200].reshape(-1, 1, 8, 8))" \
+  "$m/digits_test_x.npy" "$tmp/test_images.npy"
+
+ops() { "$octet" inspect "$1" | grep '^ops: '; }
+
+check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
+  local name=$1 model=$2 input=$3 calib=$4 test=$5
+  shift 5
+  if ! "$octet" quantize "$model" --calib "$input=$calib" -o "$tmp/$name.octet" --onnx "$tmp/$name.onnx" "$@" \
+       >"$tmp/$name.log" 2>&1; then
+    fail "$name: octet quantize $*: $(cat "$tmp/$name.log")"
+    return
+  fi
+  local a b before=$failures
+  a=$(ops "$tmp/$name.octet")
+  b=$(ops "$tmp/$name.onnx")
+  [ "$a" = "$b" ] || fail "$name: the imported QDQ graph differs: .octet has '$a', the ONNX import '$b'"
+  # The qparams of every integer value (activations, weights, biases), as `octet inspect` prints them. ONNX has no
+  # field for a weight's narrowed quant range: symmetric weights of [-127, 127] (the symmetric preset) come back
+  # as [-128, 127], which changes no output (the codes are constants); that one difference is allowed.
+  local narrow='s/symmetric s8 \[-127, 127\]/symmetric s8 [-128, 127]/'
+  # Likewise a float constant quantized as an operand of QAdd / QMul (a bias added by Add) keeps its codes but not
+  # a reduced u8 range [0, 127]: QDQ_LOOSE_CONSTANT_RANGES=1 (the transformer) compares every u8 [0, 127] as
+  # [0, 255] on both sides, so for that model the activations' reduced ranges are checked by its outputs only.
+  [ "${QDQ_LOOSE_CONSTANT_RANGES:-0}" = 1 ] && narrow="$narrow;s/affine u8 \[0, 127\]/affine u8 [0, 255]/"
+  if ! diff <("$octet" inspect "$tmp/$name.octet" | grep ' qparams ' | sed "$narrow" | sort) \
+            <("$octet" inspect "$tmp/$name.onnx" | grep ' qparams ' | sed "$narrow" | sort) \
+            >"$tmp/$name.qparams.diff"; then
+    fail "$name: qparams differ between the .octet model (<) and its QDQ export imported back (>):" \
+         "$(head -c 2000 "$tmp/$name.qparams.diff")"
+  fi
+  "$octet" run "$tmp/$name.octet" --input "$input=$test" --output-dir "$tmp/$name.octet.out" >/dev/null ||
+    fail "$name: octet run of the .octet model"
+  if ! "$octet" run "$tmp/$name.onnx" --input "$input=$test" --output-dir "$tmp/$name.onnx.out" \
+       >"$tmp/$name.run" 2>&1; then
+    fail "$name: octet run of the QDQ export: $(cat "$tmp/$name.run")"
+    return
+  fi
+  local n=0
+  for f in "$tmp/$name.octet.out"/*.npy; do
+    n=$((n + 1))
+    cmp -s "$f" "$tmp/$name.onnx.out/$(basename "$f")" ||
+      fail "$name: output $(basename "$f") differs between the .octet model and its QDQ export imported back"
+  done
+  [ "$n" -gt 0 ] || fail "$name: no outputs written"
+  # `octet compare` with the float original: the imported model's report is the .octet model's, figure for figure.
+  "$octet" compare "$model" "$tmp/$name.octet" --input "$input=$test" >"$tmp/$name.cmp.octet" 2>&1 ||
+    fail "$name: octet compare with the .octet model: $(cat "$tmp/$name.cmp.octet")"
+  "$octet" compare "$model" "$tmp/$name.onnx" --input "$input=$test" >"$tmp/$name.cmp.onnx" 2>&1 ||
+    fail "$name: octet compare with the imported QDQ model: $(cat "$tmp/$name.cmp.onnx")"
+  cmp -s "$tmp/$name.cmp.octet" "$tmp/$name.cmp.onnx" ||
+    fail "$name: octet compare reports differ: $(diff "$tmp/$name.cmp.octet" "$tmp/$name.cmp.onnx" | head -20)"
+  [ "$failures" -eq "$before" ] && echo "ok: $name: $a; $n output(s) bit-identical"
+}
+
+check cnn_x86 "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend x86
+check cnn_onednn "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend onednn
+check cnn_qnnpack "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend qnnpack
+check cnn_symmetric "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend symmetric
+check mlp_x86 "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend x86
+check mlp_qnnpack "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend qnnpack
+# Grouped, dilated and depthwise convolutions, fused clamps, HardSwish / Sigmoid / LeakyRelu / Tanh lookups, pools and
+# float islands (ConvTranspose, Pad); and a transformer block (QMatMul, QAdd, QMul around float LayerNorm/Softmax).
+check convs_x86 "$m/convs.onnx" x "$m/convs.input0.npy" "$m/convs.input0.npy" --backend x86
+QDQ_LOOSE_CONSTANT_RANGES=1 check transformer "$m/transformer13.onnx" x "$m/transformer13.input0.npy" \
+  "$m/transformer13.input0.npy"
+
+# A QDQ model made elsewhere (ONNX Runtime's layout, tests/data/models/make_quantized.py): `octet inspect` shows the
+# imported groups and qparams; `octet vectors` writes test vectors for it that replay bit-exactly.
+q=$m/quantized
+out=$("$octet" inspect "$q/qdq_cnn.onnx" 2>&1) || fail "octet inspect qdq_cnn.onnx: $out"
+grep -qF "7 QDQ group(s) imported as int8 operators" <<<"$out" ||
+  fail "octet inspect qdq_cnn.onnx: no group count: $out"
+grep -qF "conv1_w_quantized qparams per_channel_symmetric s8" <<<"$out" ||
+  fail "octet inspect qdq_cnn.onnx: no weight qparams: $out"
+if "$octet" vectors "$q/qdq_cnn.onnx" --input "x=$q/qdq_cnn.input0.npy" --out "$tmp/vectors" >"$tmp/vectors.log" 2>&1 &&
+   "$octet" vectors --replay "$tmp/vectors" >>"$tmp/vectors.log" 2>&1; then
+  echo "ok: qdq_cnn: $(tail -1 "$tmp/vectors.log")"
+else
+  fail "octet vectors of the imported qdq_cnn.onnx: $(cat "$tmp/vectors.log")"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "FAILED: $failures check(s)"
+  exit 1
+fi
+echo "QDQ round trip: all checks passed"
