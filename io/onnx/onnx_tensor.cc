@@ -15,6 +15,8 @@
 
 #include <fmt/ranges.h>
 
+#include "ops/float/half_float.h"
+
 namespace octet::onnx_import {
 namespace {
 
@@ -29,6 +31,8 @@ size_t StoredSize(int32_t t) {
     case TensorProto::INT32: return 4;
     case TensorProto::INT64: return 8;
     case TensorProto::BOOL: return 1;
+    case TensorProto::DOUBLE: return 8;
+    case TensorProto::FLOAT16: return 2;
     default: return 0;
   }
 }
@@ -39,6 +43,25 @@ int32_t SaturateToInt32(int64_t v) {
 
 // Copies `count` stored elements (little-endian bytes) into the tensor.
 void CopyStored(int32_t t, const char* src, int64_t count, Tensor& out) {
+  // DOUBLE and FLOAT16 are held as f32 (converted at the boundary).
+  if (t == TensorProto::DOUBLE) {
+    float* dst = out.data<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      double v;
+      std::memcpy(&v, src + i * 8, 8);
+      dst[i] = static_cast<float>(v);
+    }
+    return;
+  }
+  if (t == TensorProto::FLOAT16) {
+    float* dst = out.data<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + i * 2, 2);
+      dst[i] = HalfBitsToFloat(h);
+    }
+    return;
+  }
   if (t == TensorProto::INT64) {
     int32_t* dst = out.data<int32_t>();
     for (int64_t i = 0; i < count; ++i) {
@@ -144,6 +167,9 @@ Status CheckTypedCount(const TensorProto& p, int64_t count) {
   } else if (p.data_type() == TensorProto::INT64) {
     field = "int64_data";
     n = p.int64_data_size();
+  } else if (p.data_type() == TensorProto::DOUBLE) {
+    field = "double_data";
+    n = p.double_data_size();
   }
   if (n != count || TypedCount(p) != count) {
     return InvalidArgument("{} has {} values, dims [{}] need {}", field, n, fmt::join(p.dims(), ", "), count);
@@ -165,6 +191,22 @@ Status FillFromTyped(const TensorProto& p, int64_t count, Tensor& out) {
       if (p.int64_data_size() != count) return mismatch("int64_data", p.int64_data_size());
       int32_t* dst = out.data<int32_t>();
       for (int64_t i = 0; i < count; ++i) dst[i] = SaturateToInt32(p.int64_data(static_cast<int>(i)));
+      return OkStatus();
+    }
+    case TensorProto::DOUBLE: {
+      if (p.double_data_size() != count) return mismatch("double_data", p.double_data_size());
+      float* dst = out.data<float>();
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(p.double_data(static_cast<int>(i)));
+      return OkStatus();
+    }
+    case TensorProto::FLOAT16: {  // the half bits, one per int32_data value
+      if (p.int32_data_size() != count) return mismatch("int32_data", p.int32_data_size());
+      float* dst = out.data<float>();
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t v = p.int32_data(static_cast<int>(i));
+        if (v < 0 || v > 0xffff) return OutOfRange("int32_data[{}] = {} is not FLOAT16 bits", i, v);
+        dst[i] = HalfBitsToFloat(static_cast<uint16_t>(v));
+      }
       return OkStatus();
     }
     case TensorProto::INT32:
@@ -210,8 +252,11 @@ Result<DType> DTypeFromOnnx(int32_t elem_type) {
     case TensorProto::INT32: return DType::kS32;
     case TensorProto::INT64: return DType::kS32;
     case TensorProto::BOOL: return DType::kU8;
+    case TensorProto::DOUBLE: return DType::kF32;   // converted at the boundary
+    case TensorProto::FLOAT16: return DType::kF32;  // likewise (exact)
     default:
-      return Unimplemented("element type {} is not supported (octet reads FLOAT, UINT8, INT8, INT32, INT64, BOOL)",
+      return Unimplemented("element type {} is not supported (octet reads FLOAT, UINT8, INT8, INT32, INT64, BOOL, "
+                           "and DOUBLE and FLOAT16 as f32)",
                            OnnxTypeName(elem_type));
   }
 }
@@ -232,7 +277,9 @@ Result<Tensor> TensorFromOnnx(const TensorProto& p, const std::string& model_dir
   const int sources = (p.has_raw_data() ? 1 : 0) + (TypedCount(p) > 0 ? 1 : 0) + (external ? 1 : 0);
   if (sources > 1) return fail(InvalidArgument("more than one of raw_data, typed data and external data is set"));
   if (sources == 0 && count > 0) return fail(InvalidArgument("no data for dims [{}]", fmt::join(dims, ", ")));
-  if (TypedCount(p) > 0 && p.string_data_size() + p.double_data_size() + p.uint64_data_size() > 0) {
+  if (TypedCount(p) > 0 && p.string_data_size() + p.uint64_data_size() +
+                                (p.data_type() == TensorProto::DOUBLE ? 0 : p.double_data_size()) >
+                            0) {
     return fail(InvalidArgument("holds string, double or uint64 data for element type {}", OnnxTypeName(p.data_type())));
   }
   // The data must be all there before the tensor is allocated: otherwise a few bytes of model declaring huge dims

@@ -182,7 +182,8 @@ def registered_ops():
         ops.update(re.findall(r'Register\(\s*""\s*,\s*"([A-Za-z]+)"', text))
         ops.update(re.findall(r'Register[A-Za-z]*\(\s*registry\s*,\s*"([A-Za-z]+)"', text))
         ops.update(re.findall(r'Entry\{\s*"([A-Za-z]+)"', text))
-        ops.update(re.findall(r'"(Reduce[A-Za-z]+)"', text))
+        ops.update(re.findall(r'"(Reduce[A-Za-z0-9]+)"', text))
+        ops.update(re.findall(r'\{\s*"([A-Z][A-Za-z]+)",\s*\[\]\(float', text))  # tables of lambdas
     if "Resize" in ops:
         ops.add("Upsample")  # io/onnx/opset_adapters.cc reads it as Resize
     return ops
@@ -277,8 +278,13 @@ def run_case(octet, case, tmp, raise_opset):
             if x is None:
                 return "excepted", "%s/%s: input %d has no .npy form" % (case, s, k), ops
             npy = os.path.join(tmp, "%s_%s_%d.npy" % (tag, s, k))
-            # octet holds BOOL as u8 0/1 and reads bool only from uint8 .npy files.
-            np.save(npy, x.astype(np.uint8) if x.dtype == np.bool_ else x)
+            # octet holds BOOL as u8 0/1 and reads bool only from uint8 .npy files; it reads DOUBLE and FLOAT16
+            # models as f32 and their inputs from float32 .npy files (as its message for float64 files says).
+            if x.dtype == np.bool_:
+                x = x.astype(np.uint8)
+            elif x.dtype in (np.float64, np.float16):
+                x = x.astype(np.float32)
+            np.save(npy, x)
             args += ["--input", "%s=%s" % (vi.name, npy)]
         try:
             r = subprocess.run(args, capture_output=True, text=True, timeout=HANG_S)
@@ -295,12 +301,15 @@ def run_case(octet, case, tmp, raise_opset):
             if not os.path.exists(path):
                 return "wrong", "%s/%s: no output %s" % (case, s, vo.name), ops
             got = np.load(path)
-            # Integer and bool results (comparisons, Mod, Max/Min of ints) must be exact; floats within 1e-4.
+            # Integer and bool results (comparisons, Mod, Max/Min of ints) must be exact; floats within 1e-4, and
+            # FLOAT16 ones, which the reference rounded to half precision while octet computes in f32, within
+            # half a half-precision step (2^-11 relative).
             if want.dtype.kind in "biu":
                 same = got.shape == want.shape and np.array_equal(got.astype(np.int64), want.astype(np.int64))
             else:
+                tol = 1e-3 if want.dtype == np.float16 else 1e-4
                 same = got.shape == want.shape and np.allclose(got.astype(np.float64), want.astype(np.float64),
-                                                               rtol=1e-4, atol=1e-4, equal_nan=True)
+                                                               rtol=tol, atol=tol, equal_nan=True)
             if not same:
                 return "wrong", "%s/%s output %s: got %s %s, want %s %s" % (
                     case, s, vo.name, got.shape, got.ravel()[:6], want.shape, want.ravel()[:6]), ops
