@@ -28,6 +28,7 @@ struct NdGeometry {
   std::vector<int64_t> in, out, kernel, strides, dilations,
       pads;  // pads: begin per axis, then end per axis
   bool count_include_pad = false;
+  bool column_major = false;  // MaxPool's storage_order 1: Indices count the spatial dims in column-major order
   int64_t InSize() const { return Product(in); }
   int64_t OutSize() const { return Product(out); }
 };
@@ -47,7 +48,7 @@ void PoolPlane(const NdGeometry& g, bool is_max, const T* x, T* y, int32_t* indi
     int64_t best_index = 0;
     std::fill(k.begin(), k.end(), 0);
     for (int64_t ki = 0; ki < kernel_size; ++ki) {
-      int64_t flat = 0;
+      int64_t flat = 0, column = 0, column_stride = 1;  // row-major (reading) and column-major positions
       bool in_range = true, in_padded = true;
       for (int d = 0; d < nd; ++d) {
         const size_t s = static_cast<size_t>(d);
@@ -55,6 +56,8 @@ void PoolPlane(const NdGeometry& g, bool is_max, const T* x, T* y, int32_t* indi
         in_range = in_range && pos >= 0 && pos < g.in[s];
         in_padded = in_padded && pos < g.in[s] + g.pads[s + static_cast<size_t>(nd)];
         flat = flat * g.in[s] + pos;
+        column += pos * column_stride;
+        column_stride *= g.in[s];
       }
       if (in_padded) ++padded;
       if (in_range) {
@@ -62,7 +65,7 @@ void PoolPlane(const NdGeometry& g, bool is_max, const T* x, T* y, int32_t* indi
         const T v = x[flat];
         if (is_max) {
           if constexpr (std::is_floating_point_v<T>) nan |= v != v;
-          if (!any || v > best) best = v, best_index = flat;
+          if (!any || v > best) best = v, best_index = g.column_major ? column : flat;
           any = true;
         } else {
           sum += static_cast<double>(v);
@@ -135,7 +138,10 @@ Result<PreparedOp> PrepareNdPool(const OpPrepareArgs& args, bool is_max) {
   OCTET_ASSIGN_OR_RETURN(int64_t ceil_mode, at.GetInt("ceil_mode", 0));
   OCTET_ASSIGN_OR_RETURN(int64_t count_include_pad, at.GetInt("count_include_pad", 0));
   OCTET_ASSIGN_OR_RETURN(int64_t storage_order, at.GetInt("storage_order", 0));
-  if (storage_order != 0) return Unimplemented("storage_order {} is not supported", storage_order);
+  if (storage_order != 0 && storage_order != 1) {
+    return InvalidArgument("attribute 'storage_order' must be 0 (row major) or 1 (column major), got {}", storage_order);
+  }
+  g.column_major = storage_order == 1;
   OCTET_RETURN_IF_ERROR(CheckPositiveInts("kernel_shape", g.kernel, nd));
   OCTET_RETURN_IF_ERROR(CheckPositiveInts("strides", g.strides, nd));
   OCTET_RETURN_IF_ERROR(CheckPositiveInts("dilations", g.dilations, nd));

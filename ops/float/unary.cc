@@ -2,7 +2,9 @@
 #include "ops/float/unary.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -179,6 +181,10 @@ Result<DType> OnnxElemTypeToDType(int64_t t) {
     case 3: return DType::kS8;    // INT8
     case 6: return DType::kS32;   // INT32
     case 7: return DType::kS32;   // INT64, held as s32 by octet
+    case 4: return DType::kS32;   // UINT16, held as s32 (clamped to its range)
+    case 5: return DType::kS32;   // INT16, likewise
+    case 12: return DType::kS32;  // UINT32, held as s32 (clamped to [0, INT32_MAX])
+    case 13: return DType::kS32;  // UINT64, likewise
     case 9: return DType::kU8;    // BOOL, held as u8 0/1
     case 10: return DType::kF32;  // FLOAT16, held as f32 (rounded to half values)
     case 11: return DType::kF32;  // DOUBLE, held as f32
@@ -186,7 +192,8 @@ Result<DType> OnnxElemTypeToDType(int64_t t) {
   }
 }
 
-// Cast to BOOL (non-zero is 1) and to FLOAT16 (rounded to the nearest half value), on top of the plain cast.
+// Cast to BOOL (non-zero is 1), to FLOAT16 (rounded to the nearest half value) and to the integer types held as s32
+// (clamped to their range), on top of the plain cast.
 void CastFinish(int64_t to_code, DType from, const void* src, void* dst, int64_t n) {
   if (to_code == 9) {
     auto* y = static_cast<uint8_t*>(dst);
@@ -201,6 +208,11 @@ void CastFinish(int64_t to_code, DType from, const void* src, void* dst, int64_t
   } else if (to_code == 10) {
     auto* y = static_cast<float*>(dst);
     for (int64_t i = 0; i < n; ++i) y[i] = RoundToHalf(y[i]);
+  } else if (to_code == 4 || to_code == 5 || to_code == 12 || to_code == 13) {
+    const int32_t lo = to_code == 5 ? -32768 : 0;
+    const int32_t hi = to_code == 4 ? 65535 : to_code == 5 ? 32767 : INT32_MAX;
+    auto* y = static_cast<int32_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) y[i] = std::clamp(y[i], lo, hi);
   }
 }
 
@@ -263,6 +275,46 @@ Result<PreparedOp> PrepareSign(const OpPrepareArgs& args) {
 
 }  // namespace
 
+// Neg and Abs: f32 as the other unary functions, and integer tensors (s32 for ONNX's int32/int64, s8; u8 for Abs)
+// with two's complement wrap-around, as ONNX's integer arithmetic (the LayerNormalization function negates an axis).
+Status RegisterNegAbs(OpRegistry& registry, const char* op, bool abs) {
+  return registry.Register("", op, [abs](const OpPrepareArgs& args) -> Result<PreparedOp> {
+    const char* name = abs ? "abs" : "neg";
+    if (args.inputs.empty() || args.inputs[0].dtype == DType::kF32) {
+      return PrepareUnary(args, 1, name, [abs]() -> Result<std::unique_ptr<OpKernel>> {
+        if (abs) return UnaryKernel([](float x) { return std::fabs(x); });
+        return UnaryKernel([](float x) { return -x; });
+      });
+    }
+    OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+    OCTET_RETURN_IF_ERROR(CheckNotQuantized(args, 0));
+    const DType dtype = args.inputs[0].dtype;
+    if (dtype == DType::kU8 && !abs) return InvalidArgument("Neg of an unsigned (u8) tensor is not defined");
+    auto kernel = MakeKernel([dtype, abs](const OpRunArgs& r) -> Status {
+      const int64_t n = r.outputs[0].NumElements();
+      auto run = [&](auto tag) {
+        using T = decltype(tag);
+        using U = std::make_unsigned_t<T>;
+        const T* x = r.inputs[0].data<T>();
+        T* y = r.outputs[0].data<T>();
+        for (int64_t i = 0; i < n; ++i) {
+          const bool flip = !abs || x[i] < 0;
+          y[i] = flip ? static_cast<T>(U(0) - static_cast<U>(x[i])) : x[i];  // wraps for the most negative value
+        }
+      };
+      switch (dtype) {
+        case DType::kS32: run(int32_t{}); break;
+        case DType::kS8: run(int8_t{}); break;
+        case DType::kU8: std::memcpy(r.outputs[0].raw_data(), r.inputs[0].raw_data(), static_cast<size_t>(n)); break;
+        case DType::kF32: break;
+      }
+      return OkStatus();
+    });
+    return MakePrepared({{dtype, args.inputs[0].shape}}, std::move(kernel),
+                        fmt::format("{}_{}", name, DTypeName(dtype)));
+  });
+}
+
 // ONNX's other element-wise float functions (trigonometric, hyperbolic, Softsign, Celu, Shrink, ThresholdedRelu).
 Status RegisterMoreUnaryOps(OpRegistry& registry) {
   using Fn = float (*)(float);
@@ -308,8 +360,8 @@ Status RegisterUnaryOps(OpRegistry& registry) {
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sqrt", "sqrt", [](float x) { return std::sqrt(x); }));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Exp", "exp", [](float x) { return std::exp(x); }));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Log", "log", [](float x) { return std::log(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Neg", "neg", [](float x) { return -x; }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Abs", "abs", [](float x) { return std::fabs(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, "Neg", false));
+  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, "Abs", true));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Reciprocal", "reciprocal", [](float x) { return 1.0f / x; }));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Clip", PrepareClip));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Gelu", PrepareGelu));

@@ -279,11 +279,15 @@ def run_case(octet, case, tmp, raise_opset):
                 return "excepted", "%s/%s: input %d has no .npy form" % (case, s, k), ops
             npy = os.path.join(tmp, "%s_%s_%d.npy" % (tag, s, k))
             # octet holds BOOL as u8 0/1 and reads bool only from uint8 .npy files; it reads DOUBLE and FLOAT16
-            # models as f32 and their inputs from float32 .npy files (as its message for float64 files says).
+            # models as f32 and their inputs from float32 .npy files (as its message for float64 files says), and
+            # INT16, UINT16, UINT32 and UINT64 as int32.
             if x.dtype == np.bool_:
                 x = x.astype(np.uint8)
             elif x.dtype in (np.float64, np.float16):
                 x = x.astype(np.float32)
+            elif x.dtype in (np.int16, np.uint16, np.uint32, np.uint64) and \
+                    np.all(x.astype(np.int64) <= np.iinfo(np.int32).max):
+                x = x.astype(np.int32)  # octet holds these as int32, like int64
             np.save(npy, x)
             args += ["--input", "%s=%s" % (vi.name, npy)]
         try:
