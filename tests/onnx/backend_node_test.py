@@ -200,10 +200,10 @@ STATES = ("pass", "refused", "wrong", "crash", "hang", "excepted")
 
 
 # Case-name prefixes that abbreviate the op they test.
-CASE_ALIASES = {"sce": "SoftmaxCrossEntropyLoss", "nllloss": "NegativeLogLikelihoodLoss", "lrn": "LRN",
-                "basicconv": "Conv", "convwith": "Conv", "upsample": "Upsample", "training": "Dropout",
-                "bitshift": "BitShift", "expand": "Expand", "greaterequal": "GreaterOrEqual",
-                "lessequal": "LessOrEqual"}
+CASE_ALIASES = {"basicconvinteger": "ConvInteger", "sce": "SoftmaxCrossEntropyLoss",
+                "nllloss": "NegativeLogLikelihoodLoss", "lrn": "LRN", "basicconv": "Conv", "convwith": "Conv",
+                "upsample": "Upsample", "training": "Dropout", "bitshift": "BitShift", "expand": "Expand",
+                "greaterequal": "GreaterOrEqual", "lessequal": "LessOrEqual"}
 
 
 def onnx_op_names():
