@@ -7,9 +7,8 @@ Usage:
       The conformance run: every case of node/, at the opset it was written for, in N parallel processes (default:
       the CPU count). Each case ends as pass, refused (octet exits 1 or 2 with a message), wrong (an output differs
       or is missing), crash (a signal, an internal error, another exit code) or hang (over $OCTET_HANG_S seconds,
-      default 30); cases
-      whose inputs or outputs have no .npy form (sequences, optionals, strings) are counted as excepted. Writes the
-      per-op table (markdown) to FILE and prints it. The curated lists below must pass outright (CASES raised to
+      default 30); cases whose inputs or outputs have no .npy form (sequences, optionals, strings) are counted as
+      excepted. Writes the per-op table (markdown) to FILE and prints it. The curated lists below must pass outright (CASES raised to
       opset 13, the others as written). Exits 1 on any wrong result, crash, hang or curated case that does not pass;
       a refusal elsewhere is counted, not failed.
   backend_node_test.py OCTET CASE...   the cases named; exits 1 on any that does not pass
