@@ -248,7 +248,7 @@ Status Executor::Impl::PrepareNodes(const OpRegistry& registry, const CompileOpt
     const OpPrepareFn& prepare = *registry.Find(node.domain, node.op_type);
     const int64_t limit = options.max_tensor_elements > 0 ? options.max_tensor_elements : Shape::kMaxElements;
     needs_run_time_data = false;
-    auto result = prepare(OpPrepareArgs{node, infos, *context, limit, output_qparams, output_names});
+    auto result = prepare(OpPrepareArgs{node, infos, *context, limit, output_qparams, output_names, &registry});
     if (!result.ok() && needs_run_time_data) {
       // An output shape depends on a graph input's data: the nodes from here on are compiled for each run.
       deferred = true;

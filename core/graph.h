@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -55,6 +57,8 @@ struct Value {
   std::optional<QParams> qparams;
 };
 
+class Graph;
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -62,6 +66,9 @@ struct Node {
   AttributeMap attributes;
   std::vector<ValueId> inputs;   // kNoValue for an omitted optional input
   std::vector<ValueId> outputs;  // kNoValue for an omitted optional output
+  // Control flow (If's then_branch/else_branch, Loop's body), by attribute name: closed graphs whose trailing inputs
+  // are the outer values they read, which are also this node's trailing inputs (ops/float/control_flow.h).
+  std::map<std::string, std::shared_ptr<const Graph>> subgraphs = {};
 };
 
 // A graph is a plain container: Add* functions check only what keeps it addressable (unique value names, ids in

@@ -91,6 +91,8 @@ struct PreparedOp {
   std::vector<Tensor> constant_outputs;
 };
 
+class OpRegistry;
+
 struct OpPrepareArgs {
   const Node& node;
   std::span<const ValueInfo> inputs;  // one per node input slot
@@ -103,6 +105,8 @@ struct OpPrepareArgs {
   std::span<const QParams* const> output_qparams;
   // One per node output slot: the output value's name ("" for an omitted slot), for error messages.
   std::span<const std::string_view> output_names = {};
+  // The registry compiling the graph, for operators that compile subgraphs (If, Loop); may be null.
+  const OpRegistry* registry = nullptr;
 };
 
 // Validates node and inputs (arity, dtypes, ranks, attributes, axes), infers the outputs and builds the kernel.

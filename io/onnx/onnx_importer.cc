@@ -24,9 +24,8 @@ using onnx::AttributeProto;
 
 // Attribute kinds octet has no use for make their node unsupported rather than the model malformed.
 bool IsUnsupportedKind(AttributeProto::AttributeType t) {
-  return t == AttributeProto::GRAPH || t == AttributeProto::GRAPHS || t == AttributeProto::SPARSE_TENSOR ||
-         t == AttributeProto::SPARSE_TENSORS || t == AttributeProto::TYPE_PROTO || t == AttributeProto::TYPE_PROTOS ||
-         t == AttributeProto::TENSORS;
+  return t == AttributeProto::GRAPHS || t == AttributeProto::SPARSE_TENSOR || t == AttributeProto::SPARSE_TENSORS ||
+         t == AttributeProto::TYPE_PROTO || t == AttributeProto::TYPE_PROTOS || t == AttributeProto::TENSORS;
 }
 
 // Fails unless only the field of the declared type holds data (ONNX 1.12's checker does not look).
@@ -250,6 +249,7 @@ Result<Node> ImportNode(const onnx::NodeProto& np, const std::string& name, cons
     }
     Status fields = CheckAttributeFields(a);
     if (!fields.ok()) return fields.WithContext(node_where);
+    if (a.type() == AttributeProto::GRAPH) continue;  // ImportSubgraphs reads it
     if (IsUnsupportedKind(a.type())) {
       why_unsupported = fmt::format("attribute '{}' is a {}", a.name(), AttributeProto::AttributeType_Name(a.type()));
       continue;
@@ -299,9 +299,27 @@ Result<std::vector<bool>> AbsorbConstantNodes(const onnx::GraphProto& gp, const 
   return absorbed;
 }
 
-Status ImportGraph(const onnx::GraphProto& gp, const OpRegistry& registry, const std::string& model_dir,
-                   Graph& graph) {
-  OCTET_RETURN_IF_ERROR(ImportValues(gp, model_dir, graph));
+// What every level of a model's graphs is imported with.
+struct ImportScope {
+  const OpRegistry& registry;
+  const std::string& model_dir;
+  int64_t opset;
+};
+
+Status ImportSubgraphs(const onnx::NodeProto& np, const ImportScope& scope, Graph& graph, Node& node);
+Status ImportSubgraphValues(const onnx::GraphProto& gp, const std::vector<std::string>& outer,
+                            const std::string& model_dir, Graph& graph);
+
+// `outer` (subgraphs only): the names of outer-scope values the graph reads, added as trailing graph inputs.
+Status ImportGraph(const onnx::GraphProto& gp, const ImportScope& scope, Graph& graph,
+                   const std::vector<std::string>* outer = nullptr) {
+  const OpRegistry& registry = scope.registry;
+  const std::string& model_dir = scope.model_dir;
+  if (outer != nullptr) {
+    OCTET_RETURN_IF_ERROR(ImportSubgraphValues(gp, *outer, model_dir, graph));
+  } else {
+    OCTET_RETURN_IF_ERROR(ImportValues(gp, model_dir, graph));
+  }
   OCTET_ASSIGN_OR_RETURN(std::vector<std::string> names, NodeNames(gp));
   OCTET_ASSIGN_OR_RETURN(std::vector<bool> absorbed, AbsorbConstantNodes(gp, model_dir, graph));
   // Every node output exists before any node is read, so inputs may name later nodes (sorted below).
@@ -325,6 +343,8 @@ Status ImportGraph(const onnx::GraphProto& gp, const OpRegistry& registry, const
                                         node.op_type));
     } else if (!why.empty()) {
       unsupported.push_back(fmt::format("'{}' ({}: {})", node.name, node.op_type, why));
+    } else {
+      OCTET_RETURN_IF_ERROR(ImportSubgraphs(gp.node(i), scope, graph, node));
     }
     OCTET_RETURN_IF_ERROR(graph.AddNode(std::move(node)).status());
   }
@@ -354,6 +374,91 @@ Status RecognizeQdq(const OnnxImportOptions& options, Graph& graph) {
   return OkStatus();
 }
 
+// Control flow. A subgraph (If's branches, Loop's body) becomes a closed octet Graph on its node (Node::subgraphs):
+// the outer-scope values it reads, itself or through subgraphs of its own, become trailing inputs of the subgraph
+// and of the node (counted by the node's octet_outer_inputs attribute), so the executor sees every dependency.
+
+// Adds the names `gp` reads without defining them (node inputs, outputs, and those of nested subgraphs) to `free`.
+void CollectOuterNames(const onnx::GraphProto& gp, std::vector<std::string>& free) {
+  std::unordered_set<std::string> defined;
+  for (const auto& init : gp.initializer()) defined.insert(init.name());
+  for (const auto& vi : gp.input()) defined.insert(vi.name());
+  for (const auto& n : gp.node()) defined.insert(n.output().begin(), n.output().end());
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && defined.count(name) == 0 && std::find(free.begin(), free.end(), name) == free.end()) {
+      free.push_back(name);
+    }
+  };
+  for (const auto& n : gp.node()) {
+    for (const std::string& in : n.input()) add(in);
+    for (const AttributeProto& a : n.attribute()) {
+      if (a.type() != AttributeProto::GRAPH || !a.has_g()) continue;
+      std::vector<std::string> nested;
+      CollectOuterNames(a.g(), nested);
+      for (const std::string& name : nested) add(name);
+    }
+  }
+  for (const auto& vi : gp.output()) add(vi.name());
+}
+
+// A subgraph's own inputs (Loop's iteration number, cond and carried values) and its outer values. Their dtypes
+// and shapes are placeholders: the operator compiles the subgraph for the values it is given.
+Status ImportSubgraphValues(const onnx::GraphProto& gp, const std::vector<std::string>& outer,
+                            const std::string& model_dir, Graph& graph) {
+  onnx::GraphProto own;  // the subgraph's initializers, without its inputs
+  *own.mutable_initializer() = gp.initializer();
+  OCTET_RETURN_IF_ERROR(ImportValues(own, model_dir, graph));
+  for (const auto& vi : gp.input()) {
+    if (vi.name().empty()) return InvalidArgument("a subgraph input has no name");
+    if (graph.FindValue(vi.name()) != kNoValue) return DefinedTwice(vi.name(), "a subgraph input");
+    DType dtype = DType::kF32;
+    if (vi.type().has_tensor_type()) {
+      auto d = onnx_import::DTypeFromOnnx(vi.type().tensor_type().elem_type());
+      if (!d.ok()) return d.status().WithContext(fmt::format("subgraph input '{}'", vi.name()));
+      dtype = *d;
+    } else if (vi.has_type()) {
+      return Unimplemented("subgraph input '{}' is not a tensor (sequences and optionals are not supported)",
+                           vi.name());
+    }
+    OCTET_RETURN_IF_ERROR(graph.AddInput(vi.name(), dtype, Shape()).status());
+  }
+  for (const std::string& name : outer) OCTET_RETURN_IF_ERROR(graph.AddInput(name, DType::kF32, Shape()).status());
+  return OkStatus();
+}
+
+// Imports the GRAPH attributes of `np` into node.subgraphs and appends the outer values they read to node.inputs.
+Status ImportSubgraphs(const onnx::NodeProto& np, const ImportScope& scope, Graph& graph, Node& node) {
+  std::vector<std::string> outer;
+  for (const AttributeProto& a : np.attribute()) {
+    if (a.type() == AttributeProto::GRAPH) CollectOuterNames(a.g(), outer);
+  }
+  if (outer.empty() && std::none_of(np.attribute().begin(), np.attribute().end(),
+                                    [](const AttributeProto& a) { return a.type() == AttributeProto::GRAPH; })) {
+    return OkStatus();
+  }
+  const std::string where = fmt::format("node '{}' ({})", node.name, node.op_type);
+  for (const std::string& name : outer) {
+    const ValueId id = graph.FindValue(name);
+    if (id == kNoValue) {
+      return InvalidArgument("{}: a subgraph reads '{}', which no enclosing graph defines", where, name);
+    }
+    node.inputs.push_back(id);
+  }
+  node.attributes.Set("octet_outer_inputs", static_cast<int64_t>(outer.size()));
+  for (const AttributeProto& a : np.attribute()) {
+    if (a.type() != AttributeProto::GRAPH) continue;
+    const std::string what = fmt::format("{} subgraph '{}'", where, a.name());
+    onnx::GraphProto gp = a.g();
+    if (Status st = onnx_import::AdaptToOctetOpset(gp, scope.opset, scope.registry); !st.ok()) {
+      return st.WithContext(what);
+    }
+    auto sub = std::make_shared<Graph>(gp.name().empty() ? a.name() : gp.name());
+    if (Status st = ImportGraph(gp, scope, *sub, &outer); !st.ok()) return st.WithContext(what);
+    node.subgraphs[a.name()] = std::move(sub);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view name,
@@ -373,7 +478,8 @@ Result<Graph> ImportOnnxModel(std::span<const std::byte> bytes, std::string_view
   }
   const onnx::GraphProto& gp = model.graph();
   Graph graph(gp.name().empty() ? "model" : gp.name());
-  if (Status st = ImportGraph(gp, *registry, options.model_dir, graph); !st.ok()) return st.WithContext(where);
+  const ImportScope scope{*registry, options.model_dir, opset};
+  if (Status st = ImportGraph(gp, scope, graph); !st.ok()) return st.WithContext(where);
   if (Status st = RecognizeQdq(options, graph); !st.ok()) return st.WithContext(where);
   return graph;
 }

@@ -15,6 +15,8 @@
 
 #include <fmt/ranges.h>
 
+#include "ops/float/half_float.h"
+
 namespace octet::onnx_import {
 namespace {
 
@@ -29,6 +31,12 @@ size_t StoredSize(int32_t t) {
     case TensorProto::INT32: return 4;
     case TensorProto::INT64: return 8;
     case TensorProto::BOOL: return 1;
+    case TensorProto::DOUBLE: return 8;
+    case TensorProto::FLOAT16: return 2;
+    case TensorProto::INT16: return 2;
+    case TensorProto::UINT16: return 2;
+    case TensorProto::UINT32: return 4;
+    case TensorProto::UINT64: return 8;
     default: return 0;
   }
 }
@@ -39,6 +47,49 @@ int32_t SaturateToInt32(int64_t v) {
 
 // Copies `count` stored elements (little-endian bytes) into the tensor.
 void CopyStored(int32_t t, const char* src, int64_t count, Tensor& out) {
+  // DOUBLE and FLOAT16 are held as f32 (converted at the boundary).
+  if (t == TensorProto::DOUBLE) {
+    float* dst = out.data<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      double v;
+      std::memcpy(&v, src + i * 8, 8);
+      dst[i] = static_cast<float>(v);
+    }
+    return;
+  }
+  if (t == TensorProto::FLOAT16) {
+    float* dst = out.data<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + i * 2, 2);
+      dst[i] = HalfBitsToFloat(h);
+    }
+    return;
+  }
+  // The other integer types are held as s32 (like INT64; UINT32 and UINT64 saturate).
+  if (t == TensorProto::INT16 || t == TensorProto::UINT16 || t == TensorProto::UINT32 || t == TensorProto::UINT64) {
+    int32_t* dst = out.data<int32_t>();
+    for (int64_t i = 0; i < count; ++i) {
+      if (t == TensorProto::INT16) {
+        int16_t v;
+        std::memcpy(&v, src + i * 2, 2);
+        dst[i] = v;
+      } else if (t == TensorProto::UINT16) {
+        uint16_t v;
+        std::memcpy(&v, src + i * 2, 2);
+        dst[i] = v;
+      } else if (t == TensorProto::UINT32) {
+        uint32_t v;
+        std::memcpy(&v, src + i * 4, 4);
+        dst[i] = static_cast<int32_t>(std::min<uint32_t>(v, INT32_MAX));
+      } else {
+        uint64_t v;
+        std::memcpy(&v, src + i * 8, 8);
+        dst[i] = static_cast<int32_t>(std::min<uint64_t>(v, INT32_MAX));
+      }
+    }
+    return;
+  }
   if (t == TensorProto::INT64) {
     int32_t* dst = out.data<int32_t>();
     for (int64_t i = 0; i < count; ++i) {
@@ -144,6 +195,12 @@ Status CheckTypedCount(const TensorProto& p, int64_t count) {
   } else if (p.data_type() == TensorProto::INT64) {
     field = "int64_data";
     n = p.int64_data_size();
+  } else if (p.data_type() == TensorProto::DOUBLE) {
+    field = "double_data";
+    n = p.double_data_size();
+  } else if (p.data_type() == TensorProto::UINT32 || p.data_type() == TensorProto::UINT64) {
+    field = "uint64_data";
+    n = p.uint64_data_size();
   }
   if (n != count || TypedCount(p) != count) {
     return InvalidArgument("{} has {} values, dims [{}] need {}", field, n, fmt::join(p.dims(), ", "), count);
@@ -167,14 +224,48 @@ Status FillFromTyped(const TensorProto& p, int64_t count, Tensor& out) {
       for (int64_t i = 0; i < count; ++i) dst[i] = SaturateToInt32(p.int64_data(static_cast<int>(i)));
       return OkStatus();
     }
+    case TensorProto::DOUBLE: {
+      if (p.double_data_size() != count) return mismatch("double_data", p.double_data_size());
+      float* dst = out.data<float>();
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(p.double_data(static_cast<int>(i)));
+      return OkStatus();
+    }
+    case TensorProto::FLOAT16: {  // the half bits, one per int32_data value
+      if (p.int32_data_size() != count) return mismatch("int32_data", p.int32_data_size());
+      float* dst = out.data<float>();
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t v = p.int32_data(static_cast<int>(i));
+        if (v < 0 || v > 0xffff) return OutOfRange("int32_data[{}] = {} is not FLOAT16 bits", i, v);
+        dst[i] = HalfBitsToFloat(static_cast<uint16_t>(v));
+      }
+      return OkStatus();
+    }
+    case TensorProto::UINT32:
+    case TensorProto::UINT64: {
+      if (p.uint64_data_size() != count) return mismatch("uint64_data", p.uint64_data_size());
+      int32_t* dst = out.data<int32_t>();
+      for (int64_t i = 0; i < count; ++i) {
+        dst[i] = static_cast<int32_t>(std::min<uint64_t>(p.uint64_data(static_cast<int>(i)), INT32_MAX));
+      }
+      return OkStatus();
+    }
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
     case TensorProto::INT32:
     case TensorProto::UINT8:
     case TensorProto::INT8:
     case TensorProto::BOOL: {
       if (p.int32_data_size() != count) return mismatch("int32_data", p.int32_data_size());
-      const int64_t lo = t == TensorProto::INT32 ? INT32_MIN : t == TensorProto::INT8 ? -128 : 0;
-      const int64_t hi = t == TensorProto::INT32 ? INT32_MAX : t == TensorProto::INT8 ? 127
-                         : t == TensorProto::BOOL ? 1 : 255;
+      const int64_t lo = t == TensorProto::INT32   ? INT32_MIN
+                         : t == TensorProto::INT16 ? -32768
+                         : t == TensorProto::INT8  ? -128
+                                                   : 0;
+      const int64_t hi = t == TensorProto::INT32    ? INT32_MAX
+                         : t == TensorProto::INT16  ? 32767
+                         : t == TensorProto::UINT16 ? 65535
+                         : t == TensorProto::INT8   ? 127
+                         : t == TensorProto::BOOL   ? 1
+                                                    : 255;
       for (int64_t i = 0; i < count; ++i) {
         const int32_t v = p.int32_data(static_cast<int>(i));
         if (v < lo || v > hi) {
@@ -210,8 +301,15 @@ Result<DType> DTypeFromOnnx(int32_t elem_type) {
     case TensorProto::INT32: return DType::kS32;
     case TensorProto::INT64: return DType::kS32;
     case TensorProto::BOOL: return DType::kU8;
+    case TensorProto::INT16: return DType::kS32;  // the other integers are held as s32, like INT64
+    case TensorProto::UINT16: return DType::kS32;
+    case TensorProto::UINT32: return DType::kS32;  // values above INT32_MAX saturate
+    case TensorProto::UINT64: return DType::kS32;
+    case TensorProto::DOUBLE: return DType::kF32;   // converted at the boundary
+    case TensorProto::FLOAT16: return DType::kF32;  // likewise (exact)
     default:
-      return Unimplemented("element type {} is not supported (octet reads FLOAT, UINT8, INT8, INT32, INT64, BOOL)",
+      return Unimplemented("element type {} is not supported (octet reads FLOAT, UINT8, INT8, INT32, INT64, BOOL, "
+                           "INT16, UINT16, UINT32 and UINT64 as int32, and DOUBLE and FLOAT16 as f32)",
                            OnnxTypeName(elem_type));
   }
 }
@@ -232,7 +330,10 @@ Result<Tensor> TensorFromOnnx(const TensorProto& p, const std::string& model_dir
   const int sources = (p.has_raw_data() ? 1 : 0) + (TypedCount(p) > 0 ? 1 : 0) + (external ? 1 : 0);
   if (sources > 1) return fail(InvalidArgument("more than one of raw_data, typed data and external data is set"));
   if (sources == 0 && count > 0) return fail(InvalidArgument("no data for dims [{}]", fmt::join(dims, ", ")));
-  if (TypedCount(p) > 0 && p.string_data_size() + p.double_data_size() + p.uint64_data_size() > 0) {
+  const bool unsigned_wide = p.data_type() == TensorProto::UINT32 || p.data_type() == TensorProto::UINT64;
+  if (TypedCount(p) > 0 && p.string_data_size() + (unsigned_wide ? 0 : p.uint64_data_size()) +
+                                (p.data_type() == TensorProto::DOUBLE ? 0 : p.double_data_size()) >
+                            0) {
     return fail(InvalidArgument("holds string, double or uint64 data for element type {}", OnnxTypeName(p.data_type())));
   }
   // The data must be all there before the tensor is allocated: otherwise a few bytes of model declaring huge dims

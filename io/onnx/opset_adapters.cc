@@ -63,6 +63,11 @@ const std::map<std::string, std::vector<int>> &EarlyVersions() {
       {"Selu", {1, 6}},        {"Softplus", {1}},
       {"SpaceToDepth", {1}},   {"Sum", {1, 6}},
       {"Tile", {1, 6}},
+      // Ops added with If and Loop (issue 22) whose opset-7 form dates from opset 1.
+      {"ReduceL1", {1}},       {"ReduceL2", {1}},
+      {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
+      {"ReduceProd", {1}},     {"ReduceSumSquare", {1}},
+      {"Size", {1}},           {"Softsign", {1}},
   };
   return *versions;
 }

@@ -96,9 +96,22 @@ Result<PreparedOp> PrepareShape(const OpPrepareArgs& args) {
   return op;
 }
 
+// Size: the element count of input 0, a scalar (s32 for ONNX's int64), known whatever the input's data.
+Result<PreparedOp> PrepareSize(const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  const int64_t n = args.inputs[0].shape.NumElements();
+  if (n > INT32_MAX) return OutOfRange("the element count {} does not fit in int32", n);
+  const int32_t count[] = {static_cast<int32_t>(n)};
+  OCTET_ASSIGN_OR_RETURN(Tensor t, Tensor::FromValues<int32_t>(Shape{}, count));
+  PreparedOp op = Fixed(t, "size");
+  op.constant_outputs.push_back(std::move(t));
+  return op;
+}
+
 }  // namespace
 
 Status RegisterConstantOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Size", PrepareSize));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Constant", PrepareConstant));
   OCTET_RETURN_IF_ERROR(registry.Register("", "ConstantOfShape", PrepareConstantOfShape));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Shape", PrepareShape));

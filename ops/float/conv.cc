@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "core/threading.h"
+#include "ops/float/conv_nd.h"
 #include "ops/float/op_util.h"
 #include "ops/float/sgemm.h"
 
@@ -384,6 +385,8 @@ void SetSpatial(Geometry& g, const Shape& x, const Spatial& s, std::span<const i
 }
 
 Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
+  // 3-D convolution takes the direct N-D path.
+  if (!args.inputs.empty() && args.inputs[0].shape.rank() == 5) return PrepareConvNd(args);
   OCTET_RETURN_IF_ERROR(CheckConvInputs(args, false));
   const Shape& x = args.inputs[0].shape;
   const Shape& w = args.inputs[1].shape;

@@ -1,7 +1,9 @@
 // BatchNormalization and LayerNormalization.
 #include "ops/float/normalization.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
@@ -18,13 +20,65 @@ void FoldBatchNorm(int64_t c, float eps, const float* scale, const float* bias, 
   }
 }
 
+// training_mode = 1: normalizes with the batch's own mean and (biased) variance per channel, and outputs the
+// running statistics updated by `momentum` (input * momentum + batch * (1 - momentum)), as ONNX's reference does.
+Result<PreparedOp> PrepareBatchNormTraining(const OpPrepareArgs& args, float eps) {
+  OCTET_ASSIGN_OR_RETURN(float momentum, args.node.attributes.GetFloat("momentum", 0.9f));
+  const Shape& x = args.inputs[0].shape;
+  if (x.rank() < 2) return InvalidArgument("X must be [N, C, ...], got {}", x);
+  const int64_t c = x.dim(1), n = x.dim(0), spatial = x.Product(2, x.rank());
+  for (size_t s = 1; s < 5; ++s) {
+    if (args.inputs[s].shape != Shape{c}) {
+      return InvalidArgument("input {} must be [{}] (one value per channel), got {}", s, c, args.inputs[s].shape);
+    }
+  }
+  std::vector<OutputInfo> outs = {{DType::kF32, x}};
+  for (size_t k = 1; k < args.node.outputs.size(); ++k) outs.push_back({DType::kF32, Shape{c}});
+  auto kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+    const float* px = r.inputs[0].data<float>();
+    float* py = r.outputs[0].data<float>();
+    const float* scale = r.inputs[1].data<float>();
+    const float* bias = r.inputs[2].data<float>();
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double sum = 0.0, sq = 0.0;
+      for (int64_t b = 0; b < n; ++b) {
+        const float* xi = px + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) sum += xi[i], sq += static_cast<double>(xi[i]) * xi[i];
+      }
+      const double count = static_cast<double>(n * spatial);
+      const double mean = count > 0 ? sum / count : 0.0;
+      const double var = count > 0 ? std::max(0.0, sq / count - mean * mean) : 0.0;
+      const double a = scale[ch] / std::sqrt(var + eps);
+      for (int64_t b = 0; b < n; ++b) {
+        const float* xi = px + (b * c + ch) * spatial;
+        float* yi = py + (b * c + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) yi[i] = static_cast<float>((xi[i] - mean) * a + bias[ch]);
+      }
+      if (r.outputs.size() > 1 && r.outputs[1].raw_data() != nullptr) {
+        r.outputs[1].data<float>()[ch] =
+            static_cast<float>(r.inputs[3].data<float>()[ch] * momentum + mean * (1.0 - momentum));
+      }
+      if (r.outputs.size() > 2 && r.outputs[2].raw_data() != nullptr) {
+        r.outputs[2].data<float>()[ch] =
+            static_cast<float>(r.inputs[4].data<float>()[ch] * momentum + var * (1.0 - momentum));
+      }
+    }
+    return OkStatus();
+  });
+  return MakePrepared(std::move(outs), std::move(kernel), "batch_norm_training_f32");
+}
+
 Result<PreparedOp> PrepareBatchNorm(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 5, 5, 1, 3));
   for (size_t s = 0; s < 5; ++s) OCTET_RETURN_IF_ERROR(CheckInput(args, s, DType::kF32));
   const AttributeMap& at = args.node.attributes;
   OCTET_ASSIGN_OR_RETURN(int64_t training, at.GetInt("training_mode", 0));
-  if (training != 0 || args.node.outputs.size() > 1) {
-    return Unimplemented("training mode (running statistics outputs) is not supported; export in eval mode");
+  if (training != 0) {
+    OCTET_ASSIGN_OR_RETURN(float training_eps, at.GetFloat("epsilon", 1e-5f));
+    return PrepareBatchNormTraining(args, training_eps);
+  }
+  if (args.node.outputs.size() > 1) {
+    return Unimplemented("running statistics outputs need training_mode = 1; export in eval mode");
   }
   OCTET_ASSIGN_OR_RETURN(float eps, at.GetFloat("epsilon", 1e-5f));
   const Shape& x = args.inputs[0].shape;

@@ -10,6 +10,7 @@
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
+#include "ops/float/pool_nd.h"
 
 namespace octet::float_ops {
 
@@ -101,8 +102,10 @@ namespace {
 
 Result<PreparedOp> PreparePool(const OpPrepareArgs& args, bool is_max) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1, 1, 2));
-  if (args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue) {
-    return Unimplemented("the Indices output of MaxPool is not supported");
+  // 3-D windows, MaxPool's Indices and integer MaxPool take the general N-D path.
+  const bool indices = args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue;
+  if (args.inputs[0].shape.rank() == 5 || indices || (is_max && args.inputs[0].dtype != DType::kF32)) {
+    return PrepareNdPool(args, is_max);
   }
   OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
   OCTET_ASSIGN_OR_RETURN(const PoolGeometry g, PreparePoolGeometry(args, is_max));

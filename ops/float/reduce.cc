@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
@@ -11,7 +13,36 @@
 namespace octet::float_ops {
 namespace {
 
-enum class ReduceKind { kMean, kSum, kMax, kMin };
+enum class ReduceKind { kMean, kSum, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+
+// The sum-like reductions: the combination of count elements read through `at`, in double.
+template <typename At>
+double Accumulate(ReduceKind kind, int64_t count, At at) {
+  double s = kind == ReduceKind::kProd ? 1.0 : 0.0;
+  if (kind == ReduceKind::kLogSumExp) {
+    // Shifted by the largest element so that exp cannot overflow.
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t k = 0; k < count; ++k) m = std::max(m, static_cast<double>(at(k)));
+    if (std::isinf(m)) return m;
+    for (int64_t k = 0; k < count; ++k) s += std::exp(static_cast<double>(at(k)) - m);
+    return std::log(s) + m;
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    const double v = at(k);
+    switch (kind) {
+      case ReduceKind::kProd: s *= v; break;
+      case ReduceKind::kL1: s += std::abs(v); break;
+      case ReduceKind::kL2:
+      case ReduceKind::kSumSquare: s += v * v; break;
+      default: s += v; break;
+    }
+  }
+  if (kind == ReduceKind::kMean)
+    s = count == 0 ? std::numeric_limits<double>::quiet_NaN() : s / static_cast<double>(count);
+  if (kind == ReduceKind::kL2) s = std::sqrt(s);
+  if (kind == ReduceKind::kLogSum) s = std::log(s);
+  return s;
+}
 
 // Offsets (row-major, in `shape`) of every index over the dims where `mask` is set, others fixed at 0.
 std::vector<int64_t> Offsets(const Shape& shape, const std::vector<bool>& mask) {
@@ -78,11 +109,8 @@ Result<PreparedOp> PrepareReduce(const OpPrepareArgs& args, ReduceKind kind, boo
                       }
                       py[o] = m;
                     } else {
-                      double s = 0.0;
-                      for (int64_t k = 0; k < count; ++k) s += xb[offsets[static_cast<size_t>(k)]];
-                      if (kind == ReduceKind::kMean) s /= static_cast<double>(count);
-                      py[o] = count == 0 && kind == ReduceKind::kMean ? std::numeric_limits<float>::quiet_NaN()
-                                                                       : static_cast<float>(s);
+                      py[o] = static_cast<float>(
+                          Accumulate(kind, count, [&](int64_t k) { return xb[offsets[static_cast<size_t>(k)]]; }));
                     }
                   }
                 });
@@ -102,6 +130,17 @@ Status RegisterReduceOps(OpRegistry& registry) {
       "", "ReduceMax", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMax, false, "reduce_max"); }));
   OCTET_RETURN_IF_ERROR(registry.Register(
       "", "ReduceMin", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMin, false, "reduce_min"); }));
+  // The rest of ONNX's reductions (axes an attribute, as io/onnx/opset_adapters.cc reads opset 18's axes input).
+  const std::pair<const char*, ReduceKind> more[] = {
+      {"ReduceProd", ReduceKind::kProd},     {"ReduceL1", ReduceKind::kL1},
+      {"ReduceL2", ReduceKind::kL2},         {"ReduceSumSquare", ReduceKind::kSumSquare},
+      {"ReduceLogSum", ReduceKind::kLogSum}, {"ReduceLogSumExp", ReduceKind::kLogSumExp}};
+  for (const auto& [op, kind] : more) {
+    const std::string kernel = "reduce_" + std::string(op + 6);
+    OCTET_RETURN_IF_ERROR(registry.Register("", op, [kind = kind, kernel](const OpPrepareArgs& a) {
+      return PrepareReduce(a, kind, false, kernel.c_str());
+    }));
+  }
   return OkStatus();
 }
 

@@ -7,8 +7,10 @@
 #include "ops/float/compare.h"
 #include "ops/float/concat.h"
 #include "ops/float/constant.h"
+#include "ops/float/control_flow.h"
 #include "ops/float/conv.h"
 #include "ops/float/depth_space.h"
+#include "ops/float/einsum.h"
 #include "ops/float/expand.h"
 #include "ops/float/gather.h"
 #include "ops/float/gather_scatter.h"
@@ -27,6 +29,7 @@
 #include "ops/float/slice.h"
 #include "ops/float/softmax.h"
 #include "ops/float/transpose.h"
+#include "ops/float/trilu.h"
 #include "ops/float/unary.h"
 #include "ops/float/variadic.h"
 
@@ -35,13 +38,13 @@ namespace octet {
 Status RegisterFloatOps(OpRegistry& registry) {
   using namespace float_ops;  // NOLINT
   for (Status (*reg)(OpRegistry&) :
-       {RegisterBinaryOps, RegisterConcatOps, RegisterConstantOps, RegisterConvOps, RegisterGatherOps,
-        RegisterGemmOps, RegisterNormalizationOps, RegisterPadOps, RegisterPoolOps, RegisterReduceOps, RegisterReshapeOps,
+       {RegisterBinaryOps, RegisterConcatOps, RegisterConstantOps, RegisterConvOps, RegisterGatherOps, RegisterGemmOps,
+        RegisterNormalizationOps, RegisterPadOps, RegisterPoolOps, RegisterReduceOps, RegisterReshapeOps,
         RegisterRnnOps, RegisterSliceOps, RegisterSoftmaxOps, RegisterTransposeOps, RegisterUnaryOps,
         // Ops for models users bring (issue 22).
         RegisterBinaryMathOps, RegisterCompareOps, RegisterExpandOps, RegisterRangeOps, RegisterResizeOps,
         RegisterVariadicOps, RegisterAxisScanOps, RegisterGatherScatterOps, RegisterDepthSpaceOps,
-        RegisterInstanceNormOps,
+        RegisterInstanceNormOps, RegisterControlFlowOps, RegisterEinsumOps, RegisterTriluOps,
         // ONNX's quantized operators with run-time qparams (issue 23).
         RegisterQuantizeLinearOps, RegisterIntegerLinearOps}) {
     OCTET_RETURN_IF_ERROR(reg(registry));

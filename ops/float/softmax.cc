@@ -1,4 +1,4 @@
-// Softmax and LogSoftmax along one axis: [outer, axis, inner] with the axis strided by `inner`.
+// Softmax, LogSoftmax and Hardmax along one axis: [outer, axis, inner] with the axis strided by `inner`.
 #include "ops/float/softmax.h"
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 namespace octet::float_ops {
 namespace {
 
-Result<PreparedOp> PrepareSoftmax(const OpPrepareArgs& args, bool log) {
+Result<PreparedOp> PrepareSoftmax(const OpPrepareArgs& args, bool log, bool hard = false) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
   OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
   const Shape& x = args.inputs[0].shape;
@@ -29,6 +29,15 @@ Result<PreparedOp> PrepareSoftmax(const OpPrepareArgs& args, bool log) {
                     float* ys = py + o * len * inner + i;
                     float m = -INFINITY;
                     for (int64_t k = 0; k < len; ++k) m = std::max(m, xs[k * inner]);
+                    if (hard) {  // 1 at the first maximum, 0 elsewhere
+                      bool found = false;
+                      for (int64_t k = 0; k < len; ++k) {
+                        const bool here = !found && xs[k * inner] == m;
+                        ys[k * inner] = here ? 1.0f : 0.0f;
+                        found = found || here;
+                      }
+                      continue;
+                    }
                     float sum = 0.0f;
                     for (int64_t k = 0; k < len; ++k) {
                       const float e = std::exp(xs[k * inner] - m);
@@ -46,7 +55,8 @@ Result<PreparedOp> PrepareSoftmax(const OpPrepareArgs& args, bool log) {
                 });
     return OkStatus();
   });
-  return MakePrepared({{DType::kF32, x}}, std::move(kernel), log ? "log_softmax_f32" : "softmax_f32");
+  return MakePrepared({{DType::kF32, x}}, std::move(kernel),
+                      hard ? "hardmax_f32" : log ? "log_softmax_f32" : "softmax_f32");
 }
 
 }  // namespace
@@ -56,6 +66,8 @@ Status RegisterSoftmaxOps(OpRegistry& registry) {
       registry.Register("", "Softmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false); }));
   OCTET_RETURN_IF_ERROR(
       registry.Register("", "LogSoftmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, true); }));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register("", "Hardmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false, true); }));
   return OkStatus();
 }
 

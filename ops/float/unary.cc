@@ -2,11 +2,15 @@
 #include "ops/float/unary.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "core/threading.h"
+#include "ops/float/half_float.h"
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
 
@@ -119,7 +123,10 @@ Result<PreparedOp> PrepareClip(const OpPrepareArgs& args) {
 
 Result<PreparedOp> PrepareGelu(const OpPrepareArgs& args) {
   return PrepareUnary(args, 1, "gelu", [&]() -> Result<std::unique_ptr<OpKernel>> {
-    OCTET_ASSIGN_OR_RETURN(std::string approximate, args.node.attributes.GetString("approximate", "none"));
+    // Read through the Result (not OCTET_ASSIGN_OR_RETURN): g++ 12 -O3 warns maybe-uninitialized on the latter here.
+    Result<std::string> approximate_or = args.node.attributes.GetString("approximate", "none");
+    if (!approximate_or.ok()) return approximate_or.status();
+    const std::string approximate = *approximate_or;
     if (approximate == "none") {
       return UnaryKernel([](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); });
     }
@@ -174,7 +181,38 @@ Result<DType> OnnxElemTypeToDType(int64_t t) {
     case 3: return DType::kS8;    // INT8
     case 6: return DType::kS32;   // INT32
     case 7: return DType::kS32;   // INT64, held as s32 by octet
+    case 4: return DType::kS32;   // UINT16, held as s32 (clamped to its range)
+    case 5: return DType::kS32;   // INT16, likewise
+    case 12: return DType::kS32;  // UINT32, held as s32 (clamped to [0, INT32_MAX])
+    case 13: return DType::kS32;  // UINT64, likewise
+    case 9: return DType::kU8;    // BOOL, held as u8 0/1
+    case 10: return DType::kF32;  // FLOAT16, held as f32 (rounded to half values)
+    case 11: return DType::kF32;  // DOUBLE, held as f32
     default: return Unimplemented("Cast to ONNX element type {} is not supported", t);
+  }
+}
+
+// Cast to BOOL (non-zero is 1), to FLOAT16 (rounded to the nearest half value) and to the integer types held as s32
+// (clamped to their range), on top of the plain cast.
+void CastFinish(int64_t to_code, DType from, const void* src, void* dst, int64_t n) {
+  if (to_code == 9) {
+    auto* y = static_cast<uint8_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) {
+      switch (from) {
+        case DType::kF32: y[i] = static_cast<const float*>(src)[i] != 0.0f; break;
+        case DType::kS32: y[i] = static_cast<const int32_t*>(src)[i] != 0; break;
+        case DType::kU8: y[i] = static_cast<const uint8_t*>(src)[i] != 0; break;
+        case DType::kS8: y[i] = static_cast<const int8_t*>(src)[i] != 0; break;
+      }
+    }
+  } else if (to_code == 10) {
+    auto* y = static_cast<float*>(dst);
+    for (int64_t i = 0; i < n; ++i) y[i] = RoundToHalf(y[i]);
+  } else if (to_code == 4 || to_code == 5 || to_code == 12 || to_code == 13) {
+    const int32_t lo = to_code == 5 ? -32768 : 0;
+    const int32_t hi = to_code == 4 ? 65535 : to_code == 5 ? 32767 : INT32_MAX;
+    auto* y = static_cast<int32_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) y[i] = std::clamp(y[i], lo, hi);
   }
 }
 
@@ -183,7 +221,7 @@ Result<PreparedOp> PrepareCast(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(int64_t to_code, args.node.attributes.GetInt("to"));
   OCTET_ASSIGN_OR_RETURN(DType to, OnnxElemTypeToDType(to_code));
   const DType from = args.inputs[0].dtype;
-  auto kernel = MakeKernel([from, to](const OpRunArgs& r) -> Status {
+  auto kernel = MakeKernel([from, to, to_code](const OpRunArgs& r) -> Status {
     const void* src = r.inputs[0].raw_data();
     void* dst = r.outputs[0].raw_data();
     const int64_t n = r.outputs[0].NumElements();
@@ -193,6 +231,7 @@ Result<PreparedOp> PrepareCast(const OpPrepareArgs& args) {
       case DType::kU8: CastFrom<uint8_t>(to, src, dst, n); break;
       case DType::kS8: CastFrom<int8_t>(to, src, dst, n); break;
     }
+    CastFinish(to_code, from, src, dst, n);
     return OkStatus();
   });
   return MakePrepared({{to, args.inputs[0].shape}}, std::move(kernel),
@@ -236,6 +275,80 @@ Result<PreparedOp> PrepareSign(const OpPrepareArgs& args) {
 
 }  // namespace
 
+// Neg and Abs: f32 as the other unary functions, and integer tensors (s32 for ONNX's int32/int64, s8; u8 for Abs)
+// with two's complement wrap-around, as ONNX's integer arithmetic (the LayerNormalization function negates an axis).
+Status RegisterNegAbs(OpRegistry& registry, const char* op, bool abs) {
+  return registry.Register("", op, [abs](const OpPrepareArgs& args) -> Result<PreparedOp> {
+    const char* name = abs ? "abs" : "neg";
+    if (args.inputs.empty() || args.inputs[0].dtype == DType::kF32) {
+      return PrepareUnary(args, 1, name, [abs]() -> Result<std::unique_ptr<OpKernel>> {
+        if (abs) return UnaryKernel([](float x) { return std::fabs(x); });
+        return UnaryKernel([](float x) { return -x; });
+      });
+    }
+    OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 1));
+    OCTET_RETURN_IF_ERROR(CheckNotQuantized(args, 0));
+    const DType dtype = args.inputs[0].dtype;
+    if (dtype == DType::kU8 && !abs) return InvalidArgument("Neg of an unsigned (u8) tensor is not defined");
+    auto kernel = MakeKernel([dtype, abs](const OpRunArgs& r) -> Status {
+      const int64_t n = r.outputs[0].NumElements();
+      auto run = [&](auto tag) {
+        using T = decltype(tag);
+        using U = std::make_unsigned_t<T>;
+        const T* x = r.inputs[0].data<T>();
+        T* y = r.outputs[0].data<T>();
+        for (int64_t i = 0; i < n; ++i) {
+          const bool flip = !abs || x[i] < 0;
+          y[i] = flip ? static_cast<T>(U(0) - static_cast<U>(x[i])) : x[i];  // wraps for the most negative value
+        }
+      };
+      switch (dtype) {
+        case DType::kS32: run(int32_t{}); break;
+        case DType::kS8: run(int8_t{}); break;
+        case DType::kU8: std::memcpy(r.outputs[0].raw_data(), r.inputs[0].raw_data(), static_cast<size_t>(n)); break;
+        case DType::kF32: break;
+      }
+      return OkStatus();
+    });
+    return MakePrepared({{dtype, args.inputs[0].shape}}, std::move(kernel),
+                        fmt::format("{}_{}", name, DTypeName(dtype)));
+  });
+}
+
+// ONNX's other element-wise float functions (trigonometric, hyperbolic, Softsign, Celu, Shrink, ThresholdedRelu).
+Status RegisterMoreUnaryOps(OpRegistry& registry) {
+  using Fn = float (*)(float);
+  const std::pair<const char*, Fn> simple[] = {
+      {"Tan", [](float x) { return std::tan(x); }},     {"Asin", [](float x) { return std::asin(x); }},
+      {"Acos", [](float x) { return std::acos(x); }},   {"Atan", [](float x) { return std::atan(x); }},
+      {"Sinh", [](float x) { return std::sinh(x); }},   {"Cosh", [](float x) { return std::cosh(x); }},
+      {"Asinh", [](float x) { return std::asinh(x); }}, {"Acosh", [](float x) { return std::acosh(x); }},
+      {"Atanh", [](float x) { return std::atanh(x); }}, {"Softsign", [](float x) { return x / (1.0f + std::fabs(x)); }},
+  };
+  for (const auto& [op, f] : simple) OCTET_RETURN_IF_ERROR(RegisterSimple(registry, op, op, f));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "ThresholdedRelu", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "thresholded_relu", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.0f));
+      return UnaryKernel([alpha](float x) { return x > alpha ? x : 0.0f; });
+    });
+  }));
+  OCTET_RETURN_IF_ERROR(registry.Register("", "Celu", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "celu", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.0f));
+      if (alpha == 0.0f) return InvalidArgument("attribute 'alpha' must not be 0");
+      return UnaryKernel(
+          [alpha](float x) { return std::max(0.0f, x) + std::min(0.0f, alpha * std::expm1(x / alpha)); });
+    });
+  }));
+  return registry.Register("", "Shrink", [](const OpPrepareArgs& args) {
+    return PrepareUnary(args, 1, "shrink", [&]() -> Result<std::unique_ptr<OpKernel>> {
+      OCTET_ASSIGN_OR_RETURN(float bias, args.node.attributes.GetFloat("bias", 0.0f));
+      OCTET_ASSIGN_OR_RETURN(float lambd, args.node.attributes.GetFloat("lambd", 0.5f));
+      return UnaryKernel([bias, lambd](float x) { return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f); });
+    });
+  });
+}
+
 Status RegisterUnaryOps(OpRegistry& registry) {
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Relu", "relu", [](float x) { return x > 0.0f ? x : 0.0f; }));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sigmoid", "sigmoid", [](float x) { return Sigmoid(x); }));
@@ -247,8 +360,8 @@ Status RegisterUnaryOps(OpRegistry& registry) {
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sqrt", "sqrt", [](float x) { return std::sqrt(x); }));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Exp", "exp", [](float x) { return std::exp(x); }));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Log", "log", [](float x) { return std::log(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Neg", "neg", [](float x) { return -x; }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Abs", "abs", [](float x) { return std::fabs(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, "Neg", false));
+  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, "Abs", true));
   OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Reciprocal", "reciprocal", [](float x) { return 1.0f / x; }));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Clip", PrepareClip));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Gelu", PrepareGelu));
@@ -290,7 +403,7 @@ Status RegisterUnaryOps(OpRegistry& registry) {
     });
   }));
   OCTET_RETURN_IF_ERROR(registry.Register("", "Sign", PrepareSign));
-  return OkStatus();
+  return RegisterMoreUnaryOps(registry);
 }
 
 }  // namespace octet::float_ops

@@ -161,6 +161,60 @@ TEST_CASE("Conv 1-D and auto_pad SAME", "[float_ops]") {
   testing::ExpectClose((*same)[0], ReferenceConv(q, xs, ws, nullptr, 3, 4), 1e-4f, 1e-4f);
 }
 
+// A 3-D Conv (the direct N-D path, ops/float/conv_nd.cc) is the sum over its depth taps of 2-D Convs (the im2col
+// path, checked against the reference above) of the matching depth slices of X and W.
+TEST_CASE("Conv 3-D equals the sum of 2-D Convs over the depth taps", "[float_ops]") {
+  auto rng = testing::MakeRng("conv3d");
+  const int64_t n = 2, c = 4, d = 4, h = 5, wd = 6, oc = 4, group = 2, kd = 2, sd = 2;
+  Tensor x = testing::RandomTensor(rng, Shape{n, c, d, h, wd});
+  Tensor w = testing::RandomTensor(rng, Shape{oc, c / group, kd, 3, 3});
+  Tensor b = testing::RandomTensor(rng, Shape{oc});
+  auto y = testing::RunFloatOp("Conv", {In(x), Const(w), Const(b)},
+                               {{"group", group},
+                                {"strides", std::vector<int64_t>{sd, 1, 2}},
+                                {"pads", std::vector<int64_t>{0, 1, 0, 0, 1, 1}}});
+  REQUIRE(y.ok());
+  const int64_t od = (d - kd) / sd + 1;
+  // A depth slice: X[:, :, z] or W[:, :, z].
+  auto slice = [](const Tensor& t, int64_t z) {
+    const Shape& s = t.shape();
+    const int64_t plane = s.dim(3) * s.dim(4);
+    std::vector<float> v;
+    for (int64_t i = 0; i < s.dim(0) * s.dim(1); ++i) {
+      const float* p = t.data<float>() + (i * s.dim(2) + z) * plane;
+      v.insert(v.end(), p, p + plane);
+    }
+    return testing::FloatTensor(Shape{s.dim(0), s.dim(1), s.dim(3), s.dim(4)}, v);
+  };
+  std::vector<float> want;
+  std::vector<std::vector<float>> per_depth;
+  int64_t oh = 0, ow = 0;
+  for (int64_t z = 0; z < od; ++z) {
+    std::vector<float> sum;
+    for (int64_t t = 0; t < kd; ++t) {
+      auto y2 = testing::RunFloatOp(
+          "Conv", {In(slice(x, z * sd + t)), Const(slice(w, t))},
+          {{"group", group}, {"strides", std::vector<int64_t>{1, 2}}, {"pads", std::vector<int64_t>{1, 0, 1, 1}}});
+      REQUIRE(y2.ok());
+      oh = (*y2)[0].shape().dim(2), ow = (*y2)[0].shape().dim(3);
+      const float* p = (*y2)[0].data<float>();
+      sum.resize(static_cast<size_t>((*y2)[0].NumElements()), 0.0f);
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
+    }
+    per_depth.push_back(sum);
+  }
+  REQUIRE((*y)[0].shape() == Shape{n, oc, od, oh, ow});
+  for (int64_t i = 0; i < n * oc; ++i) {
+    for (int64_t z = 0; z < od; ++z) {
+      for (int64_t q = 0; q < oh * ow; ++q) {
+        want.push_back(per_depth[static_cast<size_t>(z)][static_cast<size_t>(i * oh * ow + q)] +
+                       b.data<float>()[i % oc]);
+      }
+    }
+  }
+  testing::ExpectClose((*y)[0], want, 1e-5f, 1e-4f);
+}
+
 TEST_CASE("Conv rejects malformed nodes with clear errors", "[float_ops]") {
   auto rng = testing::MakeRng("conv-bad");
   Tensor x = testing::RandomTensor(rng, Shape{1, 4, 5, 5});

@@ -199,7 +199,24 @@ TEST_CASE("Cast rounds half to even and saturates", "[float_ops]") {
   auto back = testing::RunFloatOp("Cast", {In(testing::IntTensor(Shape{2}, {-4, 9}))}, {{"to", 1}});
   REQUIRE(back.ok());
   testing::ExpectClose((*back)[0], {-4.0f, 9.0f}, 0, 0);
-  REQUIRE_FALSE(testing::RunFloatOp("Cast", {In(x)}, {{"to", 11}}).ok());  // double
+  // DOUBLE is held as f32; FLOAT16 rounds to the nearest half value (ties to even, 1 + 2^-11 is a tie between 1
+  // and 1 + 2^-10), infinite beyond 65504; BOOL is 1 for any non-zero value, NaN included.
+  auto f64 = testing::RunFloatOp("Cast", {In(x)}, {{"to", 11}});
+  REQUIRE(f64.ok());
+  CHECK((*f64)[0].data<float>()[0] == 2.5f);
+  Tensor h = testing::FloatTensor(Shape{4}, {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 70000.0f, 0x1p-25f * 3});
+  auto f16 = testing::RunFloatOp("Cast", {In(h)}, {{"to", 10}});
+  REQUIRE(f16.ok());
+  const float* ph = (*f16)[0].data<float>();
+  CHECK(ph[0] == 1.0f);
+  CHECK(ph[1] == 1.0f + 0x1p-9f);
+  CHECK(std::isinf(ph[2]));
+  CHECK(ph[3] == 0x1p-23f);  // 1.5 subnormal steps (of 2^-24) are a tie: to even, 2 steps
+  auto b = testing::RunFloatOp("Cast", {In(x)}, {{"to", 9}});
+  REQUIRE(b.ok());
+  const uint8_t* pb = (*b)[0].data<uint8_t>();
+  CHECK(std::vector<int>(pb, pb + 6) == std::vector<int>{1, 1, 1, 1, 1, 1});
+  REQUIRE_FALSE(testing::RunFloatOp("Cast", {In(x)}, {{"to", 8}}).ok());  // string
 }
 
 }  // namespace

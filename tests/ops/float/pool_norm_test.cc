@@ -90,9 +90,12 @@ TEST_CASE("MaxPool and AveragePool match the reference, with ceil_mode and count
   CHECK(std::isnan((*nan_y)[0].data<float>()[1]));
   CHECK((*nan_y)[0].data<float>()[2] == 8.0f);
   CHECK((*nan_y)[0].data<float>()[3] == 8.0f);
+  // Indices: each window's maximum as a flat index into X (the N-D path, ops/float/pool_nd.cc).
   auto indices = testing::RunFloatOp("MaxPool", {In(x)}, {{"kernel_shape", std::vector<int64_t>{2}}}, 2);
-  REQUIRE_FALSE(indices.ok());
-  CHECK_THAT(indices.status().message(), Catch::Contains("Indices"));
+  REQUIRE(indices.ok());
+  testing::ExpectClose((*indices)[0], {9, 9, 8, 8, 7, 7}, 0, 0);
+  const int32_t* idx = (*indices)[1].data<int32_t>();
+  CHECK(std::vector<int32_t>(idx, idx + 6) == std::vector<int32_t>{1, 1, 3, 3, 5, 5});
   auto missing = testing::RunFloatOp("AveragePool", {In(x)});
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.status().message(), Catch::Contains("kernel_shape"));
@@ -142,14 +145,38 @@ TEST_CASE("BatchNormalization in inference mode, constant or runtime statistics"
     }
     testing::ExpectClose((*y)[0], want, 1e-5f, 1e-5f);
   }
-  auto training = testing::RunFloatOp(
-      "BatchNormalization",
-      {In(testing::RandomTensor(rng, Shape{1, 2})), Const(testing::RandomTensor(rng, Shape{2})),
-       Const(testing::RandomTensor(rng, Shape{2})), Const(testing::RandomTensor(rng, Shape{2})),
-       Const(testing::RandomTensor(rng, Shape{2}, 1, 2))},
-      {{"training_mode", 1}});
-  REQUIRE_FALSE(training.ok());
-  CHECK_THAT(training.status().message(), Catch::Contains("training mode"));
+  // training_mode 1: the batch's own statistics, and the running ones updated by momentum.
+  Tensor tx = testing::RandomTensor(rng, Shape{3, 2, 4}, -3, 3);
+  Tensor ts = testing::RandomTensor(rng, Shape{2}), tb = testing::RandomTensor(rng, Shape{2});
+  Tensor tm = testing::RandomTensor(rng, Shape{2}), tv = testing::RandomTensor(rng, Shape{2}, 1, 2);
+  auto training = testing::RunFloatOp("BatchNormalization", {In(tx), Const(ts), Const(tb), Const(tm), Const(tv)},
+                                      {{"training_mode", 1}, {"momentum", 0.75f}}, 3);
+  REQUIRE(training.ok());
+  std::vector<float> want_y(24), want_mean(2), want_var(2);
+  for (int64_t c = 0; c < 2; ++c) {
+    double sum = 0, sq = 0;
+    for (int64_t n = 0; n < 3; ++n) {
+      for (int64_t i = 0; i < 4; ++i) sum += tx.data<float>()[(n * 2 + c) * 4 + i];
+    }
+    const double mean = sum / 12;
+    for (int64_t n = 0; n < 3; ++n) {
+      for (int64_t i = 0; i < 4; ++i) sq += std::pow(tx.data<float>()[(n * 2 + c) * 4 + i] - mean, 2);
+    }
+    const double var = sq / 12;
+    for (int64_t n = 0; n < 3; ++n) {
+      for (int64_t i = 0; i < 4; ++i) {
+        const int64_t e = (n * 2 + c) * 4 + i;
+        want_y[static_cast<size_t>(e)] = static_cast<float>((tx.data<float>()[e] - mean) / std::sqrt(var + 1e-5) *
+                                                                ts.data<float>()[c] +
+                                                            tb.data<float>()[c]);
+      }
+    }
+    want_mean[static_cast<size_t>(c)] = static_cast<float>(tm.data<float>()[c] * 0.75 + mean * 0.25);
+    want_var[static_cast<size_t>(c)] = static_cast<float>(tv.data<float>()[c] * 0.75 + var * 0.25);
+  }
+  testing::ExpectClose((*training)[0], want_y, 1e-5f, 1e-5f);
+  testing::ExpectClose((*training)[1], want_mean, 1e-6f, 1e-6f);
+  testing::ExpectClose((*training)[2], want_var, 1e-6f, 1e-6f);
 }
 
 TEST_CASE("LayerNormalization over the trailing dims, with Mean and InvStdDev outputs", "[float_ops]") {
