@@ -1,4 +1,4 @@
-// PercentileObserver, EntropyObserver, MseObserver and their power-of-two histogram: exactness of the grid, the
+// PercentileObserver, EntropyObserver, MseObserver, Pow2HistogramObserver and their power-of-two histogram: exactness of the grid, the
 // degenerate inputs where they must agree with MinMaxObserver, and the ranges they choose on known distributions.
 #include <catch2/catch.hpp>
 
@@ -7,9 +7,11 @@
 #include <random>
 
 #include "observers/entropy_observer.h"
+#include "observers/histogram_observer.h"
 #include "observers/mse_observer.h"
 #include "observers/percentile_observer.h"
 #include "observers/pow2_histogram.h"
+#include "observers/pow2_histogram_observer.h"
 #include "tests/observers/observer_test_util.h"
 
 namespace octet {
@@ -160,6 +162,35 @@ TEST_CASE("MseObserver keeps uniform ranges and shrinks long tails at low bit wi
   CHECK((*h)->ExpectedError(a) < (*h)->ExpectedError(1.0));
   CHECK((*h)->ExpectedError(a) <= (*h)->ExpectedError(a + 0.01));
   CHECK((*h)->ExpectedError(a) <= (*h)->ExpectedError(a - 0.01));
+}
+
+TEST_CASE("Pow2HistogramObserver clips outliers as HistogramObserver does, from an exact grid", "[observers]") {
+  auto rng = testing::MakeRng("pow2 histogram");
+  // Gaussian data with one outlier: both L2 searches drop the outlier's bins and end a few sigma out.
+  auto x = Normal(rng, 100000);
+  x[7] = 80.0f;
+  const QParams pow2 = QParamsOf(ObserverKind::kPow2Histogram, x);
+  const QParams torch = QParamsOf(ObserverKind::kHistogram, x);
+  const QParams minmax = QParamsOf(ObserverKind::kMinMax, x);
+  INFO("scales: pow2 " << pow2.scale() << ", histogram " << torch.scale() << ", minmax " << minmax.scale());
+  CHECK(pow2.scale() < minmax.scale() / 4);
+  CHECK(pow2.scale() * 255.0f > 4.0f);  // keeps at least +-2 sigma
+  CHECK(pow2.scale() < 2.0f * torch.scale());
+  CHECK(torch.scale() < 2.0f * pow2.scale());
+  // Uniform data: nothing worth clipping, the range stays close to the observed one.
+  std::uniform_real_distribution<float> u(-1.0f, 3.0f);
+  std::vector<float> uni(40000);
+  for (auto& v : uni) v = u(rng);
+  const QParams pu = QParamsOf(ObserverKind::kPow2Histogram, uni);
+  CHECK(pu.scale() * 255.0f > 0.9f * 4.0f);
+  CHECK(pu.scale() * 255.0f <= 4.0f * 1.0001f);
+  // Only zeros, and a single value: the observed range, as MinMaxObserver gives it.
+  for (const std::vector<float>& flat : {std::vector<float>(10, 0.0f), std::vector<float>(10, 2.5f)}) {
+    const QParams a = QParamsOf(ObserverKind::kPow2Histogram, flat);
+    const QParams b = QParamsOf(ObserverKind::kMinMax, flat);
+    CHECK(a.scale() == b.scale());
+    CHECK(a.zero_point() == b.zero_point());
+  }
 }
 
 }  // namespace
