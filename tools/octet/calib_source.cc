@@ -85,9 +85,10 @@ Status MappedNpy::CopyRows(int64_t first, int64_t count, std::byte* out) const {
       std::memcpy(out + i * 4, &w, 4);
     }
   }
-  // Drop the pages wholly inside what was read, so the resident set stays one batch.
+  // Drop the pages read, so the resident set stays one batch. The page holding `begin` goes too (reads are in
+  // order, so its start was read by the batch before); a page read again is only faulted in again from the cache.
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t lo = (begin + page - 1) / page * page;
+  const size_t lo = begin / page * page;
   const size_t hi = (begin + bytes) / page * page;
   if (hi > lo) ::madvise(const_cast<std::byte*>(map_) + lo, hi - lo, MADV_DONTNEED);
   return OkStatus();

@@ -74,6 +74,18 @@ nlohmann::json ConfigJson(const CalibrateCommand& c) {
           {"calib_batch", c.calib_batch}};
 }
 
+// "calibrating: batch b/B, N samples/s" on stderr where CommandProgress would draw (a terminal, no --quiet).
+ProgressFn RateProgress(int64_t batch_size) {
+  if (!CommandProgress("calibrating")) return {};
+  const auto start = std::chrono::steady_clock::now();
+  return [start, batch_size](int64_t done, int64_t total) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "\rcalibrating: batch {}/{}, {:.0f} samples/s", done, total,
+               s > 0 ? static_cast<double>(done * batch_size) / s : 0.0);
+    if (done == total) fmt::print(stderr, "\n");
+  };
+}
+
 // Calibrates shard `shard` of the data and returns the state document's bytes.
 Result<std::string> CalibrateShard(const CalibrateCommand& c, const ShardSpec& shard, const Context& context,
                                    bool report) {
@@ -102,14 +114,15 @@ Result<std::string> CalibrateShard(const CalibrateCommand& c, const ShardSpec& s
   int64_t samples = 0;
   for (int64_t b = first; b < end; ++b) samples += std::min(c.calib_batch, source.num_samples() - b * c.calib_batch);
   CalibrateOptions options;
-  if (report) options.progress = CommandProgress("calibrating");
+  if (report) options.progress = RateProgress(c.calib_batch);
   const auto start = std::chrono::steady_clock::now();
   OCTET_RETURN_IF_ERROR(Calibrate(
       prepared, context, end - first, [&](int64_t b) { return source.Batch(first + b); }, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (report) {
-    fmt::print("calibrated {} samples in {} batches ({:.0f} samples/s)\n", samples, end - first,
-               seconds > 0 ? static_cast<double>(samples) / seconds : 0.0);
+    fmt::print("calibrated {} samples in {} batches ({:.0f} samples/s){}\n", samples, end - first,
+               seconds > 0 ? static_cast<double>(samples) / seconds : 0.0,
+               shard.count > 1 ? fmt::format(", shard {}/{}", shard.index, shard.count) : "");
   }
   CalibrationStateInfo info;
   info.model_fingerprint = ModelFingerprint(std::as_bytes(std::span<const char>(model_bytes)));
