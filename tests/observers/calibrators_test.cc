@@ -1,5 +1,6 @@
-// PercentileObserver, EntropyObserver, MseObserver, Pow2HistogramObserver and their power-of-two histogram: exactness of the grid, the
-// degenerate inputs where they must agree with MinMaxObserver, and the ranges they choose on known distributions.
+// PercentileObserver, EntropyObserver, MseObserver, Pow2HistogramObserver and their power-of-two histogram: exactness
+// of the grid, the degenerate inputs where they must agree with MinMaxObserver, and the ranges they choose on known
+// distributions.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

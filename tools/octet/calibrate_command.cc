@@ -209,7 +209,8 @@ Status LoadCalibrationStateFile(PreparedGraph& prepared, const std::string& stat
 
 void AddCalibrateCommand(CLI::App& app, CommandRegistry& registry) {
   auto c = std::make_shared<CalibrateCommand>();
-  CLI::App* sub = app.add_subcommand("calibrate", "Calibrate a float ONNX model (or a shard of its data) to a state file");
+  CLI::App* sub =
+      app.add_subcommand("calibrate", "Calibrate a float ONNX model (or a shard of its data) to a state file");
   sub->add_option("model", c->model, "The float model (.onnx)")->required();
   sub->add_option("--calib", c->calib, "Calibration samples for an input: .npy files (samples along axis 0) or folders")
       ->type_name("NAME=PATH[,PATH...]")
