@@ -73,8 +73,8 @@ same "$d/single.json" "$d/folder.json" "a folder of .npy files vs one file"
 run "$octet" calibrate "$m" --calib "image=$tmp/parts/0.npy,$tmp/parts/1.npy,$tmp/parts/2.npy" --calib-batch 24 \
   --activation-observer minmax -o "$d/list.json"
 same "$d/single.json" "$d/list.json" "a list of .npy files vs one file"
-grep -q '"num_samples": 256' "$d/single.json" || fail "the state does not count 256 samples"
-grep -q '"model_fingerprint": "fnv1a64:' "$d/single.json" || fail "the state has no model fingerprint"
+grep -q "\"num_samples\":256" "$d/single.json" || fail "the state does not count 256 samples"
+grep -q "\"model_fingerprint\":\"fnv1a64:" "$d/single.json" || fail "the state has no model fingerprint"
 
 # Order-dependent observers are refused in shards, with the reason; in one process they work.
 expect 1 "rebins its histogram" -- "$octet" calibrate "$m" "${data[@]}" --activation-observer histogram --shard 1/4 \
