@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `mpirun -np 4 octet calibrate --mpi` on the digits CNN (issue 19): the state rank 0 writes is byte-identical to one
 # process over all the data, for every exactly mergeable observer, and so is the .octet made from it; an
-# order-dependent observer is refused. Exit 77 (skipped) when octet was built without MPI or mpirun is missing.
+# order-dependent observer is refused; `octet sensitivity --mpi` gives one process's report. Exit 77 (skipped) when octet was built without MPI or mpirun is missing.
 # Usage: calibrate_mpi_test.sh OCTET MODELS_DIR WITH_MPI (CMake's OCTET_WITH_MPI: ON or OFF)
 set -uo pipefail
 octet=$1
@@ -38,6 +38,20 @@ out=$("${mpi[@]}" "$octet" calibrate "$m" "${data[@]}" --activation-observer his
 [ $? -ne 0 ] || fail "HistogramObserver under --mpi was not refused"
 grep -q "rebins its histogram" <<<"$out" || fail "the refusal lacks its reason: $out"
 [ ! -e "$tmp/h.json" ] || fail "a refused MPI calibration wrote its output"
+
+# `octet sensitivity --mpi`: the ranks share the per-node evaluations; rank 0's report (table and JSON) equals one
+# process's. Latencies are timings, so they are left out (--latency-runs 0).
+/usr/bin/python3 - "$models" "$tmp" <<'PY'
+import sys, numpy as np
+np.save(sys.argv[2] + "/test.npy", np.load(sys.argv[1] + "/digits_test_x.npy")[:120].reshape(-1, 1, 8, 8))
+PY
+sens=(sensitivity "$m" --calib "image=$tmp/calib.npy" --input "image=$tmp/test.npy" --latency-runs 0 --target-sqnr 40)
+"$octet" "${sens[@]}" --json "$tmp/one.json" >"$tmp/one.txt" 2>&1 || fail "sensitivity failed: $(cat "$tmp/one.txt")"
+"${mpi[@]}" "$octet" "${sens[@]}" --mpi --json "$tmp/mpi.json" >"$tmp/mpi.txt" 2>&1 ||
+  fail "mpirun sensitivity --mpi failed: $(cat "$tmp/mpi.txt")"
+cmp -s "$tmp/one.json" "$tmp/mpi.json" || fail "the sensitivity report under --mpi differs from one process's"
+cmp -s "$tmp/one.txt" "$tmp/mpi.txt" || fail "the sensitivity table under --mpi differs: $(diff "$tmp/one.txt" "$tmp/mpi.txt")"
+grep -q "all but this" "$tmp/one.txt" || fail "no sensitivity table: $(cat "$tmp/one.txt")"
 
 [ "$failures" -eq 0 ] && echo "calibrate_mpi: all checks passed"
 exit $((failures > 0))

@@ -2,6 +2,7 @@
 #include "tools/octet/mpi_gather.h"
 
 #include <cstdint>
+#include <limits>
 
 #if OCTET_WITH_MPI
 #include <mpi.h>
@@ -65,6 +66,33 @@ Result<std::vector<RankOutcome>> MpiGatherToRoot(const RankOutcome& mine) {
   return out;
 }
 
+Result<std::vector<double>> MpiSpread(size_t count, const std::function<Result<double>(size_t)>& one) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // The other ranks' slots hold -inf, so a max over ranks picks each value unchanged (signed zeros included).
+  std::vector<double> values(count, -std::numeric_limits<double>::infinity());
+  Status failed;
+  for (size_t i = static_cast<size_t>(rank); i < count && failed.ok(); i += static_cast<size_t>(size)) {
+    Result<double> v = one(i);
+    if (v.ok()) {
+      values[i] = *v;
+    } else {
+      failed = v.status();
+    }
+  }
+  int mine_failed = failed.ok() ? 0 : 1, any_failed = 0;
+  MPI_Allreduce(&mine_failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!failed.ok()) return failed;
+  if (any_failed) return Internal("--mpi: an evaluation failed on another rank (its message is above)");
+  std::vector<double> all(count);
+  if (MPI_Allreduce(values.data(), all.data(), static_cast<int>(count), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) !=
+      MPI_SUCCESS) {
+    return Internal("--mpi: MPI_Allreduce failed");
+  }
+  return all;
+}
+
 #else
 
 bool MpiBuilt() { return false; }
@@ -78,6 +106,10 @@ Result<MpiWorld> MpiStart() {
 void MpiStop() {}
 
 Result<std::vector<RankOutcome>> MpiGatherToRoot(const RankOutcome&) { return MpiStart().status(); }
+
+Result<std::vector<double>> MpiSpread(size_t, const std::function<Result<double>(size_t)>&) {
+  return MpiStart().status();
+}
 
 #endif
 
