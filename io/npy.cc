@@ -519,7 +519,7 @@ void AppendLittle(std::string& out, uint64_t value, size_t bytes) {
 
 }  // namespace
 
-Result<Tensor> ParseNpy(std::span<const std::byte> bytes, std::string_view name) {
+Result<NpyLayout> ParseNpyHeader(std::span<const std::byte> bytes, std::string_view name) {
   const auto as_text = [&](size_t begin, size_t size) {
     return std::string_view(reinterpret_cast<const char*>(bytes.data()) + begin, size);
   };
@@ -564,7 +564,14 @@ Result<Tensor> ParseNpy(std::span<const std::byte> bytes, std::string_view name)
   }
   OCTET_ASSIGN_OR_RETURN(HeaderDict dict, HeaderParser(header_text, name).ParseDict());
   OCTET_ASSIGN_OR_RETURN(Header header, InterpretHeader(dict, name));
-  return DecodeData(header, bytes.subspan(header_begin + static_cast<size_t>(header_length)), name);
+  return NpyLayout{header.type.dtype, header.type.item_bytes, header.type.narrow_s64, std::move(header.shape),
+                   header_begin + static_cast<size_t>(header_length)};
+}
+
+Result<Tensor> ParseNpy(std::span<const std::byte> bytes, std::string_view name) {
+  OCTET_ASSIGN_OR_RETURN(NpyLayout layout, ParseNpyHeader(bytes, name));
+  const Header header{FileType{layout.dtype, layout.item_bytes, layout.narrow_s64}, std::move(layout.shape)};
+  return DecodeData(header, bytes.subspan(layout.data_offset), name);
 }
 
 Result<Tensor> ReadNpy(const std::string& path) {

@@ -29,6 +29,18 @@ inline constexpr int kMaxNpyRank = 64;
 // types 'u1' and 'i1' any byte-order mark ('|', '<', '>', '=') or none. Multi-byte types need an explicit '<'.
 Result<Tensor> ParseNpy(std::span<const std::byte> bytes, std::string_view name);
 
+// What a .npy header says: the tensor's dtype and shape, and where the data starts. `bytes` needs the header only
+// (the data may be absent): for reading a large file in pieces (memory-mapped calibration data). item_bytes is the
+// size of one element in the file (8 for '<i8', read as s32 when narrow_s64).
+struct NpyLayout {
+  DType dtype;
+  size_t item_bytes;
+  bool narrow_s64;
+  Shape shape;
+  size_t data_offset;
+};
+Result<NpyLayout> ParseNpyHeader(std::span<const std::byte> bytes, std::string_view name);
+
 // Reads `path` (ParseNpy on its contents).
 Result<Tensor> ReadNpy(const std::string& path);
 

@@ -137,6 +137,11 @@ class Evaluator {
     return *value;
   }
 
+  // A value another worker computed (SensitivityOptions::spread): cached and counted as if evaluated here.
+  void Record(const std::set<std::string>& keep_float, double value) {
+    if (cache_.emplace(keep_float, value).second) ++evaluations_;
+  }
+
   int64_t evaluations() const { return evaluations_; }
   void Finish() {
     if (progress_) progress_(planned_, planned_);
@@ -345,16 +350,34 @@ Result<SensitivityReport> AnalyzeSensitivity(const Graph& float_graph, const QCo
   OCTET_ASSIGN_OR_RETURN(report.all_quantized, evaluate({}));
   OCTET_ASSIGN_OR_RETURN(report.float_value, evaluate(everything));
 
+  // Configuration 2j keeps every candidate but j float (only j int8), 2j + 1 keeps j alone float.
+  std::vector<std::set<std::string>> configs;
   for (const std::string& name : *candidates) {
+    std::set<std::string> others = everything;
+    others.erase(name);
+    configs.push_back(std::move(others));
+    configs.push_back({name});
+  }
+  std::vector<double> values;
+  if (options.spread) {
+    OCTET_ASSIGN_OR_RETURN(values, options.spread(configs.size(), [&](size_t i) { return evaluate(configs[i]); }));
+    if (values.size() != configs.size()) return Internal("{}: spread returned {} values", where, values.size());
+    for (size_t i = 0; i < configs.size(); ++i) evaluate.Record(configs[i], values[i]);
+  } else {
+    for (const std::set<std::string>& config : configs) {
+      OCTET_ASSIGN_OR_RETURN(const double v, evaluate(config));
+      values.push_back(v);
+    }
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const std::string& name = (*candidates)[j];
     NodeSensitivity s;
     s.name = name;
     s.op_type = prepared->graph().node(prepared->graph().FindNode(name)).op_type;
     const int q = all_int8->FindNode(name);
     s.int8_op_type = q >= 0 ? all_int8->node(q).op_type : "";
-    std::set<std::string> others = everything;
-    others.erase(name);
-    OCTET_ASSIGN_OR_RETURN(s.only_this_quantized, evaluate(others));
-    OCTET_ASSIGN_OR_RETURN(s.all_but_this_quantized, evaluate({name}));
+    s.only_this_quantized = values[2 * j];
+    s.all_but_this_quantized = values[2 * j + 1];
     s.int8_latency_us = s.float_latency_us = kNaN;
     report.nodes.push_back(std::move(s));
   }

@@ -67,6 +67,10 @@ struct SensitivityOptions {
   int latency_runs = 5;
   // Called after each evaluated configuration with (done, total so far); unset: nothing is reported.
   ProgressFn progress;
+  // Spreads the per-node evaluations (two per candidate) over workers, e.g. MPI ranks (`octet sensitivity --mpi`):
+  // called with their count and the function evaluating one by index, returns every value in index order; each
+  // worker must return all of them. Unset: evaluated here, in order. The report is the same either way.
+  std::function<Result<std::vector<double>>(size_t count, const std::function<Result<double>(size_t)>& one)> spread;
 };
 
 struct NodeSensitivity {

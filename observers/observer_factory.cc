@@ -10,6 +10,7 @@
 #include "observers/per_channel_minmax_observer.h"
 #include "observers/percentile_observer.h"
 #include "observers/placeholder_observer.h"
+#include "observers/pow2_histogram_observer.h"
 
 namespace octet {
 namespace {
@@ -33,6 +34,7 @@ Result<std::unique_ptr<Observer>> MakeObserver(ObserverKind kind, const Observer
     case ObserverKind::kPercentile: return Make<PercentileObserver>(options);
     case ObserverKind::kEntropy: return Make<EntropyObserver>(options);
     case ObserverKind::kMse: return Make<MseObserver>(options);
+    case ObserverKind::kPow2Histogram: return Make<Pow2HistogramObserver>(options);
   }
   return InvalidArgument("failed to create observer: unknown kind {}", static_cast<int>(kind));
 }

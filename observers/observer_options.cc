@@ -24,13 +24,15 @@ constexpr KindNames kKindNames[] = {
     {ObserverKind::kEntropy, "entropy", "EntropyObserver"},
     {ObserverKind::kMse, "mse", "MseObserver"},
     {ObserverKind::kPlaceholder, "placeholder", "PlaceholderObserver"},
+    {ObserverKind::kPow2Histogram, "pow2_histogram", "Pow2HistogramObserver"},
 };
 
 bool IsMovingAverage(ObserverKind k) {
   return k == ObserverKind::kMovingAverageMinMax || k == ObserverKind::kMovingAveragePerChannelMinMax;
 }
 bool UsesGrid(ObserverKind k) {
-  return k == ObserverKind::kPercentile || k == ObserverKind::kEntropy || k == ObserverKind::kMse;
+  return k == ObserverKind::kPercentile || k == ObserverKind::kEntropy || k == ObserverKind::kMse ||
+         k == ObserverKind::kPow2Histogram;
 }
 
 // "failed to create <Class>: option '<name>' does not apply ..." when an option is set for a kind it is not for.
@@ -64,7 +66,7 @@ Result<ObserverKind> ParseObserverKind(std::string_view name) {
   }
   return InvalidArgument(
       "failed to parse observer '{}': expected minmax, moving_average_minmax, per_channel_minmax, "
-      "moving_average_per_channel_minmax, histogram, percentile, entropy, mse or placeholder",
+      "moving_average_per_channel_minmax, histogram, percentile, entropy, mse, placeholder or pow2_histogram",
       name);
 }
 
@@ -112,7 +114,7 @@ Result<ResolvedObserverOptions> ResolveObserverOptions(ObserverKind kind, const 
   OCTET_RETURN_IF_ERROR(CheckApplies(kind, o.ch_axis.has_value(), IsPerChannelKind(kind), "ch_axis",
                                      "per_channel_minmax and moving_average_per_channel_minmax"));
   OCTET_RETURN_IF_ERROR(CheckApplies(kind, o.bins.has_value(), kind == ObserverKind::kHistogram || UsesGrid(kind),
-                                     "bins", "histogram, percentile, entropy and mse"));
+                                     "bins", "histogram, percentile, entropy, mse and pow2_histogram"));
   OCTET_RETURN_IF_ERROR(CheckApplies(kind, o.upsample_rate.has_value(), kind == ObserverKind::kHistogram,
                                      "upsample_rate", "histogram"));
   OCTET_RETURN_IF_ERROR(CheckApplies(kind, o.histogram_variant.has_value(), kind == ObserverKind::kHistogram,

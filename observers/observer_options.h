@@ -26,15 +26,17 @@ enum class ObserverKind : uint8_t {
   kEntropy,                        // EntropyObserver: TensorRT-style KL calibration (octet)
   kMse,                            // MseObserver: range that minimises the quantization MSE (octet)
   kPlaceholder,                    // PlaceholderObserver: dynamic quantization, qparams computed per call
+  kPow2Histogram,                  // Pow2HistogramObserver: L2 search over an exact power-of-two grid (octet)
 };
 
 inline constexpr ObserverKind kAllObserverKinds[] = {
     ObserverKind::kMinMax,     ObserverKind::kMovingAverageMinMax, ObserverKind::kPerChannelMinMax,
     ObserverKind::kMovingAveragePerChannelMinMax, ObserverKind::kHistogram, ObserverKind::kPercentile,
-    ObserverKind::kEntropy,    ObserverKind::kMse,                 ObserverKind::kPlaceholder};
+    ObserverKind::kEntropy,    ObserverKind::kMse,                 ObserverKind::kPlaceholder,
+    ObserverKind::kPow2Histogram};
 
 // The command-line names: "minmax", "moving_average_minmax", "per_channel_minmax",
-// "moving_average_per_channel_minmax", "histogram", "percentile", "entropy", "mse", "placeholder".
+// "moving_average_per_channel_minmax", "histogram", "percentile", "entropy", "mse", "placeholder", "pow2_histogram".
 const char* ObserverKindName(ObserverKind kind);
 // The class names: "MinMaxObserver", ..., "PlaceholderObserver".
 const char* ObserverClassName(ObserverKind kind);
@@ -61,7 +63,7 @@ struct ObserverOptions {
   std::optional<double> eps;            // smallest scale; default float32 epsilon 2^-23 (stored as float32)
   std::optional<double> averaging_constant;  // moving-average observers: 0.01, in (0, 1]
   std::optional<int> ch_axis;           // per-channel observers: 0; negative counts from the last dimension
-  std::optional<int64_t> bins;          // histogram 2048; percentile, entropy, mse 2048 (grid of 2048..4096 bins)
+  std::optional<int64_t> bins;          // histogram 2048; percentile, entropy, mse, pow2_histogram 2048 (grid of 2048..4096 bins)
   std::optional<int64_t> upsample_rate; // histogram: 16 (upstream) or 128 (legacy_1_13)
   std::optional<HistogramVariant> histogram_variant;  // histogram: upstream
   std::optional<double> percentile;     // percentile: 99.99, in [50, 100]

@@ -2,6 +2,8 @@
 #include "quant/calibrate.h"
 
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -62,13 +64,8 @@ Status CheckDeclaredShape(const Graph& g, ValueId input, const Shape& got, int64
   return OkStatus();
 }
 
-}  // namespace
-
-Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<const std::vector<Tensor>> batches,
-                 const CalibrateOptions& options) {
-  const Graph& g = prepared.graph();
-  OCTET_RETURN_IF_ERROR(CheckSameGraph(executor.graph(), g));
-  const ProgressFn& progress = options.progress;
+// The after-node hook that feeds every observed activation to its observer.
+RunOptions ObservingRun(PreparedGraph& prepared) {
   RunOptions run;
   run.after_node.push_back([&prepared](const NodeCall& call) -> Status {
     for (size_t k = 0; k < call.node.outputs.size(); ++k) {
@@ -80,58 +77,76 @@ Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<co
     }
     return OkStatus();
   });
+  return run;
+}
+
+// Batch `b`: the graph inputs observed from the batch, then one run observing every activation.
+Status CalibrateBatch(PreparedGraph& prepared, const Executor& executor, const RunOptions& run,
+                      const std::vector<Tensor>& batch, int64_t b) {
+  const Graph& g = prepared.graph();
+  if (batch.size() != g.inputs().size()) {
+    return InvalidArgument("failed to calibrate graph '{}': batch {} has {} tensors, the graph has {} inputs",
+                           g.name(), b, batch.size(), g.inputs().size());
+  }
+  for (size_t k = 0; k < batch.size(); ++k) {
+    OCTET_RETURN_IF_ERROR(ObserveInto(prepared, g.inputs()[k], batch[k], "(graph input)"));
+  }
+  auto out = executor.Run(batch, run);
+  if (!out.ok()) return out.status().WithContext(fmt::format("calibration batch {}", b));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<const std::vector<Tensor>> batches,
+                 const CalibrateOptions& options) {
+  OCTET_RETURN_IF_ERROR(CheckSameGraph(executor.graph(), prepared.graph()));
+  const RunOptions run = ObservingRun(prepared);
   const int64_t total = static_cast<int64_t>(batches.size());
   for (int64_t b = 0; b < total; ++b) {
-    const std::vector<Tensor>& batch = batches[static_cast<size_t>(b)];
-    if (batch.size() != g.inputs().size()) {
-      return InvalidArgument("failed to calibrate graph '{}': batch {} has {} tensors, the graph has {} inputs",
-                             g.name(), b, batch.size(), g.inputs().size());
-    }
-    for (size_t k = 0; k < batch.size(); ++k) {
-      OCTET_RETURN_IF_ERROR(ObserveInto(prepared, g.inputs()[k], batch[k], "(graph input)"));
-    }
-    auto out = executor.Run(batch, run);
-    if (!out.ok()) return out.status().WithContext(fmt::format("calibration batch {}", b));
-    if (progress) progress(b + 1, total);
+    OCTET_RETURN_IF_ERROR(CalibrateBatch(prepared, executor, run, batches[static_cast<size_t>(b)], b));
+    if (options.progress) options.progress(b + 1, total);
   }
   return OkStatus();
 }
 
 Status Calibrate(PreparedGraph& prepared, const Context& context, std::span<const std::vector<Tensor>> batches,
                  const CalibrateOptions& options) {
+  const BatchFn at = [batches](int64_t b) -> Result<std::vector<Tensor>> {
+    return batches[static_cast<size_t>(b)];  // tensors share storage: no copy
+  };
+  return Calibrate(prepared, context, static_cast<int64_t>(batches.size()), at, options);
+}
+
+Status Calibrate(PreparedGraph& prepared, const Context& context, int64_t num_batches, const BatchFn& batch_fn,
+                 const CalibrateOptions& options) {
   const OpRegistry registry = QuantFloatRegistry();
-  const ProgressFn& progress = options.progress;
   const Graph& g = prepared.graph();
-  const int64_t total = static_cast<int64_t>(batches.size());
-  size_t begin = 0;
-  while (begin < batches.size()) {
-    // A run of batches with equal shapes shares one compiled executor.
-    size_t end = begin + 1;
-    auto same_shapes = [&](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-      if (a.size() != b.size()) return false;
-      for (size_t k = 0; k < a.size(); ++k) {
-        if (a[k].shape() != b[k].shape()) return false;
-      }
-      return true;
-    };
-    while (end < batches.size() && same_shapes(batches[begin], batches[end])) ++end;
-    CompileOptions co;
-    const std::vector<Tensor>& first = batches[begin];
-    if (first.size() != g.inputs().size()) {
+  // A run of batches with equal shapes shares one compiled executor.
+  std::optional<Executor> exec;
+  std::vector<Shape> compiled_shapes;
+  const RunOptions run = ObservingRun(prepared);
+  for (int64_t b = 0; b < num_batches; ++b) {
+    OCTET_ASSIGN_OR_RETURN(std::vector<Tensor> batch, batch_fn(b));
+    if (batch.size() != g.inputs().size()) {
       return InvalidArgument("failed to calibrate graph '{}': batch {} has {} tensors, the graph has {} inputs",
-                             g.name(), begin, first.size(), g.inputs().size());
+                             g.name(), b, batch.size(), g.inputs().size());
     }
-    for (size_t k = 0; k < first.size(); ++k) {
-      OCTET_RETURN_IF_ERROR(CheckDeclaredShape(g, g.inputs()[k], first[k].shape(), static_cast<int64_t>(begin)));
-      co.input_shapes.emplace_back(g.value(g.inputs()[k]).name, first[k].shape());
+    std::vector<Shape> shapes;
+    for (const Tensor& t : batch) shapes.push_back(t.shape());
+    if (!exec.has_value() || shapes != compiled_shapes) {
+      CompileOptions co;
+      for (size_t k = 0; k < batch.size(); ++k) {
+        OCTET_RETURN_IF_ERROR(CheckDeclaredShape(g, g.inputs()[k], batch[k].shape(), b));
+        co.input_shapes.emplace_back(g.value(g.inputs()[k]).name, batch[k].shape());
+      }
+      exec.reset();
+      OCTET_ASSIGN_OR_RETURN(Executor compiled, Executor::Compile(g, context, registry, co));
+      exec.emplace(std::move(compiled));
+      compiled_shapes = std::move(shapes);
     }
-    OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(g, context, registry, co));
-    CalibrateOptions sub;  // progress over all batches, not per run of equal shapes
-    sub.progress = [&progress, begin, total](int64_t done, int64_t) {
-      if (progress) progress(static_cast<int64_t>(begin) + done, total);
-    };
-    OCTET_RETURN_IF_ERROR(Calibrate(prepared, exec, batches.subspan(begin, end - begin), sub));
-    begin = end;
+    OCTET_RETURN_IF_ERROR(CalibrateBatch(prepared, *exec, run, batch, b));
+    if (options.progress) options.progress(b + 1, num_batches);
   }
   return OkStatus();
 }

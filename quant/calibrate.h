@@ -4,6 +4,7 @@
 // PreparedGraph::CalculateQParams gives the qparams of every observed value.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -29,6 +30,13 @@ Status Calibrate(PreparedGraph& prepared, const Executor& executor, std::span<co
 
 // The same, compiling the graph itself with QuantFloatRegistry() for each distinct set of batch shapes.
 Status Calibrate(PreparedGraph& prepared, const Context& context, std::span<const std::vector<Tensor>> batches,
+                 const CalibrateOptions& options = {});
+
+// Batch `b` of a stream (0 <= b < num_batches), made when asked: calibration from files holds one batch at a time.
+using BatchFn = std::function<Result<std::vector<Tensor>>(int64_t b)>;
+
+// The same over `num_batches` batches fetched one at a time, compiling once per run of equal batch shapes.
+Status Calibrate(PreparedGraph& prepared, const Context& context, int64_t num_batches, const BatchFn& batch,
                  const CalibrateOptions& options = {});
 
 // Splits `samples` along axis 0 into batches of `batch_size` (the last may be smaller): how a calibration file

@@ -21,6 +21,7 @@ packages=(
   nodejs                          # the ONNX Runtime check of QDQ exports (onnxruntime-node, tests/onnx/ort_qdq)
   python3-onnx                    # onnx.checker on every QDQ export the tests write (tests/onnx/check_onnx_models.py),
                                   # and the backend node tests' reference data
+  libopenmpi-dev openmpi-bin      # optional MPI: octet calibrate --mpi and its mpirun test (cmake/OctetMpi.cmake)
   chromium                        # the HTML report's screenshot test (tests/numeric_suite/render_report_test.sh)
 )
 # npm comes with some nodejs builds (NodeSource's) and conflicts with Debian's npm package there; Debian's own nodejs

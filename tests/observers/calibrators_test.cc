@@ -1,5 +1,6 @@
-// PercentileObserver, EntropyObserver, MseObserver and their power-of-two histogram: exactness of the grid, the
-// degenerate inputs where they must agree with MinMaxObserver, and the ranges they choose on known distributions.
+// PercentileObserver, EntropyObserver, MseObserver, Pow2HistogramObserver and their power-of-two histogram: exactness
+// of the grid, the degenerate inputs where they must agree with MinMaxObserver, and the ranges they choose on known
+// distributions.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -7,9 +8,11 @@
 #include <random>
 
 #include "observers/entropy_observer.h"
+#include "observers/histogram_observer.h"
 #include "observers/mse_observer.h"
 #include "observers/percentile_observer.h"
 #include "observers/pow2_histogram.h"
+#include "observers/pow2_histogram_observer.h"
 #include "tests/observers/observer_test_util.h"
 
 namespace octet {
@@ -160,6 +163,36 @@ TEST_CASE("MseObserver keeps uniform ranges and shrinks long tails at low bit wi
   CHECK((*h)->ExpectedError(a) < (*h)->ExpectedError(1.0));
   CHECK((*h)->ExpectedError(a) <= (*h)->ExpectedError(a + 0.01));
   CHECK((*h)->ExpectedError(a) <= (*h)->ExpectedError(a - 0.01));
+}
+
+TEST_CASE("Pow2HistogramObserver chooses HistogramObserver's range, from an exact grid", "[observers]") {
+  auto rng = testing::MakeRng("pow2 histogram");
+  // Laplace data (the L2 search clips its tails), Gaussian data with a cluster of outliers, uniform data: the same
+  // search over the power-of-two grid lands within 1% of PyTorch's rebinned histogram.
+  std::exponential_distribution<float> ex(1.0f);
+  std::vector<float> lap(100000);
+  for (auto& v : lap) v = (rng() & 1) ? ex(rng) : -ex(rng);
+  auto outliers = Normal(rng, 100000);
+  for (int i = 0; i < 50; ++i) outliers[static_cast<size_t>(i) * 997] = 40.0f;
+  std::uniform_real_distribution<float> u(-1.0f, 3.0f);
+  std::vector<float> uni(40000);
+  for (auto& v : uni) v = u(rng);
+  for (const auto* x : {&lap, &outliers, &uni}) {
+    const QParams pow2 = QParamsOf(ObserverKind::kPow2Histogram, *x);
+    const QParams torch = QParamsOf(ObserverKind::kHistogram, *x);
+    const QParams minmax = QParamsOf(ObserverKind::kMinMax, *x);
+    INFO("scales: pow2 " << pow2.scale() << ", histogram " << torch.scale() << ", minmax " << minmax.scale());
+    CHECK(std::fabs(pow2.scale() / torch.scale() - 1.0f) < 0.01f);
+    CHECK(pow2.scale() <= minmax.scale());
+    if (x == &lap) CHECK(pow2.scale() < 0.97f * minmax.scale());
+  }
+  // Only zeros, and a single value: the observed range, as MinMaxObserver gives it.
+  for (const std::vector<float>& flat : {std::vector<float>(10, 0.0f), std::vector<float>(10, 2.5f)}) {
+    const QParams a = QParamsOf(ObserverKind::kPow2Histogram, flat);
+    const QParams b = QParamsOf(ObserverKind::kMinMax, flat);
+    CHECK(a.scale() == b.scale());
+    CHECK(a.zero_point() == b.zero_point());
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Split-and-merge equals one pass: the observers whose summaries are exact (min/max, per-channel min/max, and the
-// power-of-two histograms of percentile / entropy / MSE) give the same state and qparams whatever the batching,
+// power-of-two histograms of percentile / entropy / MSE / pow2_histogram) give the same state and qparams whatever the batching,
 // the sharding and the merge order. Moving averages and HistogramObserver are order-dependent by their mathematics
 // (their headers say why); their merge rules are tested with their observers.
 #include <catch2/catch.hpp>
@@ -29,7 +29,7 @@ TEST_CASE("split-and-merge equals one pass for order-independent observers", "[o
   auto rng = testing::MakeRng("split and merge");
   std::vector<ObserverKind> kinds;
   for (ObserverKind k : {ObserverKind::kMinMax, ObserverKind::kPerChannelMinMax, ObserverKind::kPercentile,
-                         ObserverKind::kEntropy, ObserverKind::kMse}) {
+                         ObserverKind::kEntropy, ObserverKind::kMse, ObserverKind::kPow2Histogram}) {
     if (MakeObserver(k).ok()) kinds.push_back(k);
   }
   REQUIRE(kinds.size() >= 2);

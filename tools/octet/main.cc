@@ -7,11 +7,13 @@
 #include <fmt/format.h>
 
 #include "tools/octet/bench_command.h"
+#include "tools/octet/calibrate_command.h"
 #include "tools/octet/command.h"
 #include "tools/octet/compare_command.h"
 #include "tools/octet/conv_bench_command.h"
 #include "tools/octet/demo_command.h"
 #include "tools/octet/gemm_bench_command.h"
+#include "tools/octet/merge_command.h"
 #include "tools/octet/model_bench_command.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/observe_command.h"
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
   AddObserveCommand(app, registry);
   AddModelCommands(app, registry);
   AddQuantizeCommand(app, registry);
+  AddCalibrateCommand(app, registry);
+  AddMergeCommand(app, registry);
   AddSensitivityCommand(app, registry);
   AddModelBenchCommand(app, registry);  // after AddBenchCommands: it joins `bench`
   AddTrainCommand(app, registry);

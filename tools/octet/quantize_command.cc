@@ -27,6 +27,7 @@
 #include "quant/weight_only.h"
 #include "io/file_util.h"
 #include "tools/octet/batch_files.h"
+#include "tools/octet/calibrate_command.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
 #if OCTET_WITH_ONNX
@@ -54,6 +55,7 @@ struct QuantizeCommand {
   bool no_guard = false;
   std::string output;
   std::string onnx_output;
+  std::string state;  // --state: a calibration state instead of calibrating
   ContextFlags context;
 };
 
@@ -148,6 +150,7 @@ int Quantize(const QuantizeCommand& c) {
     return ReportUsage(fmt::format("--mode must be static, dynamic or weight-only, got '{}'", c.mode));
   }
   if (c.no_guard && c.strict) return ReportUsage("--strict needs the guard: drop --no-guard");
+  if (!c.state.empty() && c.mode != "static") return ReportUsage("--state applies to --mode static only");
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
   auto mapping = MappingFromFlags(c);
@@ -174,7 +177,8 @@ int Quantize(const QuantizeCommand& c) {
   // Static: --calib is calibration data, part of it held back for the guard (SplitGuardBatches). Dynamic and
   // weight-only: --calib is optional and only feeds the guard.
   std::vector<std::vector<Tensor>> batches;
-  if (c.mode == "static" || !c.calib.empty()) {
+  const bool from_state = !c.state.empty();
+  if ((c.mode == "static" && !from_state) || !c.calib.empty()) {
     auto read = BatchesFromFiles(
         c.calib, *graph, c.model, c.calib_batch,
         {"--calib", c.mode == "static" ? "static quantization needs calibration data" : "the guard needs samples"});
@@ -182,7 +186,7 @@ int Quantize(const QuantizeCommand& c) {
     batches = std::move(*read);
   }
   GuardSplit split{batches, batches, "--calib"};
-  if (c.mode == "static" && !c.no_guard) split = SplitGuardBatches(batches);
+  if (c.mode == "static" && !c.no_guard && !from_state) split = SplitGuardBatches(batches);
 
   Result<Graph> quantized = Status(Internal("unreachable"));
   std::string warning;  // the model came out float
@@ -196,9 +200,9 @@ int Quantize(const QuantizeCommand& c) {
     if (!prepared.ok()) return ReportFailure(prepared.status().WithContext(where));
     CalibrateOptions calibrate_options;
     calibrate_options.progress = CommandProgress("calibrating");
-    if (Status s = Calibrate(*prepared, *context, split.calibration, calibrate_options); !s.ok()) {
-      return ReportFailure(s.WithContext(where));
-    }
+    const Status s = from_state ? LoadCalibrationStateFile(*prepared, c.state, c.model)
+                                : Calibrate(*prepared, *context, split.calibration, calibrate_options);
+    if (!s.ok()) return ReportFailure(s.WithContext(where));
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
     if (quantized.ok()) warning = NothingQuantizedWarning(prepared->graph(), report);
@@ -279,6 +283,17 @@ int Quantize(const QuantizeCommand& c) {
 
 }  // namespace
 
+Result<QConfigMapping> StaticMappingFromFlags(const StaticMappingFlags& flags) {
+  QuantizeCommand c;
+  c.backend = flags.backend;
+  c.activation_observer = flags.activation_observer;
+  c.weight_observer = flags.weight_observer;
+  c.per_channel = flags.per_channel;
+  c.per_tensor = flags.per_tensor;
+  c.activation_bits = flags.activation_bits;
+  return MappingFromFlags(c);
+}
+
 void WarnIfOnnxRuntimeSaturates([[maybe_unused]] const Graph& quantized,
                                 [[maybe_unused]] const std::string& onnx_path) {
 #if OCTET_WITH_ONNX
@@ -327,6 +342,9 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
       ->capture_default_str();
   sub->add_flag("--strict", c->strict, "Guard: fail (exit 1, no output written) when the output SQNR is too low");
   sub->add_flag("--no-guard", c->no_guard, "Do not check the int8 model (calibrate on every --calib sample)");
+  sub->add_option("--state", c->state,
+                  "Static: convert from this calibration state (octet calibrate / octet merge) instead of --calib")
+      ->type_name("STATE.json");
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return Quantize(*c); });
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/graph.h"
+#include "quant/qconfig_mapping.h"
 #include "tools/octet/command.h"
 
 namespace octet::cli {
@@ -27,7 +28,22 @@ namespace octet::cli {
 // fixes it measured; --strict makes that a failure (exit 1, nothing written). Its figures go into the .octet
 // metadata under "guard" (GuardReportJson). --no-guard skips it and calibrates on every sample.
 // Prints a summary of what was quantized; writes nothing on failure.
+// --state STATE.json (static mode) converts from a calibration state (`octet calibrate`, `octet merge`) instead of
+// calibrating; --calib then only feeds the guard.
 void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry);
+
+// The static-quantization flags that choose observers, shared with `octet calibrate` so that a state and the
+// quantize run that uses it build the same observers.
+struct StaticMappingFlags {
+  std::string backend = "x86";
+  std::string activation_observer;
+  std::string weight_observer;
+  bool per_channel = false;
+  bool per_tensor = false;
+  int activation_bits = 8;
+};
+// The QConfigMapping `octet quantize --mode static` builds from these flags (errors name the flag).
+Result<QConfigMapping> StaticMappingFromFlags(const StaticMappingFlags& flags);
 
 // For `--onnx OUT.onnx` (quantize, qat): one warning line on stderr when ONNX Runtime's fused int8 kernels on x86 CPUs
 // without VNNI may compute the export wrongly (full-range 8-bit activations into Conv / Gemm / MatMul with s8

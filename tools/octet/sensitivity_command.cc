@@ -23,6 +23,7 @@
 #include "tools/octet/batch_files.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
+#include "tools/octet/mpi_gather.h"
 
 namespace octet::cli {
 namespace {
@@ -41,6 +42,7 @@ struct SensitivityCommand {
   std::vector<std::string> nodes;
   int latency_runs = 5;
   std::string json;
+  bool mpi = false;
   ContextFlags context;
 };
 
@@ -147,8 +149,19 @@ int RunSensitivity(const SensitivityCommand& c) {
   options.nodes = c.nodes;
   options.latency_runs = c.latency_runs;
   options.progress = CommandProgress("sensitivity");
+  // --mpi: every rank calibrates and evaluates its share of the per-node configurations; rank 0 reports.
+  MpiWorld world;
+  if (c.mpi) {
+    auto started = MpiStart();
+    if (!started.ok()) return ReportFailure(started.status());
+    world = *started;
+    options.spread = MpiSpread;
+    if (world.rank != 0) options.progress = {};
+  }
   auto report = AnalyzeSensitivity(*graph, *mapping, *calibration, *evaluation, options);
+  if (c.mpi) MpiStop();
   if (!report.ok()) return ReportFailure(report.status());
+  if (world.rank != 0) return kExitOk;
 
   if (!c.json.empty()) {
     nlohmann::json j;
@@ -216,6 +229,8 @@ void AddSensitivityCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--node", c->nodes, "Analyse only these nodes (names in the fused graph); default: every "
                                       "quantized node")
       ->type_name("NODE");
+  sub->add_flag("--mpi", c->mpi,
+                "Under mpirun: spread the per-node evaluations over the ranks; rank 0 prints and writes the report");
   sub->add_option("--latency-runs", c->latency_runs, "Timed runs per graph for node latency (median); 0 skips it")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();

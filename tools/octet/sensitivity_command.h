@@ -11,7 +11,7 @@ namespace octet::cli {
 // Adds to `app`:
 //   octet sensitivity MODEL.onnx --calib NAME=FILE.npy ... --input NAME=FILE.npy ... [--labels Y.npy]
 //     [--target-sqnr DB | --target-accuracy A] [--backend x86|fbgemm|qnnpack|onednn|symmetric] [--profile P]
-//     [--calib-batch N] [--input-batch N] [--node NODE ...] [--latency-runs R] [--json R.json]
+//     [--calib-batch N] [--input-batch N] [--node NODE ...] [--latency-runs R] [--json R.json] [--mpi]
 //     [--isa TIER] [--threads T]
 // Calibrates once on the --calib samples, then evaluates on the --input samples (both along axis 0, one file per
 // graph input) with every node int8, every node float, each node alone int8 and each node alone float. The metric
@@ -20,6 +20,8 @@ namespace octet::cli {
 // but this node int8, int8 and float latency of the node alone on one thread, on the first --input batch) and,
 // with a target, the nodes to keep float and the metric they give, or that the target cannot be reached. --json writes the report (numeric-suite schema 1, its
 // "sensitivity" section) atomically. Progress goes to stderr only when it is a terminal.
+// --mpi (under mpirun, builds with MPI): each rank evaluates a share of the per-node configurations; rank 0 prints
+// and writes the same report as one process (latencies aside, which are timed on rank 0).
 void AddSensitivityCommand(CLI::App& app, CommandRegistry& registry);
 
 }  // namespace octet::cli
