@@ -16,6 +16,7 @@
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
 #include "observers/observer_options.h"
+#include "quant/bias_correction.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/dynamic.h"
@@ -26,6 +27,7 @@
 #include "quant/qconfig_mapping.h"
 #include "quant/weight_only.h"
 #include "io/file_util.h"
+#include "tools/octet/accuracy_options.h"
 #include "tools/octet/batch_files.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
@@ -55,6 +57,7 @@ struct QuantizeCommand {
   std::string output;
   std::string onnx_output;
   ContextFlags context;
+  AccuracyFlags accuracy;
 };
 
 // `base` with its observer replaced by `kind`: keeps what describes the quantized integers (dtype, range,
@@ -148,6 +151,7 @@ int Quantize(const QuantizeCommand& c) {
     return ReportUsage(fmt::format("--mode must be static, dynamic or weight-only, got '{}'", c.mode));
   }
   if (c.no_guard && c.strict) return ReportUsage("--strict needs the guard: drop --no-guard");
+  if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
   auto mapping = MappingFromFlags(c);
@@ -184,6 +188,16 @@ int Quantize(const QuantizeCommand& c) {
   GuardSplit split{batches, batches, "--calib"};
   if (c.mode == "static" && !c.no_guard) split = SplitGuardBatches(batches);
 
+  // --equalize / --bias-correction change a copy; the guard compares with the model as given.
+  const Graph original = *graph;
+  std::optional<Graph> bias_corrected;
+  if (c.accuracy.any()) {
+    auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context);
+    if (!changes.ok()) return ReportFailure(changes.status().WithContext(where));
+    fmt::print("{}", changes->report);
+    bias_corrected = std::move(changes->bias_corrected);
+  }
+
   Result<Graph> quantized = Status(Internal("unreachable"));
   std::string warning;  // the model came out float
   PrepareOptions prepare_options;
@@ -198,6 +212,15 @@ int Quantize(const QuantizeCommand& c) {
     calibrate_options.progress = CommandProgress("calibrating");
     if (Status s = Calibrate(*prepared, *context, split.calibration, calibrate_options); !s.ok()) {
       return ReportFailure(s.WithContext(where));
+    }
+    if (bias_corrected) {
+      // Calibrated without the corrected biases; converted with them (quant/bias_correction.h).
+      auto corrected = Prepare(*bias_corrected, *mapping, prepare_options);
+      if (!corrected.ok()) return ReportFailure(corrected.status().WithContext(where));
+      if (Status s = TransferActivationObservers(*prepared, *corrected); !s.ok()) {
+        return ReportFailure(s.WithContext(where));
+      }
+      prepared = std::move(corrected);
     }
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
@@ -218,7 +241,7 @@ int Quantize(const QuantizeCommand& c) {
   } else if (split.guard.empty()) {
     fmt::print("guard: skipped: no samples to check the {} model on (give --calib NAME=FILE.npy)\n", c.mode);
   } else {
-    auto checked = RunGuard(c, *graph, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
+    auto checked = RunGuard(c, original, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
                             convert_options, *context);
     if (checked.ok()) {
       guard = std::move(*checked);
@@ -255,6 +278,8 @@ int Quantize(const QuantizeCommand& c) {
       {"backend", c.backend},         {"profile", c.profile},
   };
   if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
+  if (c.accuracy.equalize) metadata["equalize"] = c.accuracy.no_high_bias_absorption ? "cle" : "cle+hba";
+  if (c.accuracy.bias_correction) metadata["bias_correction"] = c.accuracy.bias_correction_mode;
   if (Status s = WriteOctetFile(c.output, *quantized, metadata); !s.ok()) return ReportFailure(s);
 #if OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) {
@@ -327,6 +352,7 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
       ->capture_default_str();
   sub->add_flag("--strict", c->strict, "Guard: fail (exit 1, no output written) when the output SQNR is too low");
   sub->add_flag("--no-guard", c->no_guard, "Do not check the int8 model (calibrate on every --calib sample)");
+  c->accuracy.AddTo(sub);
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return Quantize(*c); });
 }

@@ -15,7 +15,8 @@ namespace octet::cli {
 //     [--backend x86|fbgemm|qnnpack|onednn|symmetric] [--profile reference|tflite|pytorch-fbgemm|pytorch-qnnpack]
 //     [--activation-observer NAME] [--activation-bits B] [--weight-observer NAME] [--per-channel|--per-tensor]
 //     [--skip NODE ...] [--min-sqnr DB] [--strict | --no-guard] -o OUT.octet [--onnx OUT.onnx] [--isa TIER]
-//     [--threads T]
+//     [--threads T] [--equalize [--equalize-relu6 refuse|relu] [--no-high-bias-absorption]]
+//     [--bias-correction [--bias-correction-mode empirical|analytic]]
 // Static mode needs a calibration file for every graph input (samples along axis 0, split into batches of
 // --calib-batch, default 32); the others need none, and use --calib only for the guard. --skip keeps the named nodes
 // (or every node under a name prefix, as QConfigMapping's module names) float. --activation-bits narrows the
@@ -26,6 +27,9 @@ namespace octet::cli {
 // output's SQNR; below --min-sqnr (default 15 dB) it warns on stderr, naming the worst layers and the SQNR of the
 // fixes it measured; --strict makes that a failure (exit 1, nothing written). Its figures go into the .octet
 // metadata under "guard" (GuardReportJson). --no-guard skips it and calibrates on every sample.
+// --equalize and --bias-correction (static only) fold BatchNorms and rewrite a copy of the float graph before
+// Prepare (tools/octet/accuracy_options.h) and print what they changed; the guard still compares with the model as
+// given.
 // Prints a summary of what was quantized; writes nothing on failure.
 void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry);
 
