@@ -25,6 +25,7 @@
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
 #include "quant/qconfig_mapping.h"
+#include "quant/target_spec.h"
 #include "quant/weight_only.h"
 #include "io/file_util.h"
 #include "tools/octet/accuracy_options.h"
@@ -58,6 +59,7 @@ struct QuantizeCommand {
   std::string onnx_output;
   ContextFlags context;
   AccuracyFlags accuracy;
+  std::string target;  // --target NAME|FILE.json
 };
 
 // `base` with its observer replaced by `kind`: keeps what describes the quantized integers (dtype, range,
@@ -154,7 +156,14 @@ int Quantize(const QuantizeCommand& c) {
   if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
-  auto mapping = MappingFromFlags(c);
+  std::optional<TargetSpec> target;
+  if (!c.target.empty()) {
+    if (c.mode != "static") return ReportUsage("--target applies to --mode static only");
+    auto loaded = LoadTargetSpec(c.target);
+    if (!loaded.ok()) return ReportUsage(fmt::format("--target: {}", loaded.status().message()));
+    target = std::move(*loaded);
+  }
+  auto mapping = target ? Result<QConfigMapping>(target->Mapping()) : MappingFromFlags(c);
   if (!mapping.ok()) return ReportUsage(mapping.status().message());
 #if !OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) return ReportUsage("--onnx needs a build of octet with ONNX (protobuf)");
@@ -222,6 +231,9 @@ int Quantize(const QuantizeCommand& c) {
       }
       prepared = std::move(corrected);
     }
+    if (target && target->power_of_two_scales) {
+      if (Status s = RoundScalesToPowerOfTwo(*prepared); !s.ok()) return ReportFailure(s.WithContext(where));
+    }
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
     if (quantized.ok()) warning = NothingQuantizedWarning(prepared->graph(), report);
@@ -275,11 +287,12 @@ int Quantize(const QuantizeCommand& c) {
 #endif
   std::map<std::string, std::string> metadata = {
       {"producer", "octet quantize"}, {"source", c.model},    {"mode", c.mode},
-      {"backend", c.backend},         {"profile", c.profile},
+      {"backend", target ? "target " + target->name : c.backend}, {"profile", c.profile},
   };
   if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
   if (c.accuracy.equalize) metadata["equalize"] = c.accuracy.no_high_bias_absorption ? "cle" : "cle+hba";
   if (c.accuracy.bias_correction) metadata["bias_correction"] = c.accuracy.bias_correction_mode;
+  if (target) metadata["target"] = target->name;
   if (Status s = WriteOctetFile(c.output, *quantized, metadata); !s.ok()) return ReportFailure(s);
 #if OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) {
@@ -291,7 +304,8 @@ int Quantize(const QuantizeCommand& c) {
   for (const Node& node : quantized->nodes()) ++kinds[node.domain.empty() ? node.op_type : node.domain + "." + node.op_type];
   std::vector<std::string> counts;
   for (const auto& [op, n] : kinds) counts.push_back(fmt::format("{} {}", op, n));
-  fmt::print("{} ({}, {} backend, {} profile): {} nodes: {}\n", c.output, c.mode, c.backend, c.profile,
+  fmt::print("{} ({}, {}, {} profile): {} nodes: {}\n", c.output, c.mode,
+             target ? "target " + target->name : c.backend + " backend", c.profile,
              quantized->num_nodes(), fmt::join(counts, ", "));
   if (!c.onnx_output.empty()) {
     fmt::print("ONNX QDQ: {}\n", c.onnx_output);
@@ -352,6 +366,14 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
       ->capture_default_str();
   sub->add_flag("--strict", c->strict, "Guard: fail (exit 1, no output written) when the output SQNR is too low");
   sub->add_flag("--no-guard", c->no_guard, "Do not check the int8 model (calibrate on every --calib sample)");
+  auto* target = sub->add_option("--target", c->target,
+                                  "Quantize for a hardware target (static): a built-in name (pow2-int8, x86, fbgemm, "
+                                  "qnnpack, onednn, symmetric) or a target spec file (README: Target specs)")
+                     ->type_name("NAME|FILE.json");
+  for (const char* other : {"--backend", "--activation-observer", "--weight-observer", "--per-channel", "--per-tensor",
+                            "--activation-bits"}) {
+    target->excludes(sub->get_option(other));
+  }
   c->accuracy.AddTo(sub);
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return Quantize(*c); });

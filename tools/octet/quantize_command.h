@@ -16,7 +16,7 @@ namespace octet::cli {
 //     [--activation-observer NAME] [--activation-bits B] [--weight-observer NAME] [--per-channel|--per-tensor]
 //     [--skip NODE ...] [--min-sqnr DB] [--strict | --no-guard] -o OUT.octet [--onnx OUT.onnx] [--isa TIER]
 //     [--threads T] [--equalize [--equalize-relu6 refuse|relu] [--no-high-bias-absorption]]
-//     [--bias-correction [--bias-correction-mode empirical|analytic]]
+//     [--bias-correction [--bias-correction-mode empirical|analytic]] [--target NAME|FILE.json]
 // Static mode needs a calibration file for every graph input (samples along axis 0, split into batches of
 // --calib-batch, default 32); the others need none, and use --calib only for the guard. --skip keeps the named nodes
 // (or every node under a name prefix, as QConfigMapping's module names) float. --activation-bits narrows the
@@ -30,6 +30,8 @@ namespace octet::cli {
 // --equalize and --bias-correction (static only) fold BatchNorms and rewrite a copy of the float graph before
 // Prepare (tools/octet/accuracy_options.h) and print what they changed; the guard still compares with the model as
 // given.
+// --target (static only; quant/target_spec.h) takes the QConfig from a target spec instead of --backend and the
+// observer flags (which it excludes) and, for power-of-two targets, rounds every scale up to 2^n after calibration.
 // Prints a summary of what was quantized; writes nothing on failure.
 void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry);
 
