@@ -9,8 +9,7 @@
 namespace octet {
 
 Result<PreActivationStats> FoldBatchNormKeepingStats(Graph& graph, std::vector<std::string>* folded) {
-  // Read every candidate before folding: FoldBatchNorm removes the BatchNorm
-  // nodes it folds.
+  // Read every candidate before folding: FoldBatchNorm removes the BatchNorm nodes it folds.
   std::map<std::string, std::pair<std::string, ChannelStats>> by_bn;  // BatchNorm name -> (producer, stats)
   const std::vector<int> producers = graph.Producers();
   for (const Node& bn : graph.nodes()) {

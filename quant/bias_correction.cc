@@ -18,8 +18,7 @@ bool HoldsFloatConstant(const Graph& g, ValueId id) {
   return id != kNoValue && g.value(id).kind == ValueKind::kConstant && g.value(id).data.dtype() == DType::kF32;
 }
 
-// Output channels of a Conv/Gemm weight and the axis of its output values that
-// holds them (1 for both).
+// Output channels of a Conv/Gemm weight and the axis of its output values that holds them (1 for both).
 Result<int64_t> OutputChannels(const Node& n, const Tensor& w) {
   if (n.op_type == "Conv") return w.shape().dim(0);
   OCTET_ASSIGN_OR_RETURN(const int64_t trans_b, n.attributes.GetInt("transB", 0));
@@ -48,8 +47,7 @@ Result<std::string> Unsupported(const Graph& g, const Node& n) {
   return std::string();
 }
 
-// Subtracts shift[c] from node `index`'s bias (a private copy when shared;
-// created when absent).
+// Subtracts shift[c] from node `index`'s bias (a private copy when shared; created when absent).
 Status ApplyShift(Graph& g, int index, const std::vector<double>& shift, BiasCorrectionReport::Layer& out) {
   const Node& n = g.node(index);
   const int64_t c = static_cast<int64_t>(shift.size());
@@ -74,9 +72,8 @@ Status ApplyShift(Graph& g, int index, const std::vector<double>& shift, BiasCor
   return OkStatus();
 }
 
-// Per-channel mean of (W~ - W) x over the batches: a copy of the graph with,
-// for each layer, a twin reading the same input with weight W~ - W and no bias,
-// whose output is a graph output; one run per batch.
+// Per-channel mean of (W~ - W) x over the batches: a copy of the graph with, for each layer, a twin reading the same
+// input with weight W~ - W and no bias, whose output is a graph output; one run per batch.
 Result<std::vector<std::vector<double>>> MeasureShifts(const Graph& graph, const std::vector<int>& layers,
                                                        const std::vector<Tensor>& errors,
                                                        std::span<const std::vector<Tensor>> batches,
@@ -133,8 +130,8 @@ Result<std::vector<std::vector<double>>> MeasureShifts(const Graph& graph, const
   return sums;
 }
 
-// E[x] per input channel of node n from the statistics of the layer feeding it
-// (through at most one Relu), or an empty vector with `why` set.
+// E[x] per input channel of node n from the statistics of the layer feeding it (through GlobalAveragePool and Flatten,
+// then at most one Relu), or an empty vector with `why` set.
 std::vector<float> ExpectedInput(const Graph& g, const std::vector<int>& producers, const Node& n,
                                  const PreActivationStats& stats, std::string* why) {
   const ValueId x = n.inputs[0];

@@ -1,5 +1,4 @@
-// Cross-layer equalization and high-bias absorption (see equalize.h for the
-// maths and when a pair qualifies).
+// Cross-layer equalization and high-bias absorption (see equalize.h for the maths and when a pair qualifies).
 #include "quant/equalize.h"
 
 #include <fmt/format.h>
@@ -51,8 +50,8 @@ bool IsFloatConstant(const Graph& g, ValueId id) {
   return id != kNoValue && g.value(id).kind == ValueKind::kConstant && g.value(id).data.dtype() == DType::kF32;
 }
 
-// The layout of node n's weight, or false when n is no Conv/Gemm with constant
-// f32 weight (and 1-D bias) that the pass can rescale.
+// The layout of node n's weight, or false when n is no Conv/Gemm with constant f32 weight (and 1-D bias) that the pass
+// can rescale.
 Result<bool> LayoutOf(const Graph& g, const Node& n, WeightLayout* l) {
   if (!n.domain.empty() || n.inputs.size() < 2 || !IsFloatConstant(g, n.inputs[1])) return false;
   const Tensor& w = g.value(n.inputs[1]).data;
@@ -89,8 +88,7 @@ Result<bool> LayoutOf(const Graph& g, const Node& n, WeightLayout* l) {
   return true;
 }
 
-// Whether a Conv reads no zero padding (so a constant shift of its input is a
-// constant shift of every output).
+// Whether a Conv reads no zero padding (so a constant shift of its input is a constant shift of every output).
 Result<bool> HasNoPadding(const Node& n) {
   if (n.op_type != "Conv") return true;
   OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, n.attributes.GetString("auto_pad", "NOTSET"));
@@ -99,8 +97,7 @@ Result<bool> HasNoPadding(const Node& n) {
   return std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });
 }
 
-// The scalar value of constant input `slot` of n, or nullopt (absent:
-// `absent`).
+// The scalar value of constant input `slot` of n, or nullopt (absent: `absent`).
 std::optional<float> ScalarInput(const Graph& g, const Node& n, size_t slot, float absent) {
   if (slot >= n.inputs.size() || n.inputs[slot] == kNoValue) return absent;
   if (!IsFloatConstant(g, n.inputs[slot]) || g.value(n.inputs[slot]).data.NumElements() != 1) return std::nullopt;
@@ -115,9 +112,9 @@ struct PairPlan {
   WeightLayout l1, l2;
 };
 
-// A tensor a pass may write: node n's input `slot` itself when nobody else
-// reads it, else a copy under a fresh name (a shared weight must not change for
-// its other readers). Creates a zero bias when the slot is empty.
+// A tensor a pass may write, always a fresh buffer (copies of a Graph share constant buffers): node n's input `slot`
+// under its own name when nobody else reads it, else under a fresh name (a shared weight must not change for its other
+// readers). Creates a zero bias when the slot is empty.
 Result<float*> Writable(Graph& g, int node, size_t slot, int64_t zeros_if_absent, const std::string& fresh_name) {
   Node& n = g.mutable_node(node);
   const ValueId old = slot < n.inputs.size() ? n.inputs[slot] : kNoValue;
@@ -184,8 +181,7 @@ EqualizeReport::Layer Measure(const Graph& g, const Node& n, const WeightLayout&
   return m;
 }
 
-// Finds the pairs (see equalize.h). Clip nodes to turn into Relu are changed
-// here under kReplaceWithRelu.
+// Finds the pairs (see equalize.h). Clip nodes to turn into Relu are changed here under kReplaceWithRelu.
 Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options, EqualizeReport& report) {
   std::vector<std::vector<int>> readers(static_cast<size_t>(g.num_values()));
   for (int i = 0; i < g.num_nodes(); ++i) {
@@ -245,8 +241,7 @@ Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options
         OCTET_ASSIGN_OR_RETURN(const bool second_ok, LayoutOf(g, n, &p.l2));
         if (second_ok && (n.op_type == "Conv" || pooled)) p.second = r;
         if (second_ok && n.op_type == "Gemm" && pooled) {
-          // A Gemm after GlobalAveragePool must be behind a Flatten (its input
-          // is 2-D).
+          // A Gemm after GlobalAveragePool must be behind a Flatten (its input is 2-D).
           if (through.empty() || through.back() != "Flatten") p.second = -1;
         }
         if (second_ok && n.op_type == "Gemm" && !pooled) p.second = -1;  // a Gemm reads no 4-D channel axis
@@ -314,8 +309,7 @@ Result<EqualizeReport> EqualizeCrossLayer(Graph& graph, PreActivationStats* stat
   }
   for (const auto& [index, layout] : layers) report.layers.push_back(Measure(graph, graph.node(index), layout));
 
-  // Make every weight and bias written here private to its node first (copies
-  // of shared ones), once.
+  // Make every weight and bias written here private to its node first (copies of shared ones), once.
   std::map<int, float*> weights, biases;
   for (const auto& [index, layout] : layers) {
     const std::string name = graph.node(index).name;
@@ -327,8 +321,7 @@ Result<EqualizeReport> EqualizeCrossLayer(Graph& graph, PreActivationStats* stat
       OCTET_ASSIGN_OR_RETURN(biases[p.first], Writable(graph, p.first, 2, 0, n.name + ".bias"));
     }
   }
-  // Writable may add constants, which can move value storage: take the pointers
-  // again.
+  // Writable may add constants, which can move value storage: take the pointers again.
   for (auto& [index, ptr] : weights) ptr = graph.mutable_value(graph.node(index).inputs[1]).data.data<float>();
   for (auto& [index, ptr] : biases) ptr = graph.mutable_value(graph.node(index).inputs[2]).data.data<float>();
 

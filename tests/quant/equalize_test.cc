@@ -1,8 +1,6 @@
-// Cross-layer equalization, high-bias absorption and bias correction
-// (quant/equalize.h, quant/bias_correction.h) on a small MobileNet-like builder
-// model whose BatchNorms spread the per-channel ranges over decades, with
-// statistics that match the data (so the 3-sigma assumption of high-bias
-// absorption holds as it does in a trained network).
+// Cross-layer equalization, high-bias absorption and bias correction (quant/equalize.h, quant/bias_correction.h) on a
+// small MobileNet-like builder model whose BatchNorms spread the per-channel ranges over decades, with statistics that
+// match the data (so the 3-sigma assumption of high-bias absorption holds as it does in a trained network).
 #include "quant/equalize.h"
 
 #include <catch2/catch.hpp>
@@ -39,9 +37,9 @@ std::vector<std::vector<Tensor>> EqualizeBatches(std::mt19937_64& rng, int count
 }
 
 // Sets each BatchNorm, in graph order, from the measured statistics of its input: mean as measured, variance as
-// measured times a log-uniform factor over `var_decades` (0: statistics that match the data, as in a trained
-// network), gamma log-uniform over three decades, beta = N(beta_mean, 1) times the channel's output scale.
-// `relu6` puts a ReLU6 (Clip 0..6) after the depthwise conv instead of Relu.
+// measured times a log-uniform factor over `var_decades` (0: statistics that match the data, as in a trained network),
+// gamma log-uniform over three decades, beta = N(beta_mean, 1) times the channel's output scale. `relu6` puts a ReLU6
+// (Clip 0..6) after the depthwise conv instead of Relu.
 Graph SpreadNet(uint64_t seed, bool relu6, const std::vector<std::vector<Tensor>>& data, float var_decades = 3.0f,
                 float beta_mean = 0.5f) {
   GraphBuilder b("spread_net", seed);
@@ -145,8 +143,7 @@ TEST_CASE("equalize: CLE is exact in float and balances every pair", "[quant][eq
   auto report = EqualizeCrossLayer(g, &*stats, options);
   INFO(report.status().message());
   REQUIRE(report.ok());
-  // expand -> dw, dw -> project, project -> head (nothing between), head -> fc
-  // (through the pooling head).
+  // expand -> dw, dw -> project, project -> head (nothing between), head -> fc (through the pooling head).
   REQUIRE(report->pairs.size() == 4);
   CHECK(report->pairs[0].first == "expand");
   CHECK(report->pairs[1].through == "Relu");
@@ -167,8 +164,8 @@ TEST_CASE("equalize: CLE is exact in float and balances every pair", "[quant][eq
   // Float rounding only: each sweep multiplies and divides by the same factors.
   const Tensor x = data[0][0];
   CHECK(MaxRelativeError(RunEqualizeFloat(original, x), RunEqualizeFloat(g, x)) < 1e-5);
-  // Each channel of dw now has the range project reads from it (to the 0.1% the
-  // sweeps stop at, plus the pull of the other pair dw is in).
+  // Each channel of dw now has the range project reads from it (to the 0.1% the sweeps stop at, plus the pull of the
+  // other pair dw is in).
   const Tensor& wdw = g.value(g.node(g.FindNode("dw")).inputs[1]).data;
   const Tensor& wpr = g.value(g.node(g.FindNode("project")).inputs[1]).data;
   for (int64_t c = 0; c < 16; ++c) {
@@ -227,8 +224,8 @@ TEST_CASE(
     "[quant][equalize]") {
   std::mt19937_64 rng = testing::MakeRng("equalize_hba");
   const auto data = EqualizeBatches(rng, 4);
-  // Statistics that match the data: the 3-sigma bound high-bias absorption relies on then holds.
-  // Betas around 3 gammas: about half the channels have a high bias (mean - 3 std > 0).
+  // Statistics that match the data: the 3-sigma bound high-bias absorption relies on then holds. Betas around 3 gammas:
+  // about half the channels have a high bias (mean - 3 std > 0).
   const Graph original = SpreadNet(3, false, data, 0.0f, 3.0f);
   Graph g = original;
   auto stats = FoldBatchNormKeepingStats(g);
@@ -238,8 +235,7 @@ TEST_CASE(
   int64_t absorbed = 0;
   for (const auto& p : report->pairs) {
     absorbed += p.absorbed_channels;
-    // Not where the second layer pads with zeros (dw): the shift would not
-    // reach its borders.
+    // Not where the second layer pads with zeros (dw): the shift would not reach its borders.
     if (p.second == "dw") CHECK(p.absorbed_channels == 0);
   }
   CHECK(absorbed > 0);
@@ -274,8 +270,7 @@ TEST_CASE("bias correction: per-tensor int8 output gets closer to float", "[quan
   Graph analytic = folded;
   auto areport = CorrectBias(analytic, *qparams, BiasCorrectionMode::kAnalytic, {}, &*stats, context);
   REQUIRE(areport.ok());
-  // The first layer reads the graph input (no statistics); the others read
-  // folded layers.
+  // The first layer reads the graph input (no statistics); the others read folded layers.
   REQUIRE(areport->skipped.size() == 1);
   CHECK(areport->skipped[0].node == "expand");
   const double analytic_sqnr = QuantizedSqnr(original, analytic, "qnnpack", calib, x, &folded);

@@ -1,5 +1,4 @@
-// --equalize and --bias-correction for `octet quantize` (see
-// accuracy_options.h).
+// --equalize and --bias-correction for `octet quantize` (see accuracy_options.h).
 #include "tools/octet/accuracy_options.h"
 
 #include <fmt/format.h>
