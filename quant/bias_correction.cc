@@ -267,6 +267,7 @@ Result<BiasCorrectionReport> CorrectBias(Graph& graph, const std::map<std::strin
     errors.push_back(std::move(e));
   }
   std::vector<std::vector<double>> shifts;
+  if (layers.empty()) return report;
   if (mode == BiasCorrectionMode::kEmpirical) {
     OCTET_ASSIGN_OR_RETURN(shifts, MeasureShifts(graph, layers, errors, batches, context));
   } else {

@@ -166,6 +166,13 @@ Result<TargetSpec> LoadTargetSpec(const std::string& name_or_path) {
   return ParseTargetSpec(j, name_or_path);
 }
 
+Result<QParams> RoundScaleToPowerOfTwo(const QParams& q) {
+  std::vector<float> scales = q.scales();
+  for (float& s : scales) s = std::exp2(std::ceil(std::log2(s)));
+  return QParams::Create(q.scheme(), q.dtype(), q.quant_min(), q.quant_max(), std::move(scales), q.zero_points(),
+                         q.axis());
+}
+
 Status RoundScalesToPowerOfTwo(PreparedGraph& prepared) {
   for (ObserverSlot& slot : prepared.mutable_slots()) {
     QParams q;
@@ -175,11 +182,7 @@ Status RoundScalesToPowerOfTwo(PreparedGraph& prepared) {
       if (!slot.observer->has_observations()) continue;  // Convert names the value if it needs it
       OCTET_ASSIGN_OR_RETURN(q, slot.observer->CalculateQParams());
     }
-    std::vector<float> scales = q.scales();
-    for (float& s : scales) s = std::exp2(std::ceil(std::log2(s)));
-    OCTET_ASSIGN_OR_RETURN(QParams p, QParams::Create(q.scheme(), q.dtype(), q.quant_min(), q.quant_max(),
-                                                      std::move(scales), q.zero_points(), q.axis()));
-    slot.fixed_qparams = std::move(p);
+    OCTET_ASSIGN_OR_RETURN(slot.fixed_qparams, RoundScaleToPowerOfTwo(q));
   }
   return OkStatus();
 }

@@ -53,5 +53,7 @@ Result<TargetSpec> LoadTargetSpec(const std::string& name_or_path);
 // For power-of-two targets: after calibration, fixes every slot's qparams to its observer's with each scale rounded
 // up to a power of two (ObserverSlot::fixed_qparams, which Convert uses).
 Status RoundScalesToPowerOfTwo(PreparedGraph& prepared);
+// `q` with each scale rounded up to 2^ceil(log2(scale)), zero points kept.
+Result<QParams> RoundScaleToPowerOfTwo(const QParams& q);
 
 }  // namespace octet

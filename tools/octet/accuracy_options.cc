@@ -7,6 +7,7 @@
 #include "quant/bias_correction.h"
 #include "quant/equalize.h"
 #include "quant/fuse.h"
+#include "quant/target_spec.h"
 
 namespace octet::cli {
 
@@ -49,7 +50,8 @@ Status AccuracyFlags::CheckUsage(const std::string& mode) const {
 }
 
 Result<AccuracyPasses> RunAccuracyPasses(const AccuracyFlags& flags, Graph& graph, const QConfigMapping& mapping,
-                                         std::span<const std::vector<Tensor>> calibration, const Context& context) {
+                                         std::span<const std::vector<Tensor>> calibration, const Context& context,
+                                         bool power_of_two_weights) {
   AccuracyPasses result;
   std::string out;
   FoldConstantNodes(graph);
@@ -89,7 +91,12 @@ Result<AccuracyPasses> RunAccuracyPasses(const AccuracyFlags& flags, Graph& grap
     // Corrected biases go into a copy: calibration observes the graph without them (see RunAccuracyPasses).
     Graph corrected = graph;
     const bool empirical = flags.bias_correction_mode == "empirical";
-    OCTET_ASSIGN_OR_RETURN(const auto qparams, WeightQParamsByNode(graph, mapping, &context));
+    OCTET_ASSIGN_OR_RETURN(auto qparams, WeightQParamsByNode(graph, mapping, &context));
+    if (power_of_two_weights) {
+      for (auto& [node, q] : qparams) {
+        OCTET_ASSIGN_OR_RETURN(q, RoundScaleToPowerOfTwo(q));
+      }
+    }
     OCTET_ASSIGN_OR_RETURN(
         const BiasCorrectionReport r,
         CorrectBias(corrected, qparams, empirical ? BiasCorrectionMode::kEmpirical : BiasCorrectionMode::kAnalytic,

@@ -41,7 +41,10 @@ struct AccuracyPasses {
 // returns a copy with corrected biases (for the weight qparams `mapping` gives; the empirical mode measures on
 // `calibration`). The report: per layer, the per-tensor weight scale, weight SQNR (whole tensor and worst channel) and
 // channel-range spread before and after equalization, the pairs, what was skipped and why, and the bias shifts.
+// `power_of_two_weights`: the weights will be quantized with power-of-two scales (--target), which the correction
+// must use.
 Result<AccuracyPasses> RunAccuracyPasses(const AccuracyFlags& flags, Graph& graph, const QConfigMapping& mapping,
-                                         std::span<const std::vector<Tensor>> calibration, const Context& context);
+                                         std::span<const std::vector<Tensor>> calibration, const Context& context,
+                                         bool power_of_two_weights = false);
 
 }  // namespace octet::cli

@@ -201,7 +201,8 @@ int Quantize(const QuantizeCommand& c) {
   const Graph original = *graph;
   std::optional<Graph> bias_corrected;
   if (c.accuracy.any()) {
-    auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context);
+    auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context,
+                                     target && target->power_of_two_scales);
     if (!changes.ok()) return ReportFailure(changes.status().WithContext(where));
     fmt::print("{}", changes->report);
     bias_corrected = std::move(changes->bias_corrected);
