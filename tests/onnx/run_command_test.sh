@@ -269,6 +269,34 @@ expect 2 "--skip cnn/conv9: " -- "$octet" quantize "$m/digits_cnn.onnx" --calib 
   --skip cnn/conv9 -o "$tmp/skip.octet"
 expect 0 "warning: static quantization quantized none of the 3 Conv/Gemm/MatMul nodes" -- "$octet" quantize \
   "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --skip cnn -o "$tmp/skip.octet"
+
+# --equalize --bias-correction (issue 18) on the spread-range MobileNetV2: the report names the pairs and the
+# corrected layers, the guard passes with per-tensor weights; usage errors name the flag.
+sm="$m/spread_mobilenet_v2"
+expect 0 "equalize: 12 pairs" -- "$octet" quantize "$sm.onnx" --calib image="$sm.input0.npy" --calib-batch 8 \
+  --backend onednn --per-tensor --equalize --bias-correction -o "$tmp/spread.octet"
+expect 0 "bias correction (empirical, 4 calibration batches): 17 layers corrected" -- "$octet" quantize "$sm.onnx" \
+  --calib image="$sm.input0.npy" --calib-batch 8 --backend onednn --per-tensor --bias-correction -o "$tmp/spread.octet"
+expect 0 "skipped /cnn/conv1/Conv: its input has no BatchNorm statistics" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$tmp/calib.npy" --bias-correction --bias-correction-mode analytic -o "$tmp/bc.octet"
+expect 2 "--equalize and --bias-correction apply to --mode static only" -- "$octet" quantize "$m/digits_mlp.onnx" \
+  --mode dynamic --equalize -o "$tmp/dyn.octet"
+expect 2 "--equalize-relu6 must be refuse or relu, got 'clip'" -- "$octet" quantize "$sm.onnx" \
+  --calib image="$sm.input0.npy" --equalize --equalize-relu6 clip -o "$tmp/spread.octet"
+expect 2 "--bias-correction-mode must be empirical or analytic" -- "$octet" quantize "$sm.onnx" \
+  --calib image="$sm.input0.npy" --bias-correction --bias-correction-mode exact -o "$tmp/spread.octet"
+# --target (issue 18): the built-in pow2-int8 target quantizes the digits CNN and its vectors replay bit for bit; a
+# target file with an unknown key fails naming it; --target excludes --backend.
+expect 0 "(static, target pow2-int8, reference profile)" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$tmp/calib.npy" --target pow2-int8 -o "$tmp/pow2.octet"
+expect 0 "replayed bit-exactly" -- "$octet" vectors "$tmp/pow2.octet" --input image="$tmp/img0.npy" --out "$tmp/pow2v"
+expect 0 "replayed bit-exactly" -- "$octet" vectors --replay "$tmp/pow2v"
+echo '{"activation": {"dtype": "int8"}, "weight": {"dtype": "int8", "rounding": "up"}}' >"$tmp/bad_target.json"
+expect 2 "weight.rounding: unknown key" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --target "$tmp/bad_target.json" -o "$tmp/bad.octet"
+[ -e "$tmp/bad.octet" ] && fail "a refused --target wrote $tmp/bad.octet"
+expect 2 "--backend excludes --target" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
+  --target pow2-int8 --backend x86 -o "$tmp/bad.octet"
 expect 0 "/cnn/conv2/Conv" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" \
   --input image="$tmp/img1.npy" --json "$tmp/report.json" --html "$tmp/report.html"
 /usr/bin/python3 - "$tmp/report.json" <<'PY' || fail "octet compare: the JSON report is not as documented"

@@ -16,6 +16,7 @@
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
 #include "observers/observer_options.h"
+#include "quant/bias_correction.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/dynamic.h"
@@ -24,8 +25,10 @@
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
 #include "quant/qconfig_mapping.h"
+#include "quant/target_spec.h"
 #include "quant/weight_only.h"
 #include "io/file_util.h"
+#include "tools/octet/accuracy_options.h"
 #include "tools/octet/batch_files.h"
 #include "tools/octet/calibrate_command.h"
 #include "tools/octet/context_options.h"
@@ -57,6 +60,8 @@ struct QuantizeCommand {
   std::string onnx_output;
   std::string state;  // --state: a calibration state instead of calibrating
   ContextFlags context;
+  AccuracyFlags accuracy;
+  std::string target;  // --target NAME|FILE.json
 };
 
 // `base` with its observer replaced by `kind`: keeps what describes the quantized integers (dtype, range,
@@ -151,9 +156,21 @@ int Quantize(const QuantizeCommand& c) {
   }
   if (c.no_guard && c.strict) return ReportUsage("--strict needs the guard: drop --no-guard");
   if (!c.state.empty() && c.mode != "static") return ReportUsage("--state applies to --mode static only");
+  if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
+  if (!c.state.empty() && (c.accuracy.any() || !c.target.empty())) {
+    return ReportUsage("--state cannot be combined with --target, --equalize or --bias-correction: the state was "
+                       "calibrated on the model as given; calibrate in this command with --calib instead");
+  }
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
-  auto mapping = MappingFromFlags(c);
+  std::optional<TargetSpec> target;
+  if (!c.target.empty()) {
+    if (c.mode != "static") return ReportUsage("--target applies to --mode static only");
+    auto loaded = LoadTargetSpec(c.target);
+    if (!loaded.ok()) return ReportUsage(fmt::format("--target: {}", loaded.status().message()));
+    target = std::move(*loaded);
+  }
+  auto mapping = target ? Result<QConfigMapping>(target->Mapping()) : MappingFromFlags(c);
   if (!mapping.ok()) return ReportUsage(mapping.status().message());
 #if !OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) return ReportUsage("--onnx needs a build of octet with ONNX (protobuf)");
@@ -188,6 +205,17 @@ int Quantize(const QuantizeCommand& c) {
   GuardSplit split{batches, batches, "--calib"};
   if (c.mode == "static" && !c.no_guard && !from_state) split = SplitGuardBatches(batches);
 
+  // --equalize / --bias-correction change a copy; the guard compares with the model as given.
+  const Graph original = *graph;
+  std::optional<Graph> bias_corrected;
+  if (c.accuracy.any()) {
+    auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context,
+                                     target && target->power_of_two_scales);
+    if (!changes.ok()) return ReportFailure(changes.status().WithContext(where));
+    fmt::print("{}", changes->report);
+    bias_corrected = std::move(changes->bias_corrected);
+  }
+
   Result<Graph> quantized = Status(Internal("unreachable"));
   std::string warning;  // the model came out float
   PrepareOptions prepare_options;
@@ -203,6 +231,18 @@ int Quantize(const QuantizeCommand& c) {
     const Status s = from_state ? LoadCalibrationStateFile(*prepared, c.state, c.model)
                                 : Calibrate(*prepared, *context, split.calibration, calibrate_options);
     if (!s.ok()) return ReportFailure(s.WithContext(where));
+    if (bias_corrected) {
+      // Calibrated without the corrected biases; converted with them (quant/bias_correction.h).
+      auto corrected = Prepare(*bias_corrected, *mapping, prepare_options);
+      if (!corrected.ok()) return ReportFailure(corrected.status().WithContext(where));
+      if (Status s = TransferActivationObservers(*prepared, *corrected); !s.ok()) {
+        return ReportFailure(s.WithContext(where));
+      }
+      prepared = std::move(corrected);
+    }
+    if (target && target->power_of_two_scales) {
+      if (Status s = RoundScalesToPowerOfTwo(*prepared); !s.ok()) return ReportFailure(s.WithContext(where));
+    }
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
     if (quantized.ok()) warning = NothingQuantizedWarning(prepared->graph(), report);
@@ -222,7 +262,7 @@ int Quantize(const QuantizeCommand& c) {
   } else if (split.guard.empty()) {
     fmt::print("guard: skipped: no samples to check the {} model on (give --calib NAME=FILE.npy)\n", c.mode);
   } else {
-    auto checked = RunGuard(c, *graph, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
+    auto checked = RunGuard(c, original, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
                             convert_options, *context);
     if (checked.ok()) {
       guard = std::move(*checked);
@@ -256,9 +296,12 @@ int Quantize(const QuantizeCommand& c) {
 #endif
   std::map<std::string, std::string> metadata = {
       {"producer", "octet quantize"}, {"source", c.model},    {"mode", c.mode},
-      {"backend", c.backend},         {"profile", c.profile},
+      {"backend", target ? "target " + target->name : c.backend}, {"profile", c.profile},
   };
   if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
+  if (c.accuracy.equalize) metadata["equalize"] = c.accuracy.no_high_bias_absorption ? "cle" : "cle+hba";
+  if (c.accuracy.bias_correction) metadata["bias_correction"] = c.accuracy.bias_correction_mode;
+  if (target) metadata["target"] = target->name;
   if (Status s = WriteOctetFile(c.output, *quantized, metadata); !s.ok()) return ReportFailure(s);
 #if OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) {
@@ -270,7 +313,8 @@ int Quantize(const QuantizeCommand& c) {
   for (const Node& node : quantized->nodes()) ++kinds[node.domain.empty() ? node.op_type : node.domain + "." + node.op_type];
   std::vector<std::string> counts;
   for (const auto& [op, n] : kinds) counts.push_back(fmt::format("{} {}", op, n));
-  fmt::print("{} ({}, {} backend, {} profile): {} nodes: {}\n", c.output, c.mode, c.backend, c.profile,
+  fmt::print("{} ({}, {}, {} profile): {} nodes: {}\n", c.output, c.mode,
+             target ? "target " + target->name : c.backend + " backend", c.profile,
              quantized->num_nodes(), fmt::join(counts, ", "));
   if (!c.onnx_output.empty()) {
     fmt::print("ONNX QDQ: {}\n", c.onnx_output);
@@ -345,6 +389,15 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--state", c->state,
                   "Static: convert from this calibration state (octet calibrate / octet merge) instead of --calib")
       ->type_name("STATE.json");
+  auto* target = sub->add_option("--target", c->target,
+                                  "Quantize for a hardware target (static): a built-in name (pow2-int8, x86, fbgemm, "
+                                  "qnnpack, onednn, symmetric) or a target spec file (README: Target specs)")
+                     ->type_name("NAME|FILE.json");
+  for (const char* other : {"--backend", "--activation-observer", "--weight-observer", "--per-channel", "--per-tensor",
+                            "--activation-bits"}) {
+    target->excludes(sub->get_option(other));
+  }
+  c->accuracy.AddTo(sub);
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return Quantize(*c); });
 }

@@ -16,7 +16,8 @@ namespace octet::cli {
 //     [--backend x86|fbgemm|qnnpack|onednn|symmetric] [--profile reference|tflite|pytorch-fbgemm|pytorch-qnnpack]
 //     [--activation-observer NAME] [--activation-bits B] [--weight-observer NAME] [--per-channel|--per-tensor]
 //     [--skip NODE ...] [--min-sqnr DB] [--strict | --no-guard] -o OUT.octet [--onnx OUT.onnx] [--isa TIER]
-//     [--threads T]
+//     [--threads T] [--equalize [--equalize-relu6 refuse|relu] [--no-high-bias-absorption]]
+//     [--bias-correction [--bias-correction-mode empirical|analytic]] [--target NAME|FILE.json]
 // Static mode needs a calibration file for every graph input (samples along axis 0, split into batches of
 // --calib-batch, default 32); the others need none, and use --calib only for the guard. --skip keeps the named nodes
 // (or every node under a name prefix, as QConfigMapping's module names) float. --activation-bits narrows the
@@ -27,6 +28,11 @@ namespace octet::cli {
 // output's SQNR; below --min-sqnr (default 15 dB) it warns on stderr, naming the worst layers and the SQNR of the
 // fixes it measured; --strict makes that a failure (exit 1, nothing written). Its figures go into the .octet
 // metadata under "guard" (GuardReportJson). --no-guard skips it and calibrates on every sample.
+// --equalize and --bias-correction (static only) fold BatchNorms and rewrite a copy of the float graph before
+// Prepare (tools/octet/accuracy_options.h) and print what they changed; the guard still compares with the model as
+// given.
+// --target (static only; quant/target_spec.h) takes the QConfig from a target spec instead of --backend and the
+// observer flags (which it excludes) and, for power-of-two targets, rounds every scale up to 2^n after calibration.
 // Prints a summary of what was quantized; writes nothing on failure.
 // --state STATE.json (static mode) converts from a calibration state (`octet calibrate`, `octet merge`) instead of
 // calibrating; --calib then only feeds the guard.
