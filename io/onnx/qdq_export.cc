@@ -431,6 +431,25 @@ class QdqWriter {
     } else if (function == "Sigmoid" || function == "Tanh" || function == "HardSigmoid" || function == "LeakyRelu") {
       onnx::NodeProto* proto = AddNode(function, node.name, {x}, {result});
       OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto, {"function"}));
+    } else if (function == "Gelu") {
+      // Opset 13 has no Gelu (opset 20): 0.5 x (1 + erf(x / sqrt 2)), or the tanh form, written out.
+      OCTET_ASSIGN_OR_RETURN(std::string approximate, node.attributes.GetString("approximate", "none"));
+      auto constant = [&](const char* what, float v) { return AddInitializer(node.name + "." + what, ScalarF32(v)); };
+      auto op = [&](const char* type, std::vector<std::string> in) {
+        const std::string y = Fresh(node.name + "." + type);
+        AddNode(type, Fresh(node.name + "." + type), std::move(in), {y});
+        return y;
+      };
+      std::string f;
+      if (approximate == "tanh") {
+        const std::string cube = op("Mul", {op("Mul", {x, x}), x});
+        const std::string inner = op("Add", {x, op("Mul", {cube, constant("cubic", 0.044715f)})});
+        f = op("Tanh", {op("Mul", {inner, constant("sqrt_2_over_pi", 0.79788456080286536f)})});
+      } else {
+        f = op("Erf", {op("Div", {x, constant("sqrt2", 1.41421356237309505f)})});
+      }
+      const std::string gate = op("Add", {f, constant("one", 1.0f)});
+      AddNode("Mul", node.name, {op("Mul", {x, gate}), constant("half", 0.5f)}, {result});
     } else {
       return Unimplemented("lookup function '{}' has no ONNX form", function);
     }
