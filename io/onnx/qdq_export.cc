@@ -383,8 +383,42 @@ class QdqWriter {
     return OkStatus();
   }
 
+  // QLayerNorm: LayerNormalization is opset 17, so at opset 13 it goes out written out over the last axis:
+  // (x - mean) / Sqrt(var + epsilon) * Scale + B.
+  Status WriteLayerNorm(const Node& node) {
+    OCTET_ASSIGN_OR_RETURN(std::vector<std::string> in, Inputs(node, true));
+    OCTET_ASSIGN_OR_RETURN(const float epsilon, node.attributes.GetFloat("epsilon", 1e-5f));
+    auto op = [&](const char* type, std::vector<std::string> inputs,
+                  bool last_axis_mean = false) -> Result<std::string> {
+      const std::string y = Fresh(node.name + "." + type);
+      onnx::NodeProto* proto = AddNode(type, Fresh(node.name + "." + type), std::move(inputs), {y});
+      if (last_axis_mean) {
+        OCTET_RETURN_IF_ERROR(FillAttribute("axes", Attribute(std::vector<int64_t>{-1}), *proto->add_attribute()));
+      }
+      return y;
+    };
+    OCTET_ASSIGN_OR_RETURN(const std::string mean, op("ReduceMean", {in[0]}, true));
+    OCTET_ASSIGN_OR_RETURN(const std::string d, op("Sub", {in[0], mean}));
+    OCTET_ASSIGN_OR_RETURN(const std::string sq, op("Mul", {d, d}));
+    OCTET_ASSIGN_OR_RETURN(const std::string var, op("ReduceMean", {sq}, true));
+    OCTET_ASSIGN_OR_RETURN(const std::string var_eps,
+                           op("Add", {var, AddInitializer(node.name + ".epsilon", ScalarF32(epsilon))}));
+    OCTET_ASSIGN_OR_RETURN(const std::string sd, op("Sqrt", {var_eps}));
+    OCTET_ASSIGN_OR_RETURN(const std::string n, op("Div", {d, sd}));
+    const ValueId out = node.outputs.at(0);
+    const std::string result = Fresh(graph_.value(out).name + ".float");
+    if (in.size() > 2 && !in[2].empty()) {
+      OCTET_ASSIGN_OR_RETURN(const std::string scaled, op("Mul", {n, in[1]}));
+      AddNode("Add", node.name, {scaled, in[2]}, {result});
+    } else {
+      AddNode("Mul", node.name, {n, in[1]}, {result});
+    }
+    return QuantizeTo(result, out);
+  }
+
   // An int8 operator: DequantizeLinear on its inputs, the float operator, the fused Relu, QuantizeLinear.
   Status WriteInt8(const Node& node, std::string_view float_op) {
+    if (float_op == "LayerNormalization") return WriteLayerNorm(node);
     OCTET_ASSIGN_OR_RETURN(std::string activation, ActivationString(node));
     const ValueId out = node.outputs.at(0);
     const std::string result = Fresh(graph_.value(out).name + ".float");
