@@ -22,23 +22,21 @@ Result<PreparedOp> PrepareQBatchMatMul(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(const reference::BatchMatMulShape shape,
                          reference::MakeBatchMatMulShape(args.inputs[0].shape, args.inputs[1].shape));
   OCTET_RETURN_IF_ERROR(float_ops::CheckOutputElements(args, shape.output.dims()));
-  // The int32 bound of the worst operands (the B zero point is only known per call after the u8 shift: both).
-  const int32_t w_zp = b_qp->dtype() == DType::kU8 ? b_qp->zero_point() - 128 : b_qp->zero_point();
+  // B's codes shifted into s8 (ops/reference/qbatchmatmul_reference.h); the int32 bound for the worst operands.
+  const int32_t shift = reference::BatchMatMulWeightShift(b_qp->dtype(), b_qp->quant_min(), b_qp->quant_max());
+  const int32_t w_zp = b_qp->zero_point() - shift;
   const int64_t max_k =
       reference::QGemmMaxK(a_qp->dtype() == DType::kU8 ? 0 : -128, a_qp->dtype() == DType::kU8 ? 255 : 127,
                            a_qp->zero_point(), -128, 127, w_zp);
   if (shape.k > max_k) {
-    return InvalidArgument(
-        "K = {} could take an int32 accumulator out of "
-        "range with these zero points (at most {})",
-        shape.k, max_k);
+    return InvalidArgument("K = {} could take an int32 accumulator out of range with these zero points (at most {})",
+                           shape.k, max_k);
   }
   const QGemmOutput output =
       QGemmOutput::Requantized(QGemmStage::kFp32, y_qp->dtype(), y_qp->scale(), y_qp->zero_point());
   OCTET_ASSIGN_OR_RETURN(const QParams w_qp, QParams::PerTensor(DType::kS8, b_qp->scale(), w_zp));
   const QParams a = *a_qp;
   const DType b_dtype = b_qp->dtype();
-  const int32_t b_zp = b_qp->zero_point();
   auto kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
     const int64_t m = shape.m, k = shape.k, n = shape.n;
     OCTET_ASSIGN_OR_RETURN(Tensor w, Tensor::Create(DType::kS8, Shape{n, k}));
@@ -49,7 +47,7 @@ Result<PreparedOp> PrepareQBatchMatMul(const OpPrepareArgs& args) {
     const auto* pb = static_cast<const uint8_t*>(r.inputs[1].raw_data());
     auto* py = static_cast<uint8_t*>(r.outputs[0].raw_data());
     for (size_t batch = 0; batch < shape.a_offsets.size(); ++batch) {
-      reference::BatchMatMulWeights(b_dtype, pb + shape.b_offsets[batch], k, n, b_zp, w.data<int8_t>());
+      reference::BatchMatMulWeights(b_dtype, pb + shape.b_offsets[batch], k, n, shift, w.data<int8_t>());
       OCTET_ASSIGN_OR_RETURN(QTensor qw, QTensor::Create(w, w_qp));
       OCTET_ASSIGN_OR_RETURN(const PackedWeights packed, PackedWeights::Prepack(r.context, qw, options));
       OCTET_ASSIGN_OR_RETURN(const QGemmPlan plan, QGemmPlan::Create(packed, a, output));

@@ -51,16 +51,20 @@ Result<BatchMatMulShape> MakeBatchMatMulShape(const Shape& a, const Shape& b) {
   return s;
 }
 
-int32_t BatchMatMulWeights(DType b_dtype, const void* b, int64_t k, int64_t n, int32_t b_zero_point, int8_t* w) {
+int32_t BatchMatMulWeightShift(DType b_dtype, int64_t quant_min, int64_t quant_max) {
+  if (quant_max - quant_min <= 127) return static_cast<int32_t>(quant_min) + 64;
+  return b_dtype == DType::kU8 ? 128 : 0;
+}
+
+void BatchMatMulWeights(DType b_dtype, const void* b, int64_t k, int64_t n, int32_t shift, int8_t* w) {
   const bool u8 = b_dtype == DType::kU8;
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t i = 0; i < k; ++i) {
-      const int32_t code = u8 ? int32_t{static_cast<const uint8_t*>(b)[i * n + j]} - 128
+      const int32_t code = u8 ? int32_t{static_cast<const uint8_t*>(b)[i * n + j]}
                               : int32_t{static_cast<const int8_t*>(b)[i * n + j]};
-      w[j * k + i] = static_cast<int8_t>(code);
+      w[j * k + i] = static_cast<int8_t>(std::clamp(code - shift, -128, 127));
     }
   }
-  return u8 ? b_zero_point - 128 : b_zero_point;
 }
 
 Result<Tensor> QBatchMatMul(const Tensor& a, const QParams& a_qp, const Tensor& b, const QParams& b_qp,
@@ -81,7 +85,9 @@ Result<Tensor> QBatchMatMul(const Tensor& a, const QParams& a_qp, const Tensor& 
   stage.hi = static_cast<int32_t>(y_qp.quant_max());
   for (size_t batch = 0; batch < s.a_offsets.size(); ++batch) {
     const auto* bb = static_cast<const uint8_t*>(b.raw_data()) + s.b_offsets[batch];
-    const int32_t w_zp = BatchMatMulWeights(b.dtype(), bb, s.k, s.n, b_qp.zero_point(), w.data());
+    const int32_t shift = BatchMatMulWeightShift(b.dtype(), b_qp.quant_min(), b_qp.quant_max());
+    BatchMatMulWeights(b.dtype(), bb, s.k, s.n, shift, w.data());
+    const int32_t w_zp = b_qp.zero_point() - shift;
     const std::vector<int32_t> w_zps(n, w_zp);
     const auto* ab = static_cast<const uint8_t*>(a.raw_data()) + s.a_offsets[batch];  // 1-byte codes: offsets are bytes
     if (a.dtype() == DType::kU8) {

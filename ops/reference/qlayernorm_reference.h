@@ -37,9 +37,8 @@ struct QLayerNormParams {
   int32_t y_zp = 0, y_quant_min = 0, y_quant_max = 255;
 };
 
-// The parameters above from the float ones; fails (naming what) when D is 0 or
-// above kQLayerNormMaxWidth, a scale is not positive, or gamma / beta hold a
-// non-finite value or do not have D entries (beta may be empty: zero).
+// The parameters above from the float ones; fails (naming what) when D is 0 or above kQLayerNormMaxWidth, a scale is
+// not positive, or gamma / beta hold a non-finite value or do not have D entries (beta may be empty: zero).
 Result<QLayerNormParams> MakeQLayerNormParams(int64_t width, float x_scale, int32_t x_zp, float epsilon,
                                               const std::vector<float>& gamma, const std::vector<float>& beta,
                                               float y_scale, int32_t y_zp, int32_t y_quant_min, int32_t y_quant_max);
