@@ -1,6 +1,7 @@
 // QLayerNorm's integer arithmetic (the formulas are in the header).
 #include "ops/reference/qlayernorm_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -41,6 +42,10 @@ Result<QLayerNormParams> MakeQLayerNormParams(int64_t width, float x_scale, int3
     }
     p.multiplier.push_back(static_cast<float>(static_cast<double>(g) * norm));
     p.offset.push_back(b / y_scale);
+    if (!std::isfinite(p.multiplier.back()) || !std::isfinite(p.offset.back())) {
+      return InvalidArgument("Scale and B element {} ({} and {}) over the output scale {} overflow float", c, g, b,
+                             y_scale);
+    }
   }
   p.y_zp = y_zp;
   p.y_quant_min = y_quant_min;
@@ -96,10 +101,10 @@ void QLayerNormRow(const QLayerNormParams& p, const X* x, Y* y) {
     const int64_t normalised = t > 0 ? RoundingShiftRight(d * r, shift) : 0;
     const float v = static_cast<float>(normalised) * p.multiplier[static_cast<size_t>(i)];
     const float w = v + p.offset[static_cast<size_t>(i)];
-    double q = std::nearbyint(static_cast<double>(w)) + p.y_zp;
-    if (q < p.y_quant_min) q = p.y_quant_min;
-    if (q > p.y_quant_max) q = p.y_quant_max;
-    y[i] = static_cast<Y>(static_cast<int64_t>(q));
+    // rne by lrintf (the default rounding mode); beyond 2^30 every value saturates anyway.
+    const float bounded = std::min(std::max(w, -0x1p30f), 0x1p30f);
+    const int32_t q = static_cast<int32_t>(std::lrintf(bounded)) + p.y_zp;
+    y[i] = static_cast<Y>(std::min(std::max(q, p.y_quant_min), p.y_quant_max));
   }
 }
 
