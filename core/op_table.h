@@ -50,8 +50,11 @@ enum class Int8Op : uint8_t {
   kDynamicQMatMul,
   kDynamicQLSTM,
   kDynamicQGRU,
+  kQLayerNorm,
+  kQSoftmax,
+  kQBatchMatMul,
 };
-inline constexpr size_t kNumInt8Ops = static_cast<size_t>(Int8Op::kDynamicQGRU) + 1;
+inline constexpr size_t kNumInt8Ops = static_cast<size_t>(Int8Op::kQBatchMatMul) + 1;
 
 // How an int8 operator comes to be in a graph.
 enum class ConvertForm : uint8_t {
@@ -105,13 +108,17 @@ inline constexpr std::string_view kAveragePool[] = {"AveragePool"};
 inline constexpr std::string_view kGlobalMaxPool[] = {"GlobalMaxPool"};
 inline constexpr std::string_view kGlobalAveragePool[] = {"GlobalAveragePool"};
 inline constexpr std::string_view kConcat[] = {"Concat"};
-inline constexpr std::string_view kLookup[] = {"HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu"};
+inline constexpr std::string_view kLookup[] = {"HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu", "Gelu"};
 inline constexpr std::string_view kClamp[] = {"Relu", "Clip"};
 inline constexpr std::string_view kLstm[] = {"LSTM"};
 inline constexpr std::string_view kGru[] = {"GRU"};
+inline constexpr std::string_view kLayerNorm[] = {"LayerNormalization"};
+inline constexpr std::string_view kSoftmax[] = {"Softmax"};
 inline constexpr std::span<const std::string_view> kNothing{};
 inline constexpr std::string_view kDynamicWhy =
     "its activation qparams are chosen per call from the live range; the vectors record inputs and outputs only";
+inline constexpr std::string_view kReplayLaterWhy =
+    "its op-level reference (ops/reference/) is not wired into the test-vector replay yet (issue 17)";
 }  // namespace op_table_detail
 
 // Entry i has id Int8Op(i).
@@ -148,6 +155,14 @@ inline constexpr std::array<Int8OpInfo, kNumInt8Ops> kInt8OpTable = [] {
        A::kNone},
       {Int8Op::kDynamicQGRU, "DynamicQGRU", C::kDynamic, d::kGru, Q::kDynamic, "GRU", false, d::kDynamicWhy, false,
        A::kNone},
+      {Int8Op::kQLayerNorm, "QLayerNorm", C::kUnary, d::kLayerNorm, Q::kFloatOp, "LayerNormalization", false,
+       d::kReplayLaterWhy, true, A::kNone},
+      {Int8Op::kQSoftmax, "QSoftmax", C::kUnary, d::kSoftmax, Q::kFloatOp, "Softmax", false, d::kReplayLaterWhy, true,
+       A::kNone},
+      // MatMul of two activations (Convert picks it over QMatMul when input 1 is no constant; Int8OpFrom("MatMul")
+      // answers QMatMul, the first entry).
+      {Int8Op::kQBatchMatMul, "QBatchMatMul", C::kBinary, d::kMatMul, Q::kFloatOp, "MatMul", false,
+       d::kReplayLaterWhy, true, A::kNone},
   }};
 }();
 

@@ -173,7 +173,7 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
   if (qconfig->is_dynamic()) return KeepFloat("its QConfig is dynamic (QuantizeDynamic converts it, not Convert)");
   for (size_t k = 1; k < n.outputs.size(); ++k) {
     const ValueId v = n.outputs[k];
-    if (v != kNoValue && uses[static_cast<size_t>(v)] > 0) {
+    if (v != kNoValue && uses[static_cast<size_t>(v)] > 0 && op != "Split") {  // Split's outputs are all int8
       return KeepFloat(fmt::format("its output '{}' is used and has no int8 form", g.value(v).name));
     }
   }
@@ -194,10 +194,18 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
     case QuantOpKind::kWeighted:
       return PlanWeighted(g, n);
     case QuantOpKind::kGeneral:
-      if (op == "MatMul") {
-        return KeepFloat("MatMul of two activations has no int8 operator (QMatMul needs a constant weight)");
+      if (op == "MatMul") return Int8(Int8Op::kQBatchMatMul);  // two activations (a weight makes it kWeighted)
+      if (OpIn(op, {"Softmax", "LayerNormalization"})) {
+        // The int8 kernels work over the last axis; the rank is not known here, so only axis -1 qualifies.
+        auto axis = n.attributes.GetInt("axis", -1);
+        if (!axis.ok() || *axis != -1) return KeepFloat("QLayerNorm and QSoftmax need axis -1");
+        for (size_t k = 1; k < n.inputs.size(); ++k) {
+          if (n.inputs[k] != kNoValue && !IsConstant(g, n.inputs[k], DType::kF32)) {
+            return KeepFloat(fmt::format("its input '{}' is not a constant f32", g.value(n.inputs[k]).name));
+          }
+        }
       }
-      return Int8Of(n);  // Add, Mul, the average pools, the lookups
+      return Int8Of(n);  // Add, Mul, the average pools, the lookups, Softmax, LayerNormalization
     case QuantOpKind::kShared:
       if (op == "Clip") {
         if (auto bounds = ReadClipBounds(g, n); !bounds.ok()) return KeepFloat(bounds.status().message());
@@ -647,8 +655,15 @@ Status Converter::EmitPassThrough(const Node& n, const Plan& plan) {
   } else {  // Dropout at inference
     attributes = {};
   }
-  OCTET_ASSIGN_OR_RETURN(ValueId y, NewInt8Output(n.outputs[0], xq));
-  Node q{n.name, plan.op_type, plan.domain, std::move(attributes), std::move(inputs), {y}};
+  std::vector<ValueId> outputs;  // several for Split, all with x's qparams
+  for (ValueId v : n.outputs) {
+    ValueId y = kNoValue;
+    if (v != kNoValue) {
+      OCTET_ASSIGN_OR_RETURN(y, NewInt8Output(v, xq));
+    }
+    outputs.push_back(y);
+  }
+  Node q{n.name, plan.op_type, plan.domain, std::move(attributes), std::move(inputs), std::move(outputs)};
   return out_.AddNode(std::move(q)).status();
 }
 

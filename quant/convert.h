@@ -13,11 +13,13 @@
 //         qparams (a_scale * w_scale[c], 0), or stays f32 for pytorch-fbgemm. Attribute requantization comes from
 //         the profile; a fused Relu becomes activation "Relu".
 //       Add, Mul -> QAdd, QMul; AveragePool, GlobalAveragePool -> QAveragePool, QGlobalAveragePool; HardSwish,
-//         Sigmoid, Tanh, HardSigmoid, LeakyRelu -> QLookup (attribute function = the op type).
+//         Sigmoid, Tanh, HardSigmoid, LeakyRelu, Gelu -> QLookup (attribute function = the op type);
+//         LayerNormalization, Softmax over axis -1 -> QLayerNorm (Scale, B stay f32 constants), QSoftmax;
+//         MatMul of two activations -> QBatchMatMul.
 //       MaxPool, GlobalMaxPool -> QMaxPool, QGlobalMaxPool; Relu -> QClamp(min 0); Clip -> QClamp(min, max);
-//         Concat -> QConcat; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Identity keep their ONNX op and run
-//         on int8 with their input's qparams; Dropout (inference) -> Identity.
-//   * Nodes that stay float (QConfig none, no int8 operator, Softmax, MatMul of two activations, a dynamic QConfig
+//         Concat -> QConcat; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Identity, Split keep their ONNX op
+//         and run on int8 with their input's qparams (every output of Split); Dropout (inference) -> Identity.
+//   * Nodes that stay float (QConfig none, no int8 operator, Softmax over another axis, a dynamic QConfig
 //     -- QuantizeDynamic's business, not Convert's) keep their op: their int8 inputs are dequantized (one
 //     Dequantize per value, "<v>.dequantize" -> "<v>.dq", shared by all float consumers) and their outputs quantized
 //     with the observed qparams where int8 consumers need them. Two more stay float: a node whose output is a

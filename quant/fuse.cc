@@ -1,7 +1,10 @@
 // Activation fusion (see fuse.h).
 #include "quant/fuse.h"
 
+#include <utility>
+
 #include "quant/fold_batch_norm.h"
+#include "quant/fuse_transformer.h"
 #include "quant/fused_ops.h"
 #include "quant/graph_rewrite.h"
 
@@ -60,6 +63,10 @@ Result<FuseReport> Fuse(Graph& graph) {
   FuseReport report;
   report.folded_constant_nodes = FoldConstantNodes(graph);
   OCTET_ASSIGN_OR_RETURN(report.folded_batch_norms, FoldBatchNorm(graph));
+  OCTET_ASSIGN_OR_RETURN(TransformerFuseReport transformer, FuseTransformerPatterns(graph));
+  report.fused_layer_norms = std::move(transformer.layer_norms);
+  report.fused_gelus = std::move(transformer.gelus);
+  report.scale_divisions = std::move(transformer.scale_divisions);
   OCTET_ASSIGN_OR_RETURN(report.fused_activations, FuseActivations(graph));
   return report;
 }

@@ -1,6 +1,7 @@
 // Prepare: observer placement (see prepare.h).
 #include "quant/prepare.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include <fmt/ranges.h>
@@ -115,11 +116,16 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
       if (owner < 0) owner = i;
     };
     for (int slot : info.activation_inputs) want(n.inputs[static_cast<size_t>(slot)]);
-    if (!n.outputs.empty()) want(n.outputs[0]);
-    if (info.kind == QuantOpKind::kShared && !n.outputs.empty() && n.outputs[0] != kNoValue) {
+    // Shared-qparams ops observe every output (Split has several), the others their first.
+    const size_t observed_outputs =
+        info.kind == QuantOpKind::kShared ? n.outputs.size() : std::min<size_t>(1, n.outputs.size());
+    for (size_t o = 0; o < observed_outputs; ++o) {
+      const ValueId out = n.outputs[o];
+      want(out);
+      if (info.kind != QuantOpKind::kShared || out == kNoValue) continue;
       for (int slot : info.activation_inputs) {
         const ValueId v = n.inputs[static_cast<size_t>(slot)];
-        if (ObservableActivation(g, v)) groups.Union(v, n.outputs[0]);
+        if (ObservableActivation(g, v)) groups.Union(v, out);
       }
     }
   }

@@ -41,14 +41,14 @@ QuantOpInfo LookupQuantOp(const Node& node, int weight_rank) {
     return info;
   }
   if (OpIn(op, {"AveragePool", "GlobalAveragePool", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                "Softmax"}) &&
+                "Softmax", "Gelu", "LayerNormalization"}) &&
       n >= 1) {
     info.kind = QuantOpKind::kGeneral;
     info.activation_inputs = {0};
     return info;
   }
   if (OpIn(op, {"MaxPool", "GlobalMaxPool", "Relu", "Clip", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
-                "Identity", "Dropout"}) &&
+                "Identity", "Dropout", "Split"}) &&
       n >= 1) {
     info.kind = QuantOpKind::kShared;
     info.activation_inputs = {0};

@@ -4,9 +4,11 @@
 //              observer, per channel along the output-channel axis), bias untouched (int32 at Convert); the
 //              output observed. MatMul with a non-constant input 1 observes it as an activation instead.
 //   kGeneral   Add, Mul, AveragePool, GlobalAveragePool, HardSwish, LeakyRelu, Sigmoid, Tanh, HardSigmoid,
-//              Softmax: float inputs and the output observed, each with its own observer.
+//              Softmax, Gelu, LayerNormalization (input 0 only; Scale and B are constants): float inputs and the
+//              output observed, each with its own observer.
 //   kShared    MaxPool, GlobalMaxPool, Relu, Clip, Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Identity,
-//              Dropout, Concat: the output shares the observer (hence the qparams) of its data inputs, as PyTorch's
+//              Dropout, Concat, Split (every output): the output shares the observer (hence the qparams) of its data
+//              inputs, as PyTorch's
 //              OUTPUT_SHARE_OBSERVER_WITH_INPUT, so the int8 operator needs no requantization.
 // Everything else stays float; Convert puts quantize/dequantize around it.
 #pragma once

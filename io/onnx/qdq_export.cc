@@ -497,11 +497,45 @@ class QdqWriter {
     return OkStatus();
   }
 
+  // QLayerNorm: LayerNormalization is opset 17, so at opset 13 it goes out written out over the last axis:
+  // (x - mean) / Sqrt(var + epsilon) * Scale + B.
+  Status WriteLayerNorm(const Node& node) {
+    OCTET_ASSIGN_OR_RETURN(std::vector<std::string> in, Inputs(node, true));
+    OCTET_ASSIGN_OR_RETURN(const float epsilon, node.attributes.GetFloat("epsilon", 1e-5f));
+    auto op = [&](const char* type, std::vector<std::string> inputs,
+                  bool last_axis_mean = false) -> Result<std::string> {
+      const std::string y = Fresh(node.name + "." + type);
+      onnx::NodeProto* proto = AddNode(type, Fresh(node.name + "." + type), std::move(inputs), {y});
+      if (last_axis_mean) {
+        OCTET_RETURN_IF_ERROR(FillAttribute("axes", Attribute(std::vector<int64_t>{-1}), *proto->add_attribute()));
+      }
+      return y;
+    };
+    OCTET_ASSIGN_OR_RETURN(const std::string mean, op("ReduceMean", {in[0]}, true));
+    OCTET_ASSIGN_OR_RETURN(const std::string d, op("Sub", {in[0], mean}));
+    OCTET_ASSIGN_OR_RETURN(const std::string sq, op("Mul", {d, d}));
+    OCTET_ASSIGN_OR_RETURN(const std::string var, op("ReduceMean", {sq}, true));
+    OCTET_ASSIGN_OR_RETURN(const std::string var_eps,
+                           op("Add", {var, AddInitializer(node.name + ".epsilon", ScalarF32(epsilon))}));
+    OCTET_ASSIGN_OR_RETURN(const std::string sd, op("Sqrt", {var_eps}));
+    OCTET_ASSIGN_OR_RETURN(const std::string n, op("Div", {d, sd}));
+    const ValueId out = node.outputs.at(0);
+    const std::string result = Fresh(graph_.value(out).name + ".float");
+    if (in.size() > 2 && !in[2].empty()) {
+      OCTET_ASSIGN_OR_RETURN(const std::string scaled, op("Mul", {n, in[1]}));
+      AddNode("Add", node.name, {scaled, in[2]}, {result});
+    } else {
+      AddNode("Mul", node.name, {n, in[1]}, {result});
+    }
+    return QuantizeTo(result, out);
+  }
+
   // An int8 operator: DequantizeLinear on its inputs, the float operator and QuantizeLinear: the QDQ group ONNX
   // Runtime fuses into one int8 kernel (QLinearConv, QGemm, ...). A fused Relu or Clip is no node of its own: it
   // bounds the output codes (QuantizeTo's integer Clip, none at all when the bound is the dtype's, as for a Relu
   // with zero point 0 on u8), which is exact since quantization commutes with it.
   Status WriteInt8(const Node& node, std::string_view float_op) {
+    if (float_op == "LayerNormalization") return WriteLayerNorm(node);
     OCTET_ASSIGN_OR_RETURN(std::string activation, ActivationString(node));
     const ValueId out = node.outputs.at(0);
     const std::string result = Fresh(graph_.value(out).name + ".float");
@@ -565,6 +599,25 @@ class QdqWriter {
     } else if (function == "Sigmoid" || function == "Tanh" || function == "HardSigmoid" || function == "LeakyRelu") {
       onnx::NodeProto* proto = AddNode(function, node.name, {x}, {result});
       OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto, {"function"}));
+    } else if (function == "Gelu") {
+      // Opset 13 has no Gelu (opset 20): 0.5 x (1 + erf(x / sqrt 2)), or the tanh form, written out.
+      OCTET_ASSIGN_OR_RETURN(std::string approximate, node.attributes.GetString("approximate", "none"));
+      auto constant = [&](const char* what, float v) { return AddInitializer(node.name + "." + what, ScalarF32(v)); };
+      auto op = [&](const char* type, std::vector<std::string> in) {
+        const std::string y = Fresh(node.name + "." + type);
+        AddNode(type, Fresh(node.name + "." + type), std::move(in), {y});
+        return y;
+      };
+      std::string f;
+      if (approximate == "tanh") {
+        const std::string cube = op("Mul", {op("Mul", {x, x}), x});
+        const std::string inner = op("Add", {x, op("Mul", {cube, constant("cubic", 0.044715f)})});
+        f = op("Tanh", {op("Mul", {inner, constant("sqrt_2_over_pi", 0.79788456080286536f)})});
+      } else {
+        f = op("Erf", {op("Div", {x, constant("sqrt2", 1.41421356237309505f)})});
+      }
+      const std::string gate = op("Add", {f, constant("one", 1.0f)});
+      AddNode("Mul", node.name, {op("Mul", {x, gate}), constant("half", 0.5f)}, {result});
     } else {
       return Unimplemented("lookup function '{}' has no ONNX form", function);
     }

@@ -744,7 +744,8 @@ Status DeriveLookup(NodeVectors& v) {
   OCTET_ASSIGN_OR_RETURN(const auto io, NeedActivations(v));
   const auto [x, y] = io;
   OCTET_ASSIGN_OR_RETURN(const std::string name, v.attributes.GetString("function"));
-  OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction f, reference::ParseLookupFunction(name));
+  OCTET_ASSIGN_OR_RETURN(const std::string approximate, v.attributes.GetString("approximate", "none"));
+  OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction f, reference::ParseLookupFunction(name, approximate));
   reference::QLookupParams p;
   p.function = f;
   OCTET_ASSIGN_OR_RETURN(p.alpha,
@@ -917,7 +918,10 @@ std::optional<ReplayRule> RuleOf(Int8Op op) {
     case Int8Op::kDynamicQGemm:
     case Int8Op::kDynamicQMatMul:
     case Int8Op::kDynamicQLSTM:
-    case Int8Op::kDynamicQGRU: return std::nullopt;
+    case Int8Op::kDynamicQGRU:
+    case Int8Op::kQLayerNorm:
+    case Int8Op::kQSoftmax:
+    case Int8Op::kQBatchMatMul: return std::nullopt;
   }
   return std::nullopt;
 }

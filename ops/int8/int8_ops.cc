@@ -3,11 +3,13 @@
 
 #include "ops/int8/dynamic_gemm_op.h"
 #include "ops/int8/dynamic_rnn_op.h"
+#include "ops/int8/qbatchmatmul_op.h"
 #include "ops/int8/qconcat_op.h"
 #include "ops/int8/qconv_op.h"
 #include "ops/int8/qelementwise_ops.h"
 #include "ops/int8/qgemm_op.h"
 #include "ops/int8/qpool_ops.h"
+#include "ops/int8/qrow_ops.h"
 #include "ops/int8/quantize_ops.h"
 #include "ops/int8/qunary_ops.h"
 
@@ -22,6 +24,8 @@ Status RegisterInt8Ops(OpRegistry& registry) {
            int8_ops::RegisterQPoolOps,
            int8_ops::RegisterQConcatOp,
            int8_ops::RegisterQUnaryOps,
+           int8_ops::RegisterQRowOps,
+           int8_ops::RegisterQBatchMatMulOp,
            RegisterDynamicGemmOps,
            RegisterDynamicRnnOps,
        }) {

@@ -40,12 +40,15 @@
 //                                          qparams equal x's (shared qparams).
 //   QConcat(x q...) -> y q                 ONNX axis; inputs whose qparams differ from y's are requantized.
 //   QLookup(x q) -> y q                    256-entry table from x's to y's qparams through `function` ("HardSwish",
-//                                          "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu"; float attributes as ONNX).
+//                                          "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu", "Gelu"; float attributes as
+//                                          ONNX; Gelu's approximate "none" | "tanh").
 //   QClamp(x q) -> y q                     y's qparams equal x's; float attributes min, max (real values; Relu is
 //                                          min = 0, Clip its bounds).
 //   DynamicQGemm(x f32, w s8, [b f32]) -> y f32, DynamicQMatMul(x f32, w s8) -> y f32: x quantized per call from
 //                                          its live range (ChooseQuantizationParams), attribute reduce_range (0|1).
 //   DynamicQLSTM, DynamicQGRU              ONNX LSTM / GRU inputs with W and R as s8 per-channel constants.
+//   QLayerNorm(x q, Scale f32, [B f32]) -> y q, QSoftmax(x q) -> y q   over the last axis (ops/int8/qrow_ops.h).
+//   QBatchMatMul(a q, b q) -> y q          MatMul of two activations, fp32 requantization (ops/int8/qbatchmatmul_op.h).
 // Shape-only ONNX operators (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity) run on u8/s8 unchanged, in
 // the default domain; their output carries its input's qparams.
 #pragma once

@@ -25,7 +25,8 @@ Result<PreparedOp> PrepareQLookup(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(const QActivation qy, ReadOutputActivation(args, 0, "Y"));
   const AttributeMap& at = args.node.attributes;
   OCTET_ASSIGN_OR_RETURN(const std::string name, at.GetString("function"));
-  OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction function, reference::ParseLookupFunction(name));
+  OCTET_ASSIGN_OR_RETURN(const std::string approximate, at.GetString("approximate", "none"));
+  OCTET_ASSIGN_OR_RETURN(const reference::LookupFunction function, reference::ParseLookupFunction(name, approximate));
   const float default_alpha = function == reference::LookupFunction::kLeakyRelu ? 0.01f : 0.2f;
   OCTET_ASSIGN_OR_RETURN(const float alpha, at.GetFloat("alpha", default_alpha));
   OCTET_ASSIGN_OR_RETURN(const float beta, at.GetFloat("beta", 0.5f));

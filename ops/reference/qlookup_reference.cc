@@ -8,13 +8,21 @@
 
 namespace octet::reference {
 
-Result<LookupFunction> ParseLookupFunction(std::string_view name) {
+Result<LookupFunction> ParseLookupFunction(std::string_view name, std::string_view approximate) {
+  if (name == "Gelu") {
+    if (approximate == "none") return LookupFunction::kGelu;
+    if (approximate == "tanh") return LookupFunction::kGeluTanh;
+    return InvalidArgument("attribute approximate must be \"none\" or \"tanh\", got \"{}\"", approximate);
+  }
+  if (approximate != "none") {
+    return InvalidArgument("attribute approximate belongs to Gelu only; function \"{}\" got \"{}\"", name, approximate);
+  }
   if (name == "HardSwish") return LookupFunction::kHardSwish;
   if (name == "Sigmoid") return LookupFunction::kSigmoid;
   if (name == "Tanh") return LookupFunction::kTanh;
   if (name == "HardSigmoid") return LookupFunction::kHardSigmoid;
   if (name == "LeakyRelu") return LookupFunction::kLeakyRelu;
-  return InvalidArgument("function must be HardSwish, Sigmoid, Tanh, HardSigmoid or LeakyRelu, got \"{}\"", name);
+  return InvalidArgument("function must be HardSwish, Sigmoid, Tanh, HardSigmoid, LeakyRelu or Gelu, got \"{}\"", name);
 }
 
 const char* LookupFunctionName(LookupFunction f) {
@@ -24,6 +32,8 @@ const char* LookupFunctionName(LookupFunction f) {
     case LookupFunction::kTanh: return "Tanh";
     case LookupFunction::kHardSigmoid: return "HardSigmoid";
     case LookupFunction::kLeakyRelu: return "LeakyRelu";
+    case LookupFunction::kGelu: return "Gelu";
+    case LookupFunction::kGeluTanh: return "GeluTanh";
   }
   return "?";
 }
@@ -35,6 +45,9 @@ float ApplyLookupFunction(LookupFunction f, float alpha, float beta, float x) {
     case LookupFunction::kTanh: return std::tanh(x);
     case LookupFunction::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
     case LookupFunction::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
+    case LookupFunction::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case LookupFunction::kGeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
   }
   return x;
 }

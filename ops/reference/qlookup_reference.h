@@ -8,6 +8,8 @@
 //   Tanh         tanh(x)
 //   HardSigmoid  max(0, min(1, alpha * x + beta))              (alpha 0.2, beta 0.5 by default, as ONNX)
 //   LeakyRelu    x >= 0 ? x : alpha * x                        (alpha 0.01 by default, as ONNX)
+//   Gelu         0.5 x (1 + erf(x / sqrt 2)), or with the node's approximate = "tanh"
+//                0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))  (ONNX Gelu, opset 20)
 #pragma once
 
 #include <array>
@@ -19,10 +21,11 @@
 
 namespace octet::reference {
 
-enum class LookupFunction { kHardSwish, kSigmoid, kTanh, kHardSigmoid, kLeakyRelu };
+enum class LookupFunction { kHardSwish, kSigmoid, kTanh, kHardSigmoid, kLeakyRelu, kGelu, kGeluTanh };
 
-// "HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu".
-Result<LookupFunction> ParseLookupFunction(std::string_view name);
+// "HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu", "Gelu"; `approximate` (Gelu's attribute, "none" or
+// "tanh") picks the Gelu form and must be "none" for the others.
+Result<LookupFunction> ParseLookupFunction(std::string_view name, std::string_view approximate = "none");
 const char* LookupFunctionName(LookupFunction f);
 
 float ApplyLookupFunction(LookupFunction f, float alpha, float beta, float x);

@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -378,6 +379,49 @@ TEST_CASE("QDQ export writes Reshape in its opset-13 form", "[onnx][qdq]") {
     CHECK(model.graph().node(0).op_type() == "Reshape");
     CHECK(model.graph().node(0).attribute_size() == 0);
   }
+}
+
+}  // namespace
+}  // namespace octet
+
+namespace octet {
+namespace {
+
+TEST_CASE("QDQ export writes QLayerNorm and QLookup's Gelu out in opset-13 operators", "[onnx][qdq]") {
+  // x -> Quantize -> QLayerNorm -> QLookup(Gelu) -> QSoftmax -> QBatchMatMul(., Transpose(gelu)) -> Dequantize.
+  Graph g("transformer_ops");
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{4, 8}).value();
+  const ValueId xq = Int8Value(g, "x.q", DType::kU8, 0.05f, 128);
+  const ValueId scale = g.AddConstant("ln.scale", Filled(DType::kF32, Shape{8})).value();
+  const ValueId bias = g.AddConstant("ln.bias", Filled(DType::kF32, Shape{8})).value();
+  const ValueId ln = Int8Value(g, "ln.out", DType::kU8, 0.04f, 100);
+  const ValueId gelu = Int8Value(g, "gelu.out", DType::kU8, 0.03f, 20);
+  const ValueId gt = Int8Value(g, "gelu.t", DType::kU8, 0.03f, 20);
+  const ValueId sm = Int8Value(g, "softmax.out", DType::kU8, 1.0f / 256.0f, 0);
+  const ValueId mm = Int8Value(g, "mm.out", DType::kU8, 0.01f, 0);
+  const ValueId y = g.AddNodeValue("y").value();
+  REQUIRE(g.AddNode(Node{"x.quantize", "Quantize", "octet", {}, {x}, {xq}}).ok());
+  REQUIRE(g.AddNode(Node{"ln", "QLayerNorm", "octet", {{"epsilon", 1e-5f}}, {xq, scale, bias}, {ln}}).ok());
+  REQUIRE(g.AddNode(Node{"gelu", "QLookup", "octet", {{"function", "Gelu"}}, {ln}, {gelu}}).ok());
+  REQUIRE(g.AddNode(Node{"softmax", "QSoftmax", "octet", {{"axis", int64_t{-1}}}, {gelu}, {sm}}).ok());
+  REQUIRE(g.AddNode(Node{"t", "Transpose", "", {{"perm", std::vector<int64_t>{1, 0}}}, {gelu}, {gt}}).ok());
+  REQUIRE(g.AddNode(Node{"mm", "QBatchMatMul", "octet", {}, {sm, gt}, {mm}}).ok());
+  REQUIRE(g.AddNode(Node{"y.dequantize", "Dequantize", "octet", {}, {mm}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  const onnx::ModelProto model = ParseModelProto(Export(g, "transformer_ops"));
+  const std::vector<std::string> ops = OpTypes(model.graph());
+  auto count = [&](const std::string& op) { return std::count(ops.begin(), ops.end(), op); };
+  CHECK(count("LayerNormalization") == 0);  // opset 17
+  CHECK(count("Gelu") == 0);                // opset 20
+  CHECK(count("ReduceMean") == 2);
+  CHECK(count("Erf") == 1);
+  CHECK(count("Softmax") == 1);
+  CHECK(count("MatMul") == 1);
+  // ONNX shape inference went through every node: the output has its shape.
+  const onnx::TensorShapeProto& shape = model.graph().output(0).type().tensor_type().shape();
+  REQUIRE(shape.dim_size() == 2);
+  CHECK(DimString(shape.dim(0)) == "4");
+  CHECK(DimString(shape.dim(1)) == "4");
 }
 
 }  // namespace

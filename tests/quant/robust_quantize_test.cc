@@ -327,25 +327,35 @@ Graph DecomposedLayerNormModel(uint64_t seed) {
 TEST_CASE("An int8 model with a LayerNorm gives defined results on an all-zero input", "[robust]") {
   std::mt19937_64 rng = testing::MakeRng("zero layernorm");
   const Graph g = DecomposedLayerNormModel(rng());
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(g, mapping);
-  REQUIRE(prepared.ok());
-  std::vector<std::vector<Tensor>> calib;
-  for (int i = 0; i < 8; ++i) calib.push_back({RandomTensor(rng, Shape{4, 8}, -3.0f, 3.0f)});
-  REQUIRE(Calibrate(*prepared, ScalarContext(), calib).ok());
-  ConvertReport report;
-  auto q = Convert(*prepared, {}, &report);
-  REQUIRE(q.ok());
-  bool add_eps_float = false;
-  for (const auto &f : report.kept_float) add_eps_float = add_eps_float || f.node == "ln.add_eps";
-  CHECK(add_eps_float);  // var + eps in int8 rounded to 0: Div gave 0 / 0 = NaN, and the Quantize after it failed
   Tensor zeros = Tensor::Create(DType::kF32, Shape{2, 8}).value();
   for (float &v : zeros.values<float>()) v = 0.0f;
-  const std::vector<Tensor> ref = RunEach(g, QuantFloatRegistry(), {zeros});
-  const std::vector<Tensor> got = RunEach(*q, QuantizedGraphRegistry(), {zeros});
-  for (int64_t i = 0; i < got[0].NumElements(); ++i) REQUIRE(std::isfinite(got[0].data<float>()[i]));
-  CHECK(SqnrDb(ref, got) > 20.0);  // the float model gives Linear(beta): 0 * gamma + beta
+  // Unfused, the chain stays decomposed; fused (the default), it becomes one QLayerNorm (quant/fuse_transformer.h).
+  for (bool fuse : {false, true}) {
+    INFO("fuse " << fuse);
+    QConfigMapping mapping;
+    mapping.SetGlobal(GetDefaultQConfig("x86").value());
+    PrepareOptions options;
+    options.fuse = fuse;
+    auto prepared = Prepare(g, mapping, options);
+    REQUIRE(prepared.ok());
+    std::vector<std::vector<Tensor>> calib;
+    for (int i = 0; i < 8; ++i) calib.push_back({RandomTensor(rng, Shape{4, 8}, -3.0f, 3.0f)});
+    REQUIRE(Calibrate(*prepared, ScalarContext(), calib).ok());
+    ConvertReport report;
+    auto q = Convert(*prepared, {}, &report);
+    REQUIRE(q.ok());
+    bool add_eps_float = false, qlayernorm = false;
+    for (const auto &f : report.kept_float) add_eps_float = add_eps_float || f.node == "ln.add_eps";
+    for (const Node &n : q->nodes()) qlayernorm = qlayernorm || n.op_type == "QLayerNorm";
+    // var + eps in int8 rounded to 0: Div gave 0 / 0 = NaN, and the Quantize after it failed; QLayerNorm's integer
+    // variance adds eps before its rsqrt.
+    CHECK(add_eps_float == !fuse);
+    CHECK(qlayernorm == fuse);
+    const std::vector<Tensor> ref = RunEach(g, QuantFloatRegistry(), {zeros});
+    const std::vector<Tensor> got = RunEach(*q, QuantizedGraphRegistry(), {zeros});
+    for (int64_t i = 0; i < got[0].NumElements(); ++i) REQUIRE(std::isfinite(got[0].data<float>()[i]));
+    CHECK(SqnrDb(ref, got) > 20.0);  // the float model gives Linear(beta): 0 * gamma + beta
+  }
   // The LayerNormalization operator itself: exactly beta on a zero-variance row.
   GraphBuilder b("ln_op", rng());
   const ValueId x = b.Input("x", DType::kF32, Shape{2, 8});

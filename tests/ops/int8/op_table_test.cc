@@ -56,9 +56,11 @@ TEST_CASE("op table: every int8 operator has its Prepare, its replay and its fie
     INFO(e.name);
     CHECK(FindInt8Op(kInt8Domain, e.name) == e.id);
     CHECK(!FindInt8Op("", e.name).has_value());
+    // MatMul gives QMatMul (constant weight); Convert picks QBatchMatMul itself when both inputs are activations.
+    if (e.id == Int8Op::kQBatchMatMul) continue;
     for (std::string_view f : e.from) CHECK(Int8OpFrom(f, e.convert == ConvertForm::kDynamic) == e.id);
   }
-  CHECK(Int8OpFrom("Softmax", false) == std::nullopt);
+  CHECK(Int8OpFrom("Erf", false) == std::nullopt);
 }
 
 TEST_CASE("op table: the check fails when a piece is missing", "[int8_misc]") {
@@ -80,10 +82,10 @@ TEST_CASE("op table: the check fails when a piece is missing", "[int8_misc]") {
   }
   SECTION("an int8 operator registered outside the table") {
     OpRegistry extra = OpTableRegistry();
-    REQUIRE(extra.Register(kInt8Domain, "QSoftmax", *full.Find(kInt8Domain, Int8OpName(Int8Op::kQLookup))).ok());
+    REQUIRE(extra.Register(kInt8Domain, "QHardmax", *full.Find(kInt8Domain, Int8OpName(Int8Op::kQLookup))).ok());
     const std::vector<std::string> problems = MissingPieces(extra, ReplayOf);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0] == "QSoftmax: registered but not in kInt8OpTable");
+    CHECK(problems[0] == "QHardmax: registered but not in kInt8OpTable");
   }
   SECTION("an entry without a field (also a compile error through the table's static_assert)") {
     constexpr Int8OpInfo kNoExport = [] {

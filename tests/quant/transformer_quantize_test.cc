@@ -1,0 +1,96 @@
+// A small encoder block written out as torch 1.13 exports it (decomposed LayerNorm and GELU, attention with a constant
+// scale division and two activation MatMuls) quantizes statically with no float island: every node becomes an int8
+// operator, and the int8 output stays close to float.
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/builder.h"
+#include "core/executor.h"
+#include "quant/calibrate.h"
+#include "quant/convert.h"
+#include "quant/fused_ops.h"
+#include "quant/prepare.h"
+#include "quant/qconfig.h"
+#include "quant/quantized_registry.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+using testing::RandomTensor;
+
+ValueId DecomposedLayerNorm(GraphBuilder& b, const std::string& name, ValueId x, int64_t d) {
+  const AttributeMap mean = {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}};
+  auto c = [&](const std::string& n, float v) { return b.Constant(name + "." + n, b.Filled(Shape{}, v)); };
+  const ValueId centred = b.Sub(name + ".sub", x, b.Op1("ReduceMean", name + ".mean", {x}, mean));
+  const ValueId var =
+      b.Op1("ReduceMean", name + ".var", {b.Op1("Pow", name + ".pow", {centred, c("two", 2.0f)})}, mean);
+  const ValueId s = b.Op1("Sqrt", name + ".sqrt", {b.Add(name + ".add_eps", var, c("eps", 1e-5f))});
+  ValueId y = b.Div(name + ".div", centred, s);
+  y = b.Mul(name + ".mul", y, b.Constant(name + ".weight", b.UniformTensor(Shape{d}, 1.0f)));
+  return b.Add(name + ".add", y, b.Constant(name + ".bias", b.UniformTensor(Shape{d}, 0.2f)));
+}
+
+// x [T, D] -> single-head attention + residual + LayerNorm -> MLP with GELU + residual + LayerNorm.
+Graph EncoderBlock(uint64_t seed, int64_t t, int64_t d) {
+  GraphBuilder b("block", seed);
+  auto c = [&](const std::string& n, float v) { return b.Constant(n, b.Filled(Shape{}, v)); };
+  const ValueId x = b.Input("x", DType::kF32, Shape{t, d});
+  const ValueId q = b.Linear("q", x, d, d), k = b.Linear("k", x, d, d), v = b.Linear("v", x, d, d);
+  const ValueId scores = b.Div("scale", b.MatMul("qk", q, b.Transpose("kt", k, {1, 0})), c("sqrt_d", 4.0f));
+  const ValueId attn = b.MatMul("pv", b.Softmax("softmax", scores), v);
+  const ValueId h = DecomposedLayerNorm(b, "ln1", b.Add("res1", x, b.Linear("proj", attn, d, d)), d);
+  const ValueId f = b.Linear("ff1", h, d, 2 * d);
+  const ValueId erf = b.Op1("Erf", "erf", {b.Div("erf_in", f, c("sqrt2", 1.4142135381698608f))});
+  const ValueId gelu = b.Mul("gelu", b.Mul("gelu_x", f, b.Add("erf_1", erf, c("one", 1.0f))), c("half", 0.5f));
+  b.Output(DecomposedLayerNorm(b, "ln2", b.Add("res2", h, b.Linear("ff2", gelu, 2 * d, d)), d));
+  return std::move(b).Build().value();
+}
+
+TEST_CASE(
+    "A decomposed encoder block quantizes with no float island and stays "
+    "close to float",
+    "[convert]") {
+  std::mt19937_64 rng = testing::MakeRng("encoder block");
+  const Graph g = EncoderBlock(rng(), 12, 16);
+  QConfigMapping mapping;
+  mapping.SetGlobal(GetDefaultQConfig("x86").value());
+  auto prepared = Prepare(g, mapping);
+  REQUIRE(prepared.ok());
+  CHECK(prepared->fuse_report().fused_layer_norms.size() == 2);
+  CHECK(prepared->fuse_report().fused_gelus.size() == 1);
+  CHECK(prepared->fuse_report().scale_divisions == std::vector<std::string>{"scale"});
+  std::vector<std::vector<Tensor>> calib;
+  for (int i = 0; i < 8; ++i) calib.push_back({RandomTensor(rng, Shape{12, 16}, -2.0f, 2.0f)});
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
+  REQUIRE(Calibrate(*prepared, context, calib).ok());
+  ConvertReport report;
+  auto q = Convert(*prepared, {}, &report);
+  REQUIRE(q.ok());
+  for (const auto& f : report.kept_float) INFO(f.node << " (" << f.op_type << "): " << f.reason);
+  CHECK(report.kept_float.empty());
+  std::multiset<std::string> ops;
+  for (const Node& n : q->nodes()) ops.insert(n.op_type);
+  CHECK(ops.count("QLayerNorm") == 2);
+  CHECK(ops.count("QSoftmax") == 1);
+  CHECK(ops.count("QBatchMatMul") == 2);
+  CHECK(ops.count("QLookup") == 1);
+  CHECK(ops.count("Quantize") == 1);    // the graph input
+  CHECK(ops.count("Dequantize") == 1);  // the graph output
+  // Float and int8 on held-out inputs.
+  auto float_exec = Executor::Compile(g, context, QuantFloatRegistry());
+  auto int8_exec = Executor::Compile(*q, context, QuantizedGraphRegistry());
+  REQUIRE(float_exec.ok());
+  REQUIRE(int8_exec.ok());
+  for (int i = 0; i < 3; ++i) {
+    const Tensor x = RandomTensor(rng, Shape{12, 16}, -2.0f, 2.0f);
+    const Tensor want = float_exec->Run(std::vector<Tensor>{x}).value()[0];
+    const Tensor got = int8_exec->Run(std::vector<Tensor>{x}).value()[0];
+    CHECK(testing::TensorSqnrDb(want, got) > 20.0);
+  }
+}
+
+}  // namespace
+}  // namespace octet
