@@ -132,10 +132,14 @@ Result<ConvPlan> PlanConv(const OpPrepareArgs& args, const ConvSlots& s) {
 
 // The int32 accumulators of one convolution, NCHW, into acc.
 void ConvAccumulate(const ConvPlan& p, const ConvSlots& s, const OpRunArgs& r, int32_t* acc) {
+  // ConvInteger's zero points are trailing optional inputs: a node may end before them.
+  const ConstTensorView none;
+  const ConstTensorView& w_zp = s.w_zp < r.inputs.size() ? r.inputs[s.w_zp] : none;
+  const ConstTensorView& x_zp_view = s.x_zp < r.inputs.size() ? r.inputs[s.x_zp] : none;
   std::vector<int8_t> w;
   std::vector<int32_t> zps;
-  WeightsAsS8(r.inputs[s.w], r.inputs[s.w_zp], p.g.c_out, w, zps);
-  const int32_t x_zp = IntAt(r.inputs[s.x_zp], 0);
+  WeightsAsS8(r.inputs[s.w], w_zp, p.g.c_out, w, zps);
+  const int32_t x_zp = IntAt(x_zp_view, 0);
   if (p.x_dtype == DType::kU8) {
     reference::QConvOpAccumulate(p.g, r.inputs[s.x].data<uint8_t>(), x_zp, w.data(), zps.data(), acc);
   } else {
