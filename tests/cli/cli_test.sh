@@ -8,24 +8,10 @@ set -u
 
 OCTET=${1:?usage: cli_test.sh path/to/octet [data dir]}
 DATA=${2:-"$(cd "$(dirname "$0")/../data/cli" && pwd)"}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/octet_cli_test.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+test_begin octet_cli_test
 unset OCTET_ISA
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAILED: $*"
-  if [[ -s "$TMP/stderr" ]]; then sed 's/^/  stderr: /' "$TMP/stderr" | head -5; fi
-}
-
-# run CMD...: runs CMD with stdout and stderr captured in $TMP/stdout, $TMP/stderr; sets $rc.
-run() {
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  rc=$?
-}
 
 # npy_same A B: same dtype, shape and data bytes (header layout may differ). Prints the first difference.
 npy_same() {
@@ -477,5 +463,4 @@ else
   fail "script(1) or tests/data/models/digits_cnn.onnx is missing: the progress checks cannot run"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+test_end "cli"
