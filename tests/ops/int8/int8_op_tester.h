@@ -21,6 +21,7 @@
 #include "core/tensor.h"
 #include "ops/qgemm.h"
 #include "ops/reference/qgemm_reference.h"
+#include "tests/ops/stage_arrays.h"
 #include "quant/quantized_registry.h"
 
 namespace octet::testing {
@@ -144,26 +145,19 @@ inline std::vector<uint8_t> ReferenceStage(const std::vector<int32_t>& acc, int6
                                            float a_scale, const QParams& w_qp, const QParams& y_qp, bool relu,
                                            const std::vector<int32_t>& bias_s32, const std::vector<float>& bias_f32) {
   const size_t nn = static_cast<size_t>(n);
-  std::vector<float> w_scale(nn), mult(nn), bias_f(nn, 0.0f);
-  std::vector<int32_t> qm(nn), qs(nn), bias_q(nn, 0);
+  StageArrays st(nn);
   for (size_t j = 0; j < nn; ++j) {
-    w_scale[j] = w_qp.scales()[w_qp.per_channel() ? j : 0];
-    mult[j] = reference::QGemmFp32Multiplier(a_scale, w_scale[j], y_qp.scale());
-    reference::QGemmQ31Multiplier(a_scale, w_scale[j], y_qp.scale(), &qm[j], &qs[j]);
-    if (!bias_s32.empty()) bias_q[j] = bias_s32[j];
-    if (!bias_f32.empty()) bias_q[j] = reference::QuantizeBias(bias_f32[j], a_scale, w_scale[j]);
+    st.w_scales[j] = w_qp.scales()[w_qp.per_channel() ? j : 0];
+    st.multipliers[j] = reference::QGemmFp32Multiplier(a_scale, st.w_scales[j], y_qp.scale());
+    reference::QGemmQ31Multiplier(a_scale, st.w_scales[j], y_qp.scale(), &st.q31_m[j], &st.q31_s[j]);
+    if (!bias_s32.empty()) st.bias_s32[j] = bias_s32[j];
+    if (!bias_f32.empty()) st.bias_s32[j] = reference::QuantizeBias(bias_f32[j], a_scale, st.w_scales[j]);
     if (stage == QGemmStage::kFbgemm) {
-      reference::QGemmFbgemmParams(a_scale, w_scale[j], y_qp.scale(), bias_f32.empty() ? 0.0f : bias_f32[j],
-                                   &mult[j], &bias_f[j]);
+      reference::QGemmFbgemmParams(a_scale, st.w_scales[j], y_qp.scale(), bias_f32.empty() ? 0.0f : bias_f32[j],
+                                   &st.multipliers[j], &st.bias_f32[j]);
     }
   }
-  reference::QGemmStageParams p;
-  p.stage = stage;
-  p.bias_s32 = bias_q.data();
-  p.multipliers = mult.data();
-  p.q31_multipliers = qm.data();
-  p.q31_shifts = qs.data();
-  p.bias_f32 = bias_f.data();
+  reference::QGemmStageParams p = st.Params(stage, a_scale);
   p.signed_output = y_qp.dtype() == DType::kS8;
   p.zero_point = y_qp.zero_point();
   p.lo = relu ? std::max(y_qp.zero_point(), y_qp.quant_min()) : y_qp.quant_min();
@@ -199,6 +193,28 @@ inline bool Varied(const std::vector<uint8_t>& y, uint8_t lo_byte, uint8_t hi_by
     if (v == lo_byte || v == hi_byte) ++at_bounds;
   }
   return distinct >= std::min<size_t>(4, y.size()) && at_bounds * 2 <= y.size();
+}
+
+// Compiling `spec` fails, with a message containing every one of `parts` (the node, the value, what is wrong).
+inline void ExpectCompileError(const Int8OpSpec& spec, const std::vector<std::string>& parts) {
+  auto r = CompileInt8Op(spec);
+  REQUIRE_FALSE(r.ok());
+  const std::string& msg = r.status().message();
+  INFO(msg);
+  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
+}
+
+// Compiling `valid` (a spec with inputs x and w) with the qparams of x, of w or of y removed fails naming that value
+// and `node` ("failed to compile node 'op' (QConv)").
+inline void ExpectMissingQParamsErrors(const Int8OpSpec& valid, const std::string& node) {
+  for (size_t input : {0, 1}) {
+    Int8OpSpec s = valid;
+    s.inputs[input].qparams.reset();
+    ExpectCompileError(s, {node, input == 0 ? "'x'" : "'w'", "qparams"});
+  }
+  Int8OpSpec s = valid;
+  s.output_qparams.reset();
+  ExpectCompileError(s, {node, "'y'", "qparams"});
 }
 
 // The error message of a failed Result, or "" when it succeeded.

@@ -283,90 +283,71 @@ testing::Int8OpSpec ValidConvSpec() {
   return spec;
 }
 
-// Compiling `spec` fails with a message naming the node and containing every one of `parts`.
-void ExpectQConvCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
-  auto r = testing::CompileInt8Op(spec);
-  REQUIRE_FALSE(r.ok());
-  const std::string& msg = r.status().message();
-  INFO(msg);
-  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
-}
-
 TEST_CASE("QConv rejects bad qparams, weights, bias and attributes with clear errors", "[int8_ops]") {
   REQUIRE(testing::CompileInt8Op(ValidConvSpec()).ok());
   const std::string node = "failed to compile node 'op' (QConv)";
   std::mt19937_64 rng(11);
-  SECTION("missing qparams") {
-    auto s = ValidConvSpec();
-    s.inputs[0].qparams.reset();
-    ExpectQConvCompileError(s, {node, "'x'", "qparams"});
-    s = ValidConvSpec();
-    s.inputs[1].qparams.reset();
-    ExpectQConvCompileError(s, {node, "'w'", "qparams"});
-    s = ValidConvSpec();
-    s.output_qparams.reset();
-    ExpectQConvCompileError(s, {node, "'y'", "qparams"});
-  }
+  SECTION("missing qparams") { testing::ExpectMissingQParamsErrors(ValidConvSpec(), node); }
   SECTION("activations per channel or of another dtype") {
     auto s = ValidConvSpec();
     s.inputs[0].qparams = QParams::PerChannel(DType::kU8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, 0, 255).value();
-    ExpectQConvCompileError(s, {node, "'x'", "per-tensor"});
+    testing::ExpectCompileError(s, {node, "'x'", "per-tensor"});
   }
   SECTION("weights") {
     auto s = ValidConvSpec();
     s.inputs[1].constant = false;
-    ExpectQConvCompileError(s, {node, "'w'", "constant"});
+    testing::ExpectCompileError(s, {node, "'w'", "constant"});
     s = ValidConvSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 4, 3, 3}),
                          testing::PerTensorQ(DType::kU8, 0.01f, 128));
-    ExpectQConvCompileError(s, {node, "'w'", "must be s8"});
+    testing::ExpectCompileError(s, {node, "'w'", "must be s8"});
     s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, -128, 127).value();
-    ExpectQConvCompileError(s, {node, "'w'", "axis 0"});
+    testing::ExpectCompileError(s, {node, "'w'", "axis 0"});
     s = ValidConvSpec();  // a channel count that does not fit the weight: the verifier names the value
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f}, {0, 0}, 0, -128, 127).value();
-    ExpectQConvCompileError(s, {"'w'"});
+    testing::ExpectCompileError(s, {"'w'"});
   }
   SECTION("bias") {
     auto s = ValidConvSpec();
     s.inputs.push_back(QConst(testing::RandomBytes(rng, DType::kS8, Shape{6}), testing::PerTensorQ(DType::kS8, 1, 0)));
-    ExpectQConvCompileError(s, {node, "'b'", "s32 or f32"});
+    testing::ExpectCompileError(s, {node, "'b'", "s32 or f32"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{7}).value(), std::nullopt));
-    ExpectQConvCompileError(s, {node, "'b'", "[6]"});
+    testing::ExpectCompileError(s, {node, "'b'", "[6]"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
-    ExpectQConvCompileError(s, {node, "'b'", "qparams"});
+    testing::ExpectCompileError(s, {node, "'b'", "qparams"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
-    ExpectQConvCompileError(s, {node, "'b'", "scale"});
+    testing::ExpectCompileError(s, {node, "'b'", "scale"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
     s.attributes.Set("requantization", "fbgemm");
-    ExpectQConvCompileError(s, {node, "'b'", "fbgemm"});
+    testing::ExpectCompileError(s, {node, "'b'", "fbgemm"});
     s = ValidConvSpec();
     s.inputs.push_back(QIn(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
-    ExpectQConvCompileError(s, {node, "'b'", "constant"});
+    testing::ExpectCompileError(s, {node, "'b'", "constant"});
   }
   SECTION("attributes") {
     auto s = ValidConvSpec();
     s.attributes.Set("requantization", "fp64");
-    ExpectQConvCompileError(s, {node, "requantization", "fp64"});
+    testing::ExpectCompileError(s, {node, "requantization", "fp64"});
     s = ValidConvSpec();
     s.attributes.Set("activation", "Sigmoid");
-    ExpectQConvCompileError(s, {node, "activation", "Sigmoid"});
+    testing::ExpectCompileError(s, {node, "activation", "Sigmoid"});
     s = ValidConvSpec();
     s.attributes.Set("group", int64_t{3});
-    ExpectQConvCompileError(s, {node, "group"});
+    testing::ExpectCompileError(s, {node, "group"});
     s = ValidConvSpec();
     s.attributes.Set("auto_pad", "SAME");
-    ExpectQConvCompileError(s, {node, "auto_pad"});
+    testing::ExpectCompileError(s, {node, "auto_pad"});
     s = ValidConvSpec();
     s.attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
-    ExpectQConvCompileError(s, {node, "kernel_shape"});
+    testing::ExpectCompileError(s, {node, "kernel_shape"});
     s = ValidConvSpec();
     s.attributes.Set("strides", std::vector<int64_t>{0, 1});
-    ExpectQConvCompileError(s, {node, "strides"});
+    testing::ExpectCompileError(s, {node, "strides"});
   }
 }
 

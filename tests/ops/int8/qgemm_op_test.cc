@@ -216,77 +216,59 @@ testing::Int8OpSpec ValidGemmSpec() {
   return spec;
 }
 
-void ExpectQGemmCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
-  auto r = testing::CompileInt8Op(spec);
-  REQUIRE_FALSE(r.ok());
-  const std::string& msg = r.status().message();
-  INFO(msg);
-  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
-}
-
 TEST_CASE("QGemm and QMatMul reject bad qparams, weights, bias and attributes with clear errors", "[int8_ops]") {
   REQUIRE(testing::CompileInt8Op(ValidGemmSpec()).ok());
   const std::string node = "failed to compile node 'op' (QGemm)";
   std::mt19937_64 rng(3);
-  SECTION("missing qparams") {
-    auto s = ValidGemmSpec();
-    s.inputs[0].qparams.reset();
-    ExpectQGemmCompileError(s, {node, "'x'", "qparams"});
-    s = ValidGemmSpec();
-    s.inputs[1].qparams.reset();
-    ExpectQGemmCompileError(s, {node, "'w'", "qparams"});
-    s = ValidGemmSpec();
-    s.output_qparams.reset();
-    ExpectQGemmCompileError(s, {node, "'y'", "qparams"});
-  }
+  SECTION("missing qparams") { testing::ExpectMissingQParamsErrors(ValidGemmSpec(), node); }
   SECTION("weights") {
     auto s = ValidGemmSpec();
     s.inputs[1].constant = false;
-    ExpectQGemmCompileError(s, {node, "'w'", "constant"});
+    testing::ExpectCompileError(s, {node, "'w'", "constant"});
     s = ValidGemmSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 8}), testing::PerTensorQ(DType::kU8, 0.1f, 0));
-    ExpectQGemmCompileError(s, {node, "'w'", "must be s8"});
+    testing::ExpectCompileError(s, {node, "'w'", "must be s8"});
     s = ValidGemmSpec();  // per channel along K with transB = 1 (8 values fit the shape, but they are not the N axis)
     s.inputs[1].qparams = testing::WeightQParams(rng, true, 8, 1, false);
-    ExpectQGemmCompileError(s, {node, "'w'", "axis 0"});
+    testing::ExpectCompileError(s, {node, "'w'", "axis 0"});
     s = ValidGemmSpec();  // transB = 0 wants [K, N] with channels on axis 1
     s.attributes.Set("transB", int64_t{0});
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{8, 6}), testing::WeightQParams(rng, true, 8, 0, false));
-    ExpectQGemmCompileError(s, {node, "'w'", "axis 1"});
+    testing::ExpectCompileError(s, {node, "'w'", "axis 1"});
     s = ValidGemmSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 7}), testing::WeightQParams(rng, true, 6, 0, false));
-    ExpectQGemmCompileError(s, {node, "'x'", "K = 7"});
+    testing::ExpectCompileError(s, {node, "'x'", "K = 7"});
   }
   SECTION("bias") {
     auto s = ValidGemmSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{1, 6}).value(), std::nullopt));
-    ExpectQGemmCompileError(s, {node, "'b'", "[6]"});
+    testing::ExpectCompileError(s, {node, "'b'", "[6]"});
     s = ValidGemmSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
-    ExpectQGemmCompileError(s, {node, "'b'", "qparams"});
+    testing::ExpectCompileError(s, {node, "'b'", "qparams"});
   }
   SECTION("attributes") {
     auto s = ValidGemmSpec();
     s.attributes.Set("transA", int64_t{1});
-    ExpectQGemmCompileError(s, {node, "transA"});
+    testing::ExpectCompileError(s, {node, "transA"});
     s = ValidGemmSpec();
     s.attributes.Set("alpha", 2.0f);
-    ExpectQGemmCompileError(s, {node, "alpha"});
+    testing::ExpectCompileError(s, {node, "alpha"});
     s = ValidGemmSpec();
     s.attributes.Set("requantization", "q15");
-    ExpectQGemmCompileError(s, {node, "requantization", "q15"});
+    testing::ExpectCompileError(s, {node, "requantization", "q15"});
     s = ValidGemmSpec();
     s.inputs[0] = QIn(testing::RandomBytes(rng, DType::kU8, Shape{2, 4, 8}), testing::PerTensorQ(DType::kU8, 0.02f, 1));
-    ExpectQGemmCompileError(s, {node, "'x'", "[M, K]"});
+    testing::ExpectCompileError(s, {node, "'x'", "[M, K]"});
   }
   SECTION("QMatMul") {
     auto s = ValidGemmSpec();
     s.op_type = "QMatMul";
     s.attributes = {};
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{8, 6}), testing::WeightQParams(rng, true, 8, 0, false));
-    ExpectQGemmCompileError(s, {"failed to compile node 'op' (QMatMul)", "'w'", "axis 1"});
+    testing::ExpectCompileError(s, {"failed to compile node 'op' (QMatMul)", "'w'", "axis 1"});
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
-    ExpectQGemmCompileError(s, {"failed to compile node 'op' (QMatMul)"});
+    testing::ExpectCompileError(s, {"failed to compile node 'op' (QMatMul)"});
   }
 }
 
