@@ -194,19 +194,8 @@ TEST_CASE("octet file constant data starts at multiples of 64 bytes", "[octet_fi
 
 // Runs `graph` on `inputs` with QuantizedGraphRegistry().
 std::vector<Tensor> RunOctetGraph(const Graph& graph, const std::vector<Tensor>& inputs) {
-  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   static const OpRegistry registry = QuantizedGraphRegistry();
-  CompileOptions options;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    options.input_shapes.emplace_back(graph.value(graph.inputs()[k]).name, inputs[k].shape());
-  }
-  Result<Executor> exec = Executor::Compile(graph, context, registry, options);
-  INFO(exec.status().ToString());
-  REQUIRE(exec.ok());
-  Result<std::vector<Tensor>> out = exec->Run(inputs);
-  INFO(out.status().ToString());
-  REQUIRE(out.ok());
-  return std::move(out).value();
+  return testing::RunWithInputShapes(graph, Context::ForIsas(IsaSet::Of({Isa::kScalar})), registry, inputs);
 }
 
 void ExpectSameOutputsAfterRoundTrip(const Graph& graph, const std::vector<Tensor>& inputs) {

@@ -30,16 +30,7 @@ Tensor ConvertImages(const std::string& file, bool cnn) {
 }
 
 Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x) {
-  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  CompileOptions co;
-  co.input_shapes = {{g.value(g.inputs()[0]).name, x.shape()}};
-  auto exec = Executor::Compile(g, context, r, co);
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunWithInputShapes(g, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), r, {x})[0];
 }
 
 // Percent of rows whose argmax is the label.
