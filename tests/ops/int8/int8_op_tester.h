@@ -217,6 +217,18 @@ inline void ExpectMissingQParamsErrors(const Int8OpSpec& valid, const std::strin
   ExpectCompileError(s, {node, "'y'", "qparams"});
 }
 
+// Compiling `valid` (weights w at input 1, of shape `w_shape`) with non-constant weights, or with u8 weights, fails
+// naming the node and 'w': a linear int8 operator's weights are constant s8.
+inline void ExpectConstantS8WeightErrors(const Int8OpSpec& valid, const std::string& node, std::mt19937_64& rng,
+                                         const Shape& w_shape) {
+  Int8OpSpec s = valid;
+  s.inputs[1].constant = false;
+  ExpectCompileError(s, {node, "'w'", "constant"});
+  s = valid;
+  s.inputs[1] = QConst(RandomBytes(rng, DType::kU8, w_shape), PerTensorQ(DType::kU8, 0.01f, 128));
+  ExpectCompileError(s, {node, "'w'", "must be s8"});
+}
+
 // The error message of a failed Result, or "" when it succeeded.
 template <typename T>
 std::string ErrorOf(const Result<T>& r) {

@@ -294,14 +294,8 @@ TEST_CASE("QConv rejects bad qparams, weights, bias and attributes with clear er
     testing::ExpectCompileError(s, {node, "'x'", "per-tensor"});
   }
   SECTION("weights") {
-    auto s = ValidConvSpec();
-    s.inputs[1].constant = false;
-    testing::ExpectCompileError(s, {node, "'w'", "constant"});
-    s = ValidConvSpec();
-    s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 4, 3, 3}),
-                         testing::PerTensorQ(DType::kU8, 0.01f, 128));
-    testing::ExpectCompileError(s, {node, "'w'", "must be s8"});
-    s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
+    testing::ExpectConstantS8WeightErrors(ValidConvSpec(), node, rng, Shape{6, 4, 3, 3});
+    auto s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, -128, 127).value();
     testing::ExpectCompileError(s, {node, "'w'", "axis 0"});
     s = ValidConvSpec();  // a channel count that does not fit the weight: the verifier names the value
