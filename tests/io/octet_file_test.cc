@@ -23,6 +23,7 @@
 #include "io/octet_format.h"
 #include "quant/quantized_registry.h"
 #include "tests/io/octet_test_util.h"
+#include "tests/io/temp_dir.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -36,29 +37,10 @@ using testing::Crc;
 using testing::ExpectSameGraph;
 using testing::OctetSections;
 
-class OctetFileTempDir {
+// A fresh folder for each test, removed at scope exit.
+class OctetFileTempDir : public testing::TempDir {
  public:
-  OctetFileTempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            fmt::format("octet_file_test_{}_{}_{:08x}", ::getpid(), counter.fetch_add(1), rd());
-    fs::create_directories(path_);
-  }
-  ~OctetFileTempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> List() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
+  OctetFileTempDir() : testing::TempDir("octet_file_test") {}
 };
 
 std::span<const std::byte> AsBytes(const std::string& s) { return std::as_bytes(std::span<const char>(s)); }

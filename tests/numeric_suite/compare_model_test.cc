@@ -22,7 +22,7 @@
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
 #include "quant/weight_only.h"
-#include "tests/numeric_suite/qconfig_test_util.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 

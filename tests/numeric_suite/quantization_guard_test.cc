@@ -18,7 +18,7 @@
 #include "quant/convert.h"
 #include "quant/dynamic.h"
 #include "quant/prepare.h"
-#include "tests/numeric_suite/qconfig_test_util.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 

@@ -16,7 +16,7 @@
 #include "quant/calibrate.h"
 #include "quant/qconfig.h"
 #include "quant/qconfig_mapping.h"
-#include "tests/numeric_suite/qconfig_test_util.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 

@@ -14,6 +14,7 @@
 #include "quant/convert.h"
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -59,14 +60,7 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
     const double float_accuracy = ConvertAccuracy(float_logits, labels);
     for (ObserverKind kind : {ObserverKind::kMinMax, ObserverKind::kHistogram, ObserverKind::kEntropy}) {
       INFO(model << " with " << ObserverClassName(kind));
-      QConfig q = GetDefaultQConfig("x86").value();  // Histogram(reduce_range) activations, per-channel weights
-      if (kind != ObserverKind::kHistogram) {
-        q.activation = ObserverSpec{kind, {}};
-        q.activation.options.reduce_range = true;  // x86's 7-bit activations, as the preset
-      }
-      QConfigMapping mapping;
-      mapping.SetGlobal(q);
-      auto prepared = Prepare(original, mapping);
+      auto prepared = Prepare(original, testing::X86Mapping(kind));
       REQUIRE(prepared.ok());
       CalibrateOptions quiet;
       quiet.progress = [](int64_t, int64_t) {};

@@ -1,4 +1,4 @@
-// The quantization configs the numeric-suite tests quantize their models with, spelled once.
+// Quantization configs the tests quantize their models with, spelled once.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,19 @@ inline QConfig MinMaxPerChannelQConfig(int activation_bits = 8) {
 inline QConfigMapping QnnpackMinMaxMapping() {
   QConfig q = GetDefaultQConfig("qnnpack").value();
   q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
+  QConfigMapping m;
+  m.SetGlobal(q);
+  return m;
+}
+
+// The x86 preset (Histogram reduce_range activations, per-channel weights) for the whole model, with its activation
+// observer replaced by `activation` (keeping x86's 7-bit activations) unless that is Histogram.
+inline QConfigMapping X86Mapping(ObserverKind activation = ObserverKind::kMinMax) {
+  QConfig q = GetDefaultQConfig("x86").value();
+  if (activation != ObserverKind::kHistogram) {
+    q.activation = ObserverSpec{activation, {}};
+    q.activation.options.reduce_range = true;
+  }
   QConfigMapping m;
   m.SetGlobal(q);
   return m;
