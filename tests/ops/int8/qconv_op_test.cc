@@ -154,26 +154,10 @@ void CheckConv(std::mt19937_64& rng, const QConvOpCase& c, const QConvVariant& v
                                               c.kh * c.kw * cg);
   const Tensor x = testing::RandomBytes(rng, v.x_dtype, XShape(c));
   const Tensor w = testing::RandomBytes(rng, DType::kS8, WShape(c));
-  std::vector<int32_t> bias_s32;
-  std::vector<float> bias_f32;
-  testing::QInput bias = QAbsent();
-  if (v.bias == 2 || (v.bias == 1 && v.stage == QGemmStage::kFbgemm)) {
-    for (int64_t o = 0; o < c.m; ++o) bias_f32.push_back(static_cast<float>(static_cast<int>(rng() % 201) - 100) * 0.01f);
-    bias = QConst(Tensor::FromValues<float>(Shape{c.m}, bias_f32).value(), std::nullopt);
-  } else if (v.bias == 1) {
-    std::vector<float> scales;
-    for (int64_t o = 0; o < c.m; ++o) {
-      bias_s32.push_back(static_cast<int32_t>(rng() % 8001) - 4000);
-      scales.push_back(x_qp.scale() * w_qp.scales()[w_qp.per_channel() ? o : 0]);
-    }
-    const QParams b_qp = QParams::PerChannel(DType::kS32, scales, std::vector<int32_t>(scales.size(), 0), 0,
-                                             INT32_MIN, INT32_MAX)
-                             .value();
-    bias = QConst(Tensor::FromValues<int32_t>(Shape{c.m}, bias_s32).value(), b_qp);
-  }
+  const testing::RandomBias bias = testing::MakeRandomBias(rng, v.bias, v.stage, c.m, x_qp, w_qp, 0.01f);
   testing::Int8OpSpec spec;
   spec.op_type = "QConv";
-  spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), bias};
+  spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), bias.input};
   spec.attributes = ConvAttributes(c);
   spec.attributes.Set("requantization", reference::QGemmStageName(v.stage));
   if (v.relu) spec.attributes.Set("activation", "Relu");
@@ -192,7 +176,7 @@ void CheckConv(std::mt19937_64& rng, const QConvOpCase& c, const QConvVariant& v
   const Tensor& y = out->front();
   REQUIRE(y.dtype() == y_qp.dtype());
   const std::vector<uint8_t> want =
-      ReferenceConv(c, x, x_qp, w, w_qp, y_qp, v.stage, v.relu, bias_s32, bias_f32);
+      ReferenceConv(c, x, x_qp, w, w_qp, y_qp, v.stage, v.relu, bias.s32, bias.f32);
   const std::vector<uint8_t> got = testing::Bytes(y);
   const int64_t bad = testing::FirstDifference(got, want);
   INFO("first difference at " << bad << " of shape " << y.shape().ToString());
@@ -245,42 +229,15 @@ TEST_CASE("QConv dequantized output is close to the float Conv of the dequantize
   spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), QConst(b, std::nullopt)};
   spec.attributes = ConvAttributes(c);
   spec.output_qparams = y_qp;
-  auto y = testing::RunInt8Op(spec);
-  REQUIRE(testing::ErrorOf(y) == "");
-
-  const Context context = Context::ForIsas(DetectedIsas());
-  const Tensor xf = Dequantize(context, QTensor::Create(x, x_qp).value()).value();
-  const Tensor wf = Dequantize(context, QTensor::Create(w, w_qp).value()).value();
-  AttributeMap at = ConvAttributes(c);
-  auto yf = testing::RunFloatOp("Conv", {testing::In(xf), testing::Const(wf), testing::Const(b)}, at);
-  REQUIRE(testing::ErrorOf(yf) == "");
-  const float* f = yf->front().data<float>();
-  const int8_t* q = y->data<int8_t>();
-  // The float result quantized to y's qparams may differ by one step: the int8 path rounds the bias to accumulator
-  // units and requantizes with a float32 multiplier, the float path sums in another order.
-  int64_t inside = 0;
-  for (int64_t i = 0; i < y->NumElements(); ++i) {
-    const float want = std::clamp(std::nearbyint(f[i] / y_qp.scale()) + static_cast<float>(y_qp.zero_point()),
-                                  -128.0f, 127.0f);
-    INFO("element " << i << ": float " << f[i] << " -> " << want << ", int8 " << int{q[i]});
-    REQUIRE(std::fabs(static_cast<float>(q[i]) - want) <= 1.0f);
-    if (want > -128.0f && want < 127.0f) ++inside;
-  }
-  CHECK(inside * 2 > y->NumElements());
+  testing::ExpectOneStepFromFloat(spec, "Conv", ConvAttributes(c));
 }
 
 // A 3x3 conv spec on u8 [1, 4, 5, 5] with per-channel weights [6, 4, 3, 3]; tests change one thing each.
 testing::Int8OpSpec ValidConvSpec() {
-  std::mt19937_64 rng(7);
-  testing::Int8OpSpec spec;
-  spec.op_type = "QConv";
-  const QParams w_qp = testing::WeightQParams(rng, true, 6, 0, false);
-  spec.inputs = {QIn(testing::RandomBytes(rng, DType::kU8, Shape{1, 4, 5, 5}),
-                     testing::PerTensorQ(DType::kU8, 0.02f, 128)),
-                 QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 4, 3, 3}), w_qp)};
-  spec.attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-  spec.output_qparams = testing::PerTensorQ(DType::kU8, 0.5f, 128);
-  return spec;
+  AttributeMap attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                             {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  return testing::ValidLinearSpec("QConv", Shape{1, 4, 5, 5}, Shape{6, 4, 3, 3}, std::move(attributes),
+                                  testing::PerTensorQ(DType::kU8, 0.5f, 128), 7);
 }
 
 TEST_CASE("QConv rejects bad qparams, weights, bias and attributes with clear errors", "[int8_ops]") {
