@@ -198,6 +198,12 @@ inline bool Varied(const std::vector<uint8_t>& y, uint8_t lo_byte, uint8_t hi_by
   return distinct >= std::min<size_t>(4, y.size()) && at_bounds * 2 <= y.size();
 }
 
+// The error message of a failed Result, or "" when it succeeded.
+template <typename T>
+std::string ErrorOf(const Result<T>& r) {
+  return r.ok() ? std::string() : r.status().message();
+}
+
 // A random bias of a linear int8 operator (QConv, QGemm) with `n` output channels, and its values for the reference.
 struct RandomBias {
   QInput input = QAbsent();  // absent for mode 0
@@ -305,12 +311,6 @@ inline void ExpectOneStepFromFloat(const Int8OpSpec& spec, const std::string& fl
     if (want > lo && want < hi) ++inside;
   }
   CHECK(inside * 2 > y->NumElements());
-}
-
-// The error message of a failed Result, or "" when it succeeded.
-template <typename T>
-std::string ErrorOf(const Result<T>& r) {
-  return r.ok() ? std::string() : r.status().message();
 }
 
 }  // namespace octet::testing
