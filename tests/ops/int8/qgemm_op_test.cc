@@ -183,7 +183,8 @@ TEST_CASE("QGemm and QMatMul reject bad qparams, weights, bias and attributes wi
   SECTION("missing qparams") { testing::ExpectMissingQParamsErrors(ValidGemmSpec(), node); }
   SECTION("weights") {
     testing::ExpectConstantS8WeightErrors(ValidGemmSpec(), node, rng, Shape{6, 8});
-    auto s = ValidGemmSpec();  // per channel along K with transB = 1 (8 values fit the shape, but they are not the N axis)
+    // Per channel along K with transB = 1 (8 values fit the shape, but they are not the N axis).
+    auto s = ValidGemmSpec();
     s.inputs[1].qparams = testing::WeightQParams(rng, true, 8, 1, false);
     testing::ExpectCompileError(s, {node, "'w'", "axis 0"});
     s = ValidGemmSpec();  // transB = 0 wants [K, N] with channels on axis 1
