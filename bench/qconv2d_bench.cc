@@ -63,16 +63,13 @@ int main(int argc, char** argv) {
   std::string shapes_path = OCTET_BENCH_SHAPES_DIR "/conv.txt";
   if (!bench::InitializeWithShapes(argc, argv, shapes_path)) return 2;
   for (const bench::ConvShape& s : bench::ValueOrExit(bench::ReadConvShapes(shapes_path), "octet_bench_qconv2d")) {
-    for (Isa tier : DetectedIsas().ToVector()) {
-      const int64_t oh = (s.h + 2 * s.pad - s.kh) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kw) / s.stride + 1;
-      if (tier == Isa::kScalar && bench::ConvOps(s, oh, ow) > 268435456.0) continue;
+    const int64_t oh = (s.h + 2 * s.pad - s.kh) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kw) / s.stride + 1;
+    for (Isa tier : bench::TiersFor(bench::ConvOps(s, oh, ow), 268435456.0)) {
       for (int threads : {1, 2}) {
         const std::string name = fmt::format("qconv2d/{}/ic:{}/oc:{}/h:{}/w:{}/k:{}x{}/s:{}/p:{}/g:{}/threads:{}",
                                              IsaName(tier), s.c_in, s.c_out, s.h, s.w, s.kh, s.kw, s.stride, s.pad,
                                              s.groups, threads);
-        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { BenchConv(st, tier, s, threads); })
-            ->UseRealTime()
-            ->Unit(benchmark::kMicrosecond);
+        bench::RegisterKernelBenchmark(name, [=](benchmark::State& st) { BenchConv(st, tier, s, threads); });
       }
     }
   }

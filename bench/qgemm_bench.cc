@@ -69,15 +69,13 @@ int main(int argc, char** argv) {
   std::string shapes_path = OCTET_BENCH_SHAPES_DIR "/gemm.txt";
   if (!bench::InitializeWithShapes(argc, argv, shapes_path)) return 2;
   for (const bench::GemmShape& s : bench::ValueOrExit(bench::ReadGemmShapes(shapes_path), "octet_bench_qgemm")) {
-    for (Isa tier : DetectedIsas().ToVector()) {
-      if (tier == Isa::kScalar && bench::GemmOps(s) > 1073741824.0) continue;
+    for (Isa tier : bench::TiersFor(bench::GemmOps(s), 1073741824.0)) {
       for (bool quantized : {false, true}) {
         for (int threads : {1, 2}) {
           const std::string name = fmt::format("qgemm/{}/{}/m:{}/n:{}/k:{}/threads:{}", IsaName(tier),
                                                quantized ? "u8" : "int32", s.m, s.n, s.k, threads);
-          benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-            BenchGemm(st, tier, s, quantized, threads);
-          })->UseRealTime()->Unit(benchmark::kMicrosecond);
+          bench::RegisterKernelBenchmark(
+              name, [=](benchmark::State& st) { BenchGemm(st, tier, s, quantized, threads); });
         }
       }
     }

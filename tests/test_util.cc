@@ -99,4 +99,19 @@ Tensor RunFirstOutput(const Graph& graph, const Context& context, const OpRegist
   return (*y)[0];
 }
 
+std::vector<Tensor> RunWithInputShapes(const Graph& graph, const Context& context, const OpRegistry& registry,
+                                       const std::vector<Tensor>& inputs) {
+  CompileOptions options;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    options.input_shapes.emplace_back(graph.value(graph.inputs()[i]).name, inputs[i].shape());
+  }
+  auto exec = Executor::Compile(graph, context, registry, options);
+  INFO(exec.status().message());
+  REQUIRE(exec.ok());
+  auto y = exec->Run(inputs);
+  INFO(y.status().message());
+  REQUIRE(y.ok());
+  return *std::move(y);
+}
+
 }  // namespace octet::testing

@@ -53,6 +53,11 @@ double TensorSqnrDb(const Tensor& reference, const Tensor& test);
 // a failure to compile or run fails the test with octet's message.
 Tensor RunFirstOutput(const Graph& graph, const Context& context, const OpRegistry& registry, const Tensor& x);
 
+// Compiles `graph` with `registry` on `context` for the shapes of `inputs` (one per graph input, in order), runs it on
+// them and returns every output; a failure to compile or run fails the test with octet's message.
+std::vector<Tensor> RunWithInputShapes(const Graph& graph, const Context& context, const OpRegistry& registry,
+                                       const std::vector<Tensor>& inputs);
+
 // Every ISA compiled into this build (whether it can run or not), scalar first.
 std::vector<Isa> CompiledIsaList();
 

@@ -64,6 +64,22 @@ T ValueOrExit(Result<T> result, const char* program) {
   return *std::move(result);
 }
 
+// The ISA tiers to benchmark a problem of `ops` integer operations on: every detected tier, but scalar only up to
+// `scalar_max_ops` (the scalar kernels would take minutes on large problems).
+inline std::vector<Isa> TiersFor(double ops, double scalar_max_ops) {
+  std::vector<Isa> tiers;
+  for (Isa tier : DetectedIsas().ToVector()) {
+    if (tier != Isa::kScalar || ops <= scalar_max_ops) tiers.push_back(tier);
+  }
+  return tiers;
+}
+
+// Registers `fn` as benchmark `name`, timed in real time and reported in microseconds like every kernel benchmark.
+template <typename Fn>
+void RegisterKernelBenchmark(const std::string& name, Fn fn) {
+  benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
 // Runs the registered benchmarks; the exit status of main().
 inline int RunRegisteredBenchmarks() {
   benchmark::RunSpecifiedBenchmarks();

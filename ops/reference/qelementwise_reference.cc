@@ -19,14 +19,9 @@ Status CheckFp32Multiplier(float m, const char* what) {
   return OkStatus();
 }
 
-}  // namespace
-
-Result<QAddFp32Params> MakeQAddFp32Params(QOperand a, QOperand b, QOperand y, int32_t lo, int32_t hi) {
-  QAddFp32Params p{};
-  p.a_mult = a.scale / y.scale;
-  p.b_mult = b.scale / y.scale;
-  OCTET_RETURN_IF_ERROR(CheckFp32Multiplier(p.a_mult, "multiplier A_scale / Y_scale"));
-  OCTET_RETURN_IF_ERROR(CheckFp32Multiplier(p.b_mult, "multiplier B_scale / Y_scale"));
+// Sets what every binary params struct carries besides its multipliers: the three zero points and the clamp bounds.
+template <typename Params>
+Params WithZeroPointsAndBounds(Params p, QOperand a, QOperand b, QOperand y, int32_t lo, int32_t hi) {
   p.a_zp = a.zero_point;
   p.b_zp = b.zero_point;
   p.y_zp = y.zero_point;
@@ -35,17 +30,23 @@ Result<QAddFp32Params> MakeQAddFp32Params(QOperand a, QOperand b, QOperand y, in
   return p;
 }
 
+}  // namespace
+
+Result<QAddFp32Params> MakeQAddFp32Params(QOperand a, QOperand b, QOperand y, int32_t lo, int32_t hi) {
+  QAddFp32Params p{};
+  p.a_mult = a.scale / y.scale;
+  p.b_mult = b.scale / y.scale;
+  OCTET_RETURN_IF_ERROR(CheckFp32Multiplier(p.a_mult, "multiplier A_scale / Y_scale"));
+  OCTET_RETURN_IF_ERROR(CheckFp32Multiplier(p.b_mult, "multiplier B_scale / Y_scale"));
+  return WithZeroPointsAndBounds(p, a, b, y, lo, hi);
+}
+
 Result<QMulFp32Params> MakeQMulFp32Params(QOperand a, QOperand b, QOperand y, int32_t lo, int32_t hi) {
   QMulFp32Params p{};
   const float product_scale = a.scale * b.scale;
   p.mult = product_scale / y.scale;
   OCTET_RETURN_IF_ERROR(CheckFp32Multiplier(p.mult, "multiplier A_scale * B_scale / Y_scale"));
-  p.a_zp = a.zero_point;
-  p.b_zp = b.zero_point;
-  p.y_zp = y.zero_point;
-  p.lo = lo;
-  p.hi = hi;
-  return p;
+  return WithZeroPointsAndBounds(p, a, b, y, lo, hi);
 }
 
 Result<QAddQ31Params> MakeQAddQ31Params(QOperand a, QOperand b, QOperand y, int32_t lo, int32_t hi) {
@@ -65,12 +66,7 @@ Result<QAddQ31Params> MakeQAddQ31Params(QOperand a, QOperand b, QOperand y, int3
                            "too small for input scales {} and {})",
                            real_y, y.scale, a.scale, b.scale);
   }
-  p.a_zp = a.zero_point;
-  p.b_zp = b.zero_point;
-  p.y_zp = y.zero_point;
-  p.lo = lo;
-  p.hi = hi;
-  return p;
+  return WithZeroPointsAndBounds(p, a, b, y, lo, hi);
 }
 
 Result<QMulQ31Params> MakeQMulQ31Params(QOperand a, QOperand b, QOperand y, int32_t lo, int32_t hi) {
@@ -78,12 +74,7 @@ Result<QMulQ31Params> MakeQMulQ31Params(QOperand a, QOperand b, QOperand y, int3
   const double real = static_cast<double>(a.scale) * static_cast<double>(b.scale) / static_cast<double>(y.scale);
   if (!std::isfinite(real)) return InvalidArgument("q31 QMul multiplier {} is not finite", real);
   QuantizeMultiplier(real, &p.mult, &p.shift);
-  p.a_zp = a.zero_point;
-  p.b_zp = b.zero_point;
-  p.y_zp = y.zero_point;
-  p.lo = lo;
-  p.hi = hi;
-  return p;
+  return WithZeroPointsAndBounds(p, a, b, y, lo, hi);
 }
 
 }  // namespace octet::reference

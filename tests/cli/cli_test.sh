@@ -8,24 +8,10 @@ set -u
 
 OCTET=${1:?usage: cli_test.sh path/to/octet [data dir]}
 DATA=${2:-"$(cd "$(dirname "$0")/../data/cli" && pwd)"}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/octet_cli_test.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+test_begin octet_cli_test
 unset OCTET_ISA
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAILED: $*"
-  if [[ -s "$TMP/stderr" ]]; then sed 's/^/  stderr: /' "$TMP/stderr" | head -5; fi
-}
-
-# run CMD...: runs CMD with stdout and stderr captured in $TMP/stdout, $TMP/stderr; sets $rc.
-run() {
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  rc=$?
-}
 
 # npy_same A B: same dtype, shape and data bytes (header layout may differ). Prints the first difference.
 npy_same() {
@@ -226,27 +212,21 @@ expect_rc "int32 input to fake-quantize" 1 "x_s32\.npy" -- \
 expect_rc "float32 input to dequantize" 1 "x\.npy" -- "$OCTET" tensor dequantize "$X" "${QP[@]}" -o "$F"
 expect_rc "dequantize with --dtype differing from the file" 1 "q_pt_u8\.npy.*qint8|q_pt_u8\.npy.*s8" -- \
   "$OCTET" tensor dequantize "$DATA/q_pt_u8.npy" --scale 0.5 --zero-point 3 --dtype qint8 -o "$F"
-expect_rc "missing scales file" 1 "nope\.npy" -- \
-  "$OCTET" tensor quantize "$X" --axis 1 --scales "$TMP/nope.npy" --zero-points "$DATA/pc_zps.npy" \
-  --dtype quint8 -o "$F"
-expect_rc "2-D scales" 1 "scales_2d\.npy" -- \
-  "$OCTET" tensor quantize "$X" --axis 1 --scales "$DATA/scales_2d.npy" --zero-points "$DATA/pc_zps.npy" \
-  --dtype quint8 -o "$F"
+# quantize_pc AXIS SCALES ZERO_POINTS DTYPE: per-channel quantize of $X into $F (the folder failures must leave empty).
+quantize_pc() {
+  "$OCTET" tensor quantize "$X" --axis "$1" --scales "$2" --zero-points "$3" --dtype "$4" -o "$F"
+}
+expect_rc "missing scales file" 1 "nope\.npy" -- quantize_pc 1 "$TMP/nope.npy" "$DATA/pc_zps.npy" quint8
+expect_rc "2-D scales" 1 "scales_2d\.npy" -- quantize_pc 1 "$DATA/scales_2d.npy" "$DATA/pc_zps.npy" quint8
 expect_rc "float scales given as zero points" 1 "pc_scales\.npy" -- \
-  "$OCTET" tensor quantize "$X" --axis 1 --scales "$DATA/pc_scales.npy" --zero-points "$DATA/pc_scales.npy" \
-  --dtype quint8 -o "$F"
+  quantize_pc 1 "$DATA/pc_scales.npy" "$DATA/pc_scales.npy" quint8
 expect_rc "fewer zero points than scales" 1 "pc_zps_short\.npy" -- \
-  "$OCTET" tensor quantize "$X" --axis 1 --scales "$DATA/pc_scales.npy" --zero-points "$DATA/pc_zps_short.npy" \
-  --dtype quint8 -o "$F"
+  quantize_pc 1 "$DATA/pc_scales.npy" "$DATA/pc_zps_short.npy" quint8
 expect_rc "channel count differs from the axis length" 1 "x\.npy" -- \
-  "$OCTET" tensor quantize "$X" --axis 2 --scales "$DATA/pc_scales.npy" --zero-points "$DATA/pc_zps.npy" \
-  --dtype quint8 -o "$F"
-expect_rc "axis outside the rank" 1 "axis" -- \
-  "$OCTET" tensor quantize "$X" --axis 3 --scales "$DATA/pc_scales.npy" --zero-points "$DATA/pc_zps.npy" \
-  --dtype quint8 -o "$F"
+  quantize_pc 2 "$DATA/pc_scales.npy" "$DATA/pc_zps.npy" quint8
+expect_rc "axis outside the rank" 1 "axis" -- quantize_pc 3 "$DATA/pc_scales.npy" "$DATA/pc_zps.npy" quint8
 expect_rc "per-channel zero point outside the qint8 range" 1 "pc_zps\.npy" -- \
-  "$OCTET" tensor quantize "$X" --axis 1 --scales "$DATA/pc_scales.npy" --zero-points "$DATA/pc_zps.npy" \
-  --dtype qint8 -o "$F"
+  quantize_pc 1 "$DATA/pc_scales.npy" "$DATA/pc_zps.npy" qint8
 expect_rc "output folder does not exist" 1 "no_such_dir" -- \
   "$OCTET" tensor quantize "$X" "${QP[@]}" -o "$TMP/fail/no_such_dir/out.npy"
 expect_rc "fake-quantize --mask into a missing folder leaves no output" 1 "no_such_dir" -- \
@@ -477,5 +457,4 @@ else
   fail "script(1) or tests/data/models/digits_cnn.onnx is missing: the progress checks cannot run"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+test_end "cli"

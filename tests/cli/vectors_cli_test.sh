@@ -8,22 +8,10 @@ set -u
 
 OCTET=${1:?usage: vectors_cli_test.sh path/to/octet models-dir}
 MODELS=${2:?usage: vectors_cli_test.sh path/to/octet models-dir}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/octet_vectors_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+test_begin octet_vectors_cli
 unset OCTET_ISA
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAILED: $*"
-  if [[ -s "$TMP/stderr" ]]; then sed 's/^/  stderr: /' "$TMP/stderr" | head -5; fi
-}
-run() {
-  "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  rc=$?
-}
 # expect NAME RC PATTERN -- CMD...: CMD exits RC and its stderr (RC != 0) or stdout (RC == 0) matches PATTERN.
 expect() {
   local name=$1 want=$2 pattern=$3
@@ -97,5 +85,4 @@ expect "usage: model and --replay" 2 "" -- "$OCTET" vectors "$CNN" --replay "$TM
 expect "usage: --replay with --out" 2 "takes no" -- "$OCTET" vectors --replay "$TMP/v" --out "$TMP/fail/v"
 expect "usage: no --out" 2 "--out DIR is required" -- "$OCTET" vectors "$CNN" --input "image=$X_CNN"
 
-echo "vectors cli: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+test_end "vectors cli"

@@ -20,6 +20,7 @@
 #include "core/tensor.h"
 #include "io/file_util.h"
 #include "io/npy.h"
+#include "tests/io/temp_dir.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -28,34 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
-// A fresh folder under the system's temporary directory, removed with everything in it at scope exit.
-class TempDir {
+// A fresh folder for each test, removed at scope exit.
+class NpyTempDir : public testing::TempDir {
  public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            fmt::format("octet_npy_test_{}_{}_{:08x}", ::getpid(), counter.fetch_add(1), rd());
-    fs::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string File(const std::string& leaf) const { return (path_ / leaf).string(); }
-  // The names of everything in the folder.
-  std::vector<std::string> List() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
+  NpyTempDir() : testing::TempDir("octet_npy_test") {}
 };
 
 std::string ReadAll(const std::string& path) {
@@ -163,7 +140,7 @@ TEST_CASE("npy round trip keeps dtype, shape and bits", "[npy]") {
 }
 
 TEST_CASE("npy round trip through files", "[npy]") {
-  TempDir dir;
+  NpyTempDir dir;
   auto rng = testing::MakeRng("npy file round trip");
   for (DType dtype : kAllDTypes) {
     const Tensor t = RandomTensor(dtype, Shape{5, 17}, rng);
@@ -623,7 +600,7 @@ TEST_CASE("npy rejects data shorter or longer than the shape", "[npy]") {
 }
 
 TEST_CASE("npy reading reports files that cannot be read", "[npy]") {
-  TempDir dir;
+  NpyTempDir dir;
   const std::string missing = dir.File("missing.npy");
   auto t = ReadNpy(missing);
   CHECK(t.status().code() == StatusCode::kNotFound);
@@ -637,7 +614,7 @@ TEST_CASE("npy reading reports files that cannot be read", "[npy]") {
 }
 
 TEST_CASE("npy writing is atomic", "[npy]") {
-  TempDir dir;
+  NpyTempDir dir;
   auto rng = testing::MakeRng("npy atomic write");
   SECTION("a missing folder fails and creates nothing") {
     const std::string path = dir.File("no/such/folder/t.npy");
@@ -677,7 +654,7 @@ TEST_CASE("npy writing is atomic", "[npy]") {
 }
 
 TEST_CASE("npy file helpers read and write whole files", "[npy]") {
-  TempDir dir;
+  NpyTempDir dir;
   const std::string path = dir.File("blob.bin");
   std::string payload(3 * (1 << 20) + 17, '\0');  // more than ReadFile's first chunk
   auto rng = testing::MakeRng("file helpers");

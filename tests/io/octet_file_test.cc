@@ -23,6 +23,7 @@
 #include "io/octet_format.h"
 #include "quant/quantized_registry.h"
 #include "tests/io/octet_test_util.h"
+#include "tests/io/temp_dir.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -36,29 +37,10 @@ using testing::Crc;
 using testing::ExpectSameGraph;
 using testing::OctetSections;
 
-class OctetFileTempDir {
+// A fresh folder for each test, removed at scope exit.
+class OctetFileTempDir : public testing::TempDir {
  public:
-  OctetFileTempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            fmt::format("octet_file_test_{}_{}_{:08x}", ::getpid(), counter.fetch_add(1), rd());
-    fs::create_directories(path_);
-  }
-  ~OctetFileTempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> List() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
+  OctetFileTempDir() : testing::TempDir("octet_file_test") {}
 };
 
 std::span<const std::byte> AsBytes(const std::string& s) { return std::as_bytes(std::span<const char>(s)); }
@@ -194,19 +176,8 @@ TEST_CASE("octet file constant data starts at multiples of 64 bytes", "[octet_fi
 
 // Runs `graph` on `inputs` with QuantizedGraphRegistry().
 std::vector<Tensor> RunOctetGraph(const Graph& graph, const std::vector<Tensor>& inputs) {
-  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   static const OpRegistry registry = QuantizedGraphRegistry();
-  CompileOptions options;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    options.input_shapes.emplace_back(graph.value(graph.inputs()[k]).name, inputs[k].shape());
-  }
-  Result<Executor> exec = Executor::Compile(graph, context, registry, options);
-  INFO(exec.status().ToString());
-  REQUIRE(exec.ok());
-  Result<std::vector<Tensor>> out = exec->Run(inputs);
-  INFO(out.status().ToString());
-  REQUIRE(out.ok());
-  return std::move(out).value();
+  return testing::RunWithInputShapes(graph, Context::ForIsas(IsaSet::Of({Isa::kScalar})), registry, inputs);
 }
 
 void ExpectSameOutputsAfterRoundTrip(const Graph& graph, const std::vector<Tensor>& inputs) {

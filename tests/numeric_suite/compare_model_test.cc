@@ -22,6 +22,7 @@
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
 #include "quant/weight_only.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -30,15 +31,6 @@ namespace {
 
 using testing::MakeRng;
 using testing::RandomTensor;
-
-QConfig MinMaxPerChannel() {
-  QConfig qc;
-  qc.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  qc.weight.kind = ObserverKind::kPerChannelMinMax;
-  qc.weight.options.dtype = DType::kS8;
-  qc.weight.options.qscheme = QScheme::kPerChannelSymmetric;
-  return qc;
-}
 
 struct StaticModel {
   Graph float_graph;
@@ -51,7 +43,7 @@ StaticModel QuantizedSmallCnn(std::mt19937_64& rng, NumericsProfile profile = Nu
   m.float_graph = testing::SmallCnn(rng());
   for (int b = 0; b < 3; ++b) m.batches.push_back({RandomTensor(rng, Shape{4, 3, 8, 8}, -1.0f, 1.0f)});
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxPerChannel());
+  mapping.SetGlobal(testing::MinMaxPerChannelQConfig());
   PreparedGraph prepared = Prepare(m.float_graph, mapping).value();
   REQUIRE(Calibrate(prepared, Context::Create().value(), m.batches).ok());
   ConvertOptions co;
@@ -350,7 +342,7 @@ TEST_CASE("Allow list, dynamic and weight-only graphs, and errors", "[numeric_su
   // Weight-only: float operators on dequantized int8 weights. conv1 is the first node, so its propagated and shadow
   // comparisons see the same input and agree.
   QConfigMapping wo;
-  wo.SetGlobal(MinMaxPerChannel());
+  wo.SetGlobal(testing::MinMaxPerChannelQConfig());
   const Graph w = QuantizeWeightOnly(m.float_graph, wo).value();
   const std::vector<MatchedNode> matches = MatchNodes(m.float_graph, w);
   REQUIRE(matches.size() == 3);

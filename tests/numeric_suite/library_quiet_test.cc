@@ -19,6 +19,7 @@
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
 #include "quant/qconfig_mapping.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -70,14 +71,6 @@ Graph SmallMlp(uint64_t seed) {
   return std::move(b).Build().value();
 }
 
-QConfigMapping MinMaxMapping() {
-  QConfig q = GetDefaultQConfig("qnnpack").value();
-  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  QConfigMapping m;
-  m.SetGlobal(q);
-  return m;
-}
-
 TEST_CASE("Library calls draw no progress on a terminal stderr unless given a ProgressFn", "[sensitivity]") {
   std::mt19937_64 rng = testing::MakeRng("library_quiet");
   const Graph g = SmallMlp(rng());
@@ -87,7 +80,7 @@ TEST_CASE("Library calls draw no progress on a terminal stderr unless given a Pr
 
   StderrOnPty pty;
   {
-    auto prepared = Prepare(g, MinMaxMapping());
+    auto prepared = Prepare(g, testing::QnnpackMinMaxMapping());
     REQUIRE(prepared.ok());
     REQUIRE(Calibrate(*prepared, context, batches).ok());
     CHECK(pty.Drain().empty());
@@ -95,13 +88,13 @@ TEST_CASE("Library calls draw no progress on a terminal stderr unless given a Pr
   {
     SensitivityOptions o;
     o.latency_runs = 0;
-    auto report = AnalyzeSensitivity(g, MinMaxMapping(), batches, batches, o);
+    auto report = AnalyzeSensitivity(g, testing::QnnpackMinMaxMapping(), batches, batches, o);
     REQUIRE(report.ok());
     CHECK(pty.Drain().empty());
   }
   {
     // Asked for, progress is reported through the given function, once per batch.
-    auto prepared = Prepare(g, MinMaxMapping());
+    auto prepared = Prepare(g, testing::QnnpackMinMaxMapping());
     REQUIRE(prepared.ok());
     std::vector<int64_t> seen;
     CalibrateOptions o;

@@ -18,6 +18,7 @@
 #include "quant/convert.h"
 #include "quant/dynamic.h"
 #include "quant/prepare.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -26,19 +27,6 @@ namespace {
 
 using testing::MakeRng;
 using testing::RandomTensor;
-
-QConfig MinMaxQConfig(int activation_bits = 8) {
-  QConfig qc;
-  qc.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  if (activation_bits != 8) {
-    qc.activation.options.quant_min = 0;
-    qc.activation.options.quant_max = (int64_t{1} << activation_bits) - 1;
-  }
-  qc.weight.kind = ObserverKind::kPerChannelMinMax;
-  qc.weight.options.dtype = DType::kS8;
-  qc.weight.options.qscheme = QScheme::kPerChannelSymmetric;
-  return qc;
-}
 
 struct Quantized {
   PreparedGraph prepared;
@@ -75,7 +63,7 @@ TEST_CASE("Guard: quiet on an 8-bit quantization, held-back samples", "[numeric_
   CHECK(split.guard.size() == 2);
   CHECK(split.guard.data() == batches.data() + 8);
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
+  mapping.SetGlobal(testing::MinMaxPerChannelQConfig());
   const Quantized q = QuantizeWith(float_graph, mapping, split.calibration);
   auto report = CheckQuantization(float_graph, q.graph, split.guard, split.source);
   INFO(report.status().message());
@@ -103,8 +91,8 @@ TEST_CASE("Guard: 2-bit activations on one layer are caught and named; fixes are
   const auto batches = Batches(rng, 10);
   const GuardSplit split = SplitGuardBatches(batches);
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig());
-  mapping.SetModuleName("conv1", MinMaxQConfig(2));
+  mapping.SetGlobal(testing::MinMaxPerChannelQConfig());
+  mapping.SetModuleName("conv1", testing::MinMaxPerChannelQConfig(2));
   const Quantized q = QuantizeWith(float_graph, mapping, split.calibration);
   // Over 100 runner seeds this random CNN gave 7-20 dB with 2-bit activations on conv1 alone (and mostly 27-46 dB
   // with 8 bits, above); a 24 dB threshold is clear of the broken figures.
@@ -132,7 +120,7 @@ TEST_CASE("Guard: 2-bit activations on one layer are caught and named; fixes are
   GuardFixCandidates candidates;
   candidates.calibrated = &q.prepared;
   QConfigMapping all_8bit;
-  all_8bit.SetGlobal(MinMaxQConfig());
+  all_8bit.SetGlobal(testing::MinMaxPerChannelQConfig());
   candidates.alternatives.push_back({"8-bit everywhere", all_8bit});
   candidates.calibration_batches = split.calibration;
   REQUIRE(MeasureGuardFixes(float_graph, split.guard, candidates, options, *report).ok());
@@ -180,7 +168,7 @@ TEST_CASE("Guard: 2-bit activations everywhere fail it, and no keep-one-float fi
   const auto batches = Batches(rng, 6);
   const GuardSplit split = SplitGuardBatches(batches);
   QConfigMapping mapping;
-  mapping.SetGlobal(MinMaxQConfig(2));
+  mapping.SetGlobal(testing::MinMaxPerChannelQConfig(2));
   const Quantized q = QuantizeWith(float_graph, mapping, split.calibration);
   // 1-17 dB over 100 runner seeds (the digits CNN fails the default 15 dB: tests/onnx/run_command_test.sh).
   GuardOptions options;

@@ -43,20 +43,24 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s%N)
 
+# screenshot HTML PNG HEIGHT WHAT: a 1200 x HEIGHT headless Chromium screenshot of HTML into PNG. A fresh profile in
+# $work; no background networking, so the page and Chromium have nothing to fetch.
+screenshot() {
+  if ! timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
+         --user-data-dir="$work/profile" --no-first-run --disable-background-networking --disable-component-update \
+         --window-size="1200,$3" --screenshot="$2" "file://$1" >"$work/chromium.log" 2>&1; then
+    tail -n 20 "$work/chromium.log"
+    fail "chromium could not take $4"
+  fi
+}
+
 "$render" "$report" "$work/report.html" || fail "render_report could not render $report"
 if grep -qi '<script' "$work/report.html"; then fail "the report has a <script> element"; fi
 if grep -qiE 'https?://' "$work/report.html"; then
   fail "the report names a network URL: $(grep -oiE 'https?://[^"<> ]*' "$work/report.html" | head -n 3)"
 fi
 
-# A fresh profile in $work; no background networking, so the page and Chromium have nothing to fetch.
-if ! timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-       --user-data-dir="$work/profile" --no-first-run --disable-background-networking --disable-component-update \
-       --window-size=1200,2400 --screenshot="$work/report.png" "file://$work/report.html" \
-       >"$work/chromium.log" 2>&1; then
-  tail -n 20 "$work/chromium.log"
-  fail "chromium could not take the screenshot"
-fi
+screenshot "$work/report.html" "$work/report.png" 2400 "the screenshot"
 [ -s "$work/report.png" ] || { tail -n 20 "$work/chromium.log"; fail "chromium wrote no screenshot"; }
 shot=$(date +%s%N)
 
@@ -93,13 +97,7 @@ echo "large report (300 layers, 256 channels per weight): $size bytes of HTML"
 grep -q '<details><summary>All 300 entries</summary>' "$work/large.html" || fail "the large report's tables are not collapsed"
 first_section=$(grep -o '<section id="[a-z]*"' "$work/large.html" | sed -n 2p)
 [ "$first_section" = '<section id="worst"' ] || fail "the large report does not lead with the worst layers: $first_section"
-if ! timeout 90 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-       --user-data-dir="$work/profile" --no-first-run --disable-background-networking --disable-component-update \
-       --window-size=1200,1400 --screenshot="$work/large.png" "file://$work/large.html" \
-       >"$work/chromium.log" 2>&1; then
-  tail -n 20 "$work/chromium.log"
-  fail "chromium could not take the screenshot of the large report"
-fi
+screenshot "$work/large.html" "$work/large.png" 1400 "the screenshot of the large report"
 python3 "$here/check_screenshot.py" "$work/large.png" "$work/large.json" --summary-only ||
   fail "the large report's screenshot does not lead with the worst layers"
 echo "large report checks passed"

@@ -6,24 +6,12 @@
 set -uo pipefail
 octet=$1
 models=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-sensitivity-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-
-# expect STATUS PATTERN -- command...: the exit status, and PATTERN in stdout+stderr.
-expect() {
-  local want=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-  [ -z "$pattern" ] || grep -qF -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
-}
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/test_lib.sh"
+test_begin octet-sensitivity-test
 
 # The CNN reads images [N, 1, 8, 8]; the digits files hold rows of 64.
-/usr/bin/python3 - "$models" "$tmp" <<'PY'
+/usr/bin/python3 - "$models" "$TMP" <<'PY'
 import sys, numpy as np
 m, t = sys.argv[1], sys.argv[2]
 np.save(t + "/calib.npy", np.load(m + "/digits_calib_x.npy").reshape(-1, 1, 8, 8))
@@ -31,18 +19,18 @@ np.save(t + "/test.npy", np.load(m + "/digits_test_x.npy")[:120].reshape(-1, 1, 
 np.save(t + "/labels.npy", np.load(m + "/digits_test_labels.npy")[:120])
 PY
 m="$models/digits_cnn.onnx"
-common=(--calib "image=$tmp/calib.npy" --input "image=$tmp/test.npy" --latency-runs 2)
+common=(--calib "image=$TMP/calib.npy" --input "image=$TMP/test.npy" --latency-runs 2)
 
 # SQNR with a target: table, proposal, JSON; nothing on stderr when it is not a terminal.
-"$octet" sensitivity "$m" "${common[@]}" --target-sqnr 40 --json "$tmp/r.json" >"$tmp/out" 2>"$tmp/err"
+"$octet" sensitivity "$m" "${common[@]}" --target-sqnr 40 --json "$TMP/r.json" >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ "$rc" -eq 0 ] || fail "sensitivity --target-sqnr 40 exited $rc: $(cat "$tmp/out" "$tmp/err")"
-[ ! -s "$tmp/err" ] || fail "stderr is not quiet when piped: $(cat "$tmp/err")"
-grep -q "all but this" "$tmp/out" || fail "no ranking table: $(cat "$tmp/out")"
-grep -q "Conv -> QConv" "$tmp/out" || fail "no Conv row: $(cat "$tmp/out")"
+[ "$rc" -eq 0 ] || fail "sensitivity --target-sqnr 40 exited $rc: $(cat "$TMP/out" "$TMP/err")"
+[ ! -s "$TMP/err" ] || fail "stderr is not quiet when piped: $(cat "$TMP/err")"
+grep -q "all but this" "$TMP/out" || fail "no ranking table: $(cat "$TMP/out")"
+grep -q "Conv -> QConv" "$TMP/out" || fail "no Conv row: $(cat "$TMP/out")"
 grep -Eq "keep float \([0-9]+ nodes?\): .* target 40.00 dB reached|target 40.00 dB reached with every node int8" \
-  "$tmp/out" || fail "no proposal: $(cat "$tmp/out")"
-/usr/bin/python3 - "$tmp/r.json" "$tmp/out" <<'PY' || fail "the JSON report does not match the schema or the table"
+  "$TMP/out" || fail "no proposal: $(cat "$TMP/out")"
+/usr/bin/python3 - "$TMP/r.json" "$TMP/out" <<'PY' || fail "the JSON report does not match the schema or the table"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["schema_version"] == 1 and r["generator"].startswith("octet ")
@@ -69,39 +57,39 @@ assert [r[1] for r in rows] == [n["name"] for n in nodes]
 PY
 
 # A target the all-int8 model already meets.
-expect 0 "reached with every node int8" -- "$octet" sensitivity "$m" "${common[@]}" --target-sqnr 5
+expect_output 0 "reached with every node int8" -- "$octet" sensitivity "$m" "${common[@]}" --target-sqnr 5
 # Accuracy against labels; 100% is more than the float model reaches.
-expect 0 "target 1.0000 cannot be reached: with every analysed node float the accuracy is" -- \
-  "$octet" sensitivity "$m" "${common[@]}" --labels "$tmp/labels.npy" --target-accuracy 1
+expect_output 0 "target 1.0000 cannot be reached: with every analysed node float the accuracy is" -- \
+  "$octet" sensitivity "$m" "${common[@]}" --labels "$TMP/labels.npy" --target-accuracy 1
 # Only the named node (the first of the full ranking): one row.
 first=$(/usr/bin/python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['sensitivity']['nodes'][0]['name'])" \
-  "$tmp/r.json")
-"$octet" sensitivity "$m" "${common[@]}" --node "$first" >"$tmp/one" 2>&1 || fail "--node $first: $(cat "$tmp/one")"
-[ "$(grep -c -- ' -> ' "$tmp/one")" -eq 1 ] && grep -qF -- "   1  $first " "$tmp/one" || fail "--node $first: $(cat "$tmp/one")"
+  "$TMP/r.json")
+"$octet" sensitivity "$m" "${common[@]}" --node "$first" >"$TMP/one" 2>&1 || fail "--node $first: $(cat "$TMP/one")"
+[ "$(grep -c -- ' -> ' "$TMP/one")" -eq 1 ] && grep -qF -- "   1  $first " "$TMP/one" || fail "--node $first: $(cat "$TMP/one")"
 
 # Failures (exit 1) name the input, the file or the node; nothing is written.
-expect 1 "needs calibration data for input 'image'" -- "$octet" sensitivity "$m" --calib "x=$tmp/calib.npy" \
-  --input "image=$tmp/test.npy" --json "$tmp/bad.json"
-expect 1 "missing.npy" -- "$octet" sensitivity "$m" --calib "image=$tmp/calib.npy" --input "image=$tmp/missing.npy"
-expect 1 "one label per --input sample (120)" -- "$octet" sensitivity "$m" "${common[@]}" --labels "$tmp/calib.npy"
-expect 1 "cannot analyse node 'nope'" -- "$octet" sensitivity "$m" "${common[@]}" --node nope --json "$tmp/bad.json"
-"$octet" quantize "$m" --calib "image=$tmp/calib.npy" -o "$tmp/m.octet" >/dev/null || fail "octet quantize failed"
-expect 1 "is a quantized .octet model" -- "$octet" sensitivity "$tmp/m.octet" "${common[@]}" --json "$tmp/bad.json"
-[ ! -e "$tmp/bad.json" ] || fail "a failed run wrote its JSON report"
-expect 1 "$tmp/no/such/dir/r.json" -- "$octet" sensitivity "$m" "${common[@]}" --json "$tmp/no/such/dir/r.json"
+expect_output 1 "needs calibration data for input 'image'" -- "$octet" sensitivity "$m" --calib "x=$TMP/calib.npy" \
+  --input "image=$TMP/test.npy" --json "$TMP/bad.json"
+expect_output 1 "missing.npy" -- \
+  "$octet" sensitivity "$m" --calib "image=$TMP/calib.npy" --input "image=$TMP/missing.npy"
+expect_output 1 "one label per --input sample (120)" -- \
+  "$octet" sensitivity "$m" "${common[@]}" --labels "$TMP/calib.npy"
+expect_output 1 "cannot analyse node 'nope'" -- \
+  "$octet" sensitivity "$m" "${common[@]}" --node nope --json "$TMP/bad.json"
+"$octet" quantize "$m" --calib "image=$TMP/calib.npy" -o "$TMP/m.octet" >/dev/null || fail "octet quantize failed"
+expect_output 1 "is a quantized .octet model" -- \
+  "$octet" sensitivity "$TMP/m.octet" "${common[@]}" --json "$TMP/bad.json"
+[ ! -e "$TMP/bad.json" ] || fail "a failed run wrote its JSON report"
+expect_output 1 "$TMP/no/such/dir/r.json" -- "$octet" sensitivity "$m" "${common[@]}" --json "$TMP/no/such/dir/r.json"
 
 # Usage errors (exit 2).
-expect 2 "--target-accuracy needs --labels" -- "$octet" sensitivity "$m" "${common[@]}" --target-accuracy 0.9
-expect 2 "with --labels the metric is accuracy" -- "$octet" sensitivity "$m" "${common[@]}" \
-  --labels "$tmp/labels.npy" --target-sqnr 30
-expect 2 "fraction in [0, 1], got 94" -- "$octet" sensitivity "$m" "${common[@]}" --labels "$tmp/labels.npy" \
+expect_output 2 "--target-accuracy needs --labels" -- "$octet" sensitivity "$m" "${common[@]}" --target-accuracy 0.9
+expect_output 2 "with --labels the metric is accuracy" -- "$octet" sensitivity "$m" "${common[@]}" \
+  --labels "$TMP/labels.npy" --target-sqnr 30
+expect_output 2 "fraction in [0, 1], got 94" -- "$octet" sensitivity "$m" "${common[@]}" --labels "$TMP/labels.npy" \
   --target-accuracy 94
-expect 2 "excludes" -- "$octet" sensitivity "$m" "${common[@]}" --target-sqnr 30 --target-accuracy 0.9
-expect 2 "" -- "$octet" sensitivity "$m" --calib "image=$tmp/calib.npy"
-expect 2 "backend" -- "$octet" sensitivity "$m" "${common[@]}" --backend nope
+expect_output 2 "excludes" -- "$octet" sensitivity "$m" "${common[@]}" --target-sqnr 30 --target-accuracy 0.9
+expect_output 2 "" -- "$octet" sensitivity "$m" --calib "image=$TMP/calib.npy"
+expect_output 2 "backend" -- "$octet" sensitivity "$m" "${common[@]}" --backend nope
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures sensitivity CLI check(s) FAILED:"
-  exit 1
-fi
-echo "octet sensitivity CLI checks passed"
+test_end "octet sensitivity CLI"

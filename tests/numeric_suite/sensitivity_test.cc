@@ -16,6 +16,7 @@
 #include "quant/calibrate.h"
 #include "quant/qconfig.h"
 #include "quant/qconfig_mapping.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -46,15 +47,6 @@ std::vector<std::vector<Tensor>> RandomBatches(std::mt19937_64& rng, int batches
   std::vector<std::vector<Tensor>> out;
   for (int b = 0; b < batches; ++b) out.push_back({testing::RandomTensor(rng, shape, -2.0f, 2.0f)});
   return out;
-}
-
-// Per-tensor symmetric weights (qnnpack's preset) with MinMax activations: fast to calibrate.
-QConfigMapping PerTensorMapping() {
-  QConfig q = GetDefaultQConfig("qnnpack").value();
-  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  QConfigMapping m;
-  m.SetGlobal(q);
-  return m;
 }
 
 SensitivityOptions Quiet() {
@@ -96,7 +88,7 @@ TEST_CASE("Sensitivity: the node with an outlier weight under per-tensor int8 ra
   const auto eval = RandomBatches(rng, 2, Shape{50, 16});
   SensitivityOptions o = Quiet();
   o.target = 20.0;
-  const SensitivityReport r = MustAnalyze(g, PerTensorMapping(), calib, eval, o);
+  const SensitivityReport r = MustAnalyze(g, testing::QnnpackMinMaxMapping(), calib, eval, o);
   for (const NodeSensitivity& n : r.nodes) {
     std::printf("sensitivity mlp: %d %s %s->%s only %.2f all-but %.2f dB, int8 %.1f us, float %.1f us\n", n.rank,
                 n.name.c_str(), n.op_type.c_str(), n.int8_op_type.c_str(), n.only_this_quantized,
@@ -164,7 +156,7 @@ TEST_CASE("Sensitivity: targets already met, unreachable targets, node subsets a
   const Graph g = MlpWithSensitiveFc2(rng());
   const auto calib = RandomBatches(rng, 2, Shape{32, 16});
   const auto eval = RandomBatches(rng, 1, Shape{40, 16});
-  const QConfigMapping mapping = PerTensorMapping();
+  const QConfigMapping mapping = testing::QnnpackMinMaxMapping();
 
   SECTION("a target the all-int8 graph meets keeps nothing float") {
     SensitivityOptions o = Quiet();

@@ -33,6 +33,19 @@ std::string OctetBinary() {
   return fs::exists(octet, ec) ? octet.string() : "";
 }
 
+// The octet binary for a CLI test, or "" after reporting the test skipped: it runs the binary natively only, and
+// needs tools/octet/octet built.
+std::string OctetBinaryOrSkip() {
+#ifdef __aarch64__
+  testing::Skip("octet observe CLI test (runs the octet binary natively only)");
+  return "";
+#else
+  const std::string octet = OctetBinary();
+  if (octet.empty()) testing::Skip("octet observe CLI test (tools/octet/octet is not built)");
+  return octet;
+#endif
+}
+
 struct Run {
   int rc = -1;
   std::string out;
@@ -69,15 +82,8 @@ float JsonFloat(const nlohmann::json& v) {
 }
 
 TEST_CASE("octet observe prints the observer's qparams and range as JSON", "[observers]") {
-#ifdef __aarch64__
-  testing::Skip("octet observe CLI test (runs the octet binary natively only)");
-  return;
-#endif
-  const std::string octet = OctetBinary();
-  if (octet.empty()) {
-    testing::Skip("octet observe CLI test (tools/octet/octet is not built)");
-    return;
-  }
+  const std::string octet = OctetBinaryOrSkip();
+  if (octet.empty()) return;
   // numerics.md 2.3: default quint8 affine over [-0.7, 0.9].
   Run r = Observe(octet, "--observer minmax " + kData + "in_doc_example_0.npy");
   INFO(r.err);
@@ -135,15 +141,8 @@ TEST_CASE("octet observe prints the observer's qparams and range as JSON", "[obs
 }
 
 TEST_CASE("octet observe exits 2 on bad usage and 1 on bad files", "[observers]") {
-#ifdef __aarch64__
-  testing::Skip("octet observe CLI test (runs the octet binary natively only)");
-  return;
-#endif
-  const std::string octet = OctetBinary();
-  if (octet.empty()) {
-    testing::Skip("octet observe CLI test (tools/octet/octet is not built)");
-    return;
-  }
+  const std::string octet = OctetBinaryOrSkip();
+  if (octet.empty()) return;
   const std::string x = kData + "in_normal_0.npy";
   const std::pair<std::string, const char*> usage[] = {
       {"--observer bogus " + x, "failed to parse observer"},

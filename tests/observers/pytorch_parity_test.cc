@@ -16,6 +16,7 @@
 #include "observers/histogram_observer.h"
 #include "observers/state_json.h"
 #include "observers/torch_numerics.h"
+#include "tests/data_manifest.h"
 #include "tests/observers/observer_test_util.h"
 
 namespace octet {
@@ -26,12 +27,7 @@ using nlohmann::json;
 const std::string kDataDir = std::string(OCTET_TEST_DATA_DIR) + "/observers";
 
 const json& ObserverManifest() {
-  static const json manifest = [] {
-    const std::string path = kDataDir + "/manifest.json";
-    std::ifstream in(path);
-    if (!in) FAIL("cannot open " << path << " (regenerate with /usr/bin/python3 tests/data/observers/generate.py)");
-    return json::parse(in);
-  }();
+  static const json manifest = testing::ReadDataManifest(kDataDir, "tests/data/observers/generate.py");
   return manifest;
 }
 
@@ -46,16 +42,6 @@ const std::vector<Tensor>& Batches(const std::string& input) {
     batches.push_back(std::move(t).value());
   }
   return cache.emplace(input, std::move(batches)).first->second;
-}
-
-std::vector<float> Floats(const json& j) {
-  std::vector<float> out;
-  for (const json& v : j) {
-    float f = 0.0f;
-    REQUIRE(JsonToFloat(v, &f));
-    out.push_back(f);
-  }
-  return out;
 }
 
 void CheckFloats(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
@@ -94,7 +80,7 @@ bool RunCase(const json& c, const Context& context, bool full) {
   if (full || o.kind() != ObserverKind::kHistogram) {
     auto q = o.CalculateQParams();
     if (!q.ok()) FAIL(q.status().ToString());
-    CheckFloats("scale", q->scales(), Floats(expect.at("scale")));
+    CheckFloats("scale", q->scales(), testing::JsonFloats(expect.at("scale")));
     const json& zps = expect.contains("octet_zero_point") ? expect.at("octet_zero_point") : expect.at("zero_point");
     REQUIRE(q->zero_points().size() == zps.size());
     for (size_t i = 0; i < zps.size(); ++i) {
@@ -102,8 +88,8 @@ bool RunCase(const json& c, const Context& context, bool full) {
       CHECK(q->zero_points()[i] == zps[i].get<int64_t>());
     }
   }
-  CheckFloats("min_val", o.min_val(), Floats(expect.at("min_val")));
-  CheckFloats("max_val", o.max_val(), Floats(expect.at("max_val")));
+  CheckFloats("min_val", o.min_val(), testing::JsonFloats(expect.at("min_val")));
+  CheckFloats("max_val", o.max_val(), testing::JsonFloats(expect.at("max_val")));
   if (expect.contains("histogram")) {
     const auto* h = dynamic_cast<const HistogramObserver*>(&o);
     REQUIRE(h != nullptr);
@@ -150,7 +136,7 @@ TEST_CASE("torch_numerics reproduces torch.sum, torch.cumsum, floor division and
   const std::vector<float> x = NpyFloats(p.at("sum").at("x").get<std::string>());
   size_t offset = 0;
   const json& sizes = p.at("sum").at("sizes");
-  const std::vector<float> sums = Floats(p.at("sum").at("expected"));
+  const std::vector<float> sums = testing::JsonFloats(p.at("sum").at("expected"));
   for (size_t i = 0; i < sizes.size(); ++i) {
     const size_t n = sizes[i].get<size_t>();
     INFO("torch.sum of " << n << " values");

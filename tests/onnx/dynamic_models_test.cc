@@ -24,16 +24,7 @@ using testing::kModels;
 
 std::vector<Tensor> RunModel(const Graph& g, const OpRegistry& registry, const std::vector<Tensor>& inputs,
                              int threads = 1) {
-  const Context ctx = testing::ContextFor(Isa::kScalar, threads);
-  CompileOptions co;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    co.input_shapes.emplace_back(g.value(g.inputs()[i]).name, inputs[i].shape());
-  }
-  auto exec = Executor::Compile(g, ctx, registry, co);
-  REQUIRE(exec.ok());
-  auto y = exec->Run(inputs);
-  REQUIRE(y.ok());
-  return *y;
+  return testing::RunWithInputShapes(g, testing::ContextFor(Isa::kScalar, threads), registry, inputs);
 }
 
 double Accuracy(const Tensor& logits, const Tensor& labels) {

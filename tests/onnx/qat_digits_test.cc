@@ -46,15 +46,7 @@ const Data& Digits() {
 }
 
 Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x, const Context& context) {
-  CompileOptions co;
-  co.input_shapes = {{g.value(g.inputs()[0]).name, x.shape()}};
-  auto exec = Executor::Compile(g, context, r, co);
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunWithInputShapes(g, context, r, {x})[0];
 }
 
 double Accuracy(const Tensor& logits, const std::vector<int64_t>& labels) {

@@ -14,6 +14,7 @@
 #include "quant/convert.h"
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -30,16 +31,7 @@ Tensor ConvertImages(const std::string& file, bool cnn) {
 }
 
 Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x) {
-  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  CompileOptions co;
-  co.input_shapes = {{g.value(g.inputs()[0]).name, x.shape()}};
-  auto exec = Executor::Compile(g, context, r, co);
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunWithInputShapes(g, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), r, {x})[0];
 }
 
 // Percent of rows whose argmax is the label.
@@ -68,14 +60,7 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
     const double float_accuracy = ConvertAccuracy(float_logits, labels);
     for (ObserverKind kind : {ObserverKind::kMinMax, ObserverKind::kHistogram, ObserverKind::kEntropy}) {
       INFO(model << " with " << ObserverClassName(kind));
-      QConfig q = GetDefaultQConfig("x86").value();  // Histogram(reduce_range) activations, per-channel weights
-      if (kind != ObserverKind::kHistogram) {
-        q.activation = ObserverSpec{kind, {}};
-        q.activation.options.reduce_range = true;  // x86's 7-bit activations, as the preset
-      }
-      QConfigMapping mapping;
-      mapping.SetGlobal(q);
-      auto prepared = Prepare(original, mapping);
+      auto prepared = Prepare(original, testing::X86Mapping(kind));
       REQUIRE(prepared.ok());
       CalibrateOptions quiet;
       quiet.progress = [](int64_t, int64_t) {};

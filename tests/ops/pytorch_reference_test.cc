@@ -28,6 +28,7 @@
 #include "core/tensor.h"
 #include "io/npy.h"
 #include "ops/quantize.h"
+#include "tests/data_manifest.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -64,10 +65,7 @@ struct OpsManifest {
 const OpsManifest& LoadManifest() {
   static const OpsManifest manifest = [] {
     OpsManifest m;
-    const std::string path = kPytorchDataDir + "/manifest.json";
-    std::ifstream in(path);
-    if (!in) FAIL("cannot open " << path << " (regenerate with /usr/bin/python3 tests/data/pytorch/generate.py)");
-    m.raw = json::parse(in);
+    m.raw = testing::ReadDataManifest(kPytorchDataDir, "tests/data/pytorch/generate.py");
     for (const json& j : m.raw.at("cases")) {
       Case c;
       c.name = j.at("name").get<std::string>();

@@ -89,10 +89,10 @@ void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmS
   p.dilation_h = p.dilation_w = c.dilation;
   p.groups = c.groups;
   const bool per_channel = rng() % 4 != 0;
-  const QTensor w = testing::MakeConvWeights(rng, Shape{c.c_out, c.k_h, c.k_w, c.c_in / c.groups}, per_channel,
+  const QTensor w = testing::MakeLinearWeights(rng, Shape{c.c_out, c.k_h, c.k_w, c.c_in / c.groups}, per_channel,
                                              affine);
   const int32_t x_zp = x_dtype == DType::kU8 ? 117 : -9;
-  const QTensor x = testing::MakeConvInput(rng, Shape{c.n, c.h, c.w, c.c_in}, x_dtype, x_zp);
+  const QTensor x = testing::MakeLinearInput(rng, Shape{c.n, c.h, c.w, c.c_in}, x_dtype, x_zp);
   const bool check = check_varied && stage != QGemmStage::kS32 && stage != QGemmStage::kF32;
   auto mostly_one_value = [&](const std::vector<uint8_t>& y) {
     if (!check || y.size() < 64) return false;
@@ -207,8 +207,8 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
     p.kernel_h = p.kernel_w = 3;
     p.stride_h = p.stride_w = 1 + static_cast<int64_t>(rng() % 2);
     p.pad_h = p.pad_w = 1;
-    const QTensor w = testing::MakeConvWeights(rng, Shape{37, 3, 3, 12}, true, false);
-    QTensor x = testing::MakeConvInput(rng, Shape{2, 9, 10, 12}, DType::kU8, 117);
+    const QTensor w = testing::MakeLinearWeights(rng, Shape{37, 3, 3, 12}, true, false);
+    QTensor x = testing::MakeLinearInput(rng, Shape{2, 9, 10, 12}, DType::kU8, 117);
     for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;  // reduce_range: [0, 127]
     const QGemmOutput out = testing::RandomConvOutput(rng, stage, 37, 9 * 12);
     const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
@@ -310,7 +310,7 @@ TEST_CASE("qconv2d op: clear errors naming the value", "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_errors");
   const Context ctx = testing::ContextFor(Isa::kScalar);
   const QParams xq = QParams::PerTensor(DType::kU8, 0.02f, 117).value();
-  const QTensor w = testing::MakeConvWeights(rng, Shape{8, 3, 3, 4}, true, false);
+  const QTensor w = testing::MakeLinearWeights(rng, Shape{8, 3, 3, 4}, true, false);
   Conv2dParams p;
   p.kernel_h = p.kernel_w = 3;
   auto error = [&](const Conv2dParams& params, const QTensor& weights = QTensor()) {
@@ -353,7 +353,7 @@ TEST_CASE("qconv2d op: clear errors naming the value", "[qconv2d]") {
   REQUIRE(!run.ok());
   CHECK_THAT(run.status().message(), Catch::Contains("the input must be u8, got s8"));
   // qdwconv rejects affine weights and too many taps by value.
-  const QTensor dw_affine = testing::MakeConvWeights(rng, Shape{6, 3, 3, 1}, true, true);
+  const QTensor dw_affine = testing::MakeLinearWeights(rng, Shape{6, 3, 3, 1}, true, true);
   Conv2dParams dp = p;
   dp.groups = 6;
   auto d = QDwConvPlan::Create(ctx, dw_affine, dp, xq, QGemmOutput::Int32());

@@ -11,6 +11,7 @@
 
 #include "ops/qgemm.h"
 #include "ops/reference/qgemm_reference.h"
+#include "tests/ops/linear_op_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -96,38 +97,16 @@ TEST_CASE("qgemm reference: the K bound is exact", "[qgemm]") {
   CHECK(QGemmMaxK(0, 255, 0, -128, 127, 0, -128, 0) == 65793);
 }
 
+// Weights [n, k].
 QTensor MakeWeights(std::mt19937_64& rng, int64_t n, int64_t k, bool per_channel, bool affine) {
-  Tensor w = Tensor::Create(DType::kS8, Shape{n, k}).value();
-  for (auto& v : w.values<int8_t>()) v = static_cast<int8_t>(rng());
-  std::vector<float> scales;
-  std::vector<int32_t> zps;
-  for (int64_t j = 0; j < (per_channel ? n : 1); ++j) {
-    scales.push_back(0.002f + 0.001f * static_cast<float>(rng() % 7));
-    zps.push_back(affine ? static_cast<int32_t>(rng() % 41) - 20 : 0);
-  }
-  QParams qp = per_channel ? QParams::PerChannel(DType::kS8, scales, zps, 0, -128, 127).value()
-                           : QParams::PerTensor(DType::kS8, scales[0], zps[0]).value();
-  return QTensor::Create(std::move(w), std::move(qp)).value();
-}
-
-QTensor MakeActivations(std::mt19937_64& rng, const Shape& shape, DType dtype, int32_t zp) {
-  Tensor a = Tensor::Create(dtype, shape).value();
-  auto* bytes = static_cast<uint8_t*>(a.raw_data());
-  for (size_t i = 0; i < a.SizeBytes(); ++i) bytes[i] = static_cast<uint8_t>(rng());
-  return QTensor::Create(std::move(a), QParams::PerTensor(dtype, 0.02f, zp).value()).value();
+  return testing::MakeLinearWeights(rng, Shape{n, k}, per_channel, affine);
 }
 
 // The reference result of the whole operator, from the spec's functions only.
 std::vector<uint8_t> ReferenceQGemm(const QTensor& a, const QTensor& w, const QGemmOutput& out) {
   const Shape& as = a.shape();
   const int64_t k = w.shape().dim(1), n = w.shape().dim(0), m = as.Product(0, as.rank() - 1);
-  const QParams& wq = w.qparams();
-  std::vector<int32_t> w_zp(static_cast<size_t>(n));
-  std::vector<float> w_scale(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) {
-    w_zp[static_cast<size_t>(j)] = wq.zero_points()[wq.per_channel() ? static_cast<size_t>(j) : 0];
-    w_scale[static_cast<size_t>(j)] = wq.scales()[wq.per_channel() ? static_cast<size_t>(j) : 0];
-  }
+  const std::vector<int32_t> w_zp = testing::LinearWeightZeroPoints(w, n);
   std::vector<int32_t> acc(static_cast<size_t>(m * n));
   const int32_t a_zp = a.qparams().zero_point();
   if (a.values().dtype() == DType::kU8) {
@@ -137,54 +116,11 @@ std::vector<uint8_t> ReferenceQGemm(const QTensor& a, const QTensor& w, const QG
     reference::QGemmAccumulate(m, n, k, a.values().data<int8_t>(), k, a_zp, w.values().data<int8_t>(), k,
                                w_zp.data(), acc.data(), n);
   }
-  reference::QGemmStageParams p;
-  p.stage = out.stage;
-  const float a_scale = a.qparams().scale();
-  std::vector<float> mult(static_cast<size_t>(n)), bias_f(static_cast<size_t>(n));
-  std::vector<int32_t> qm(static_cast<size_t>(n)), qs(static_cast<size_t>(n));
-  for (size_t j = 0; j < static_cast<size_t>(n); ++j) {
-    const float b = out.bias_f32.empty() ? 0.0f : out.bias_f32[j];
-    mult[j] = reference::QGemmFp32Multiplier(a_scale, w_scale[j], out.output_scale);
-    reference::QGemmQ31Multiplier(a_scale, w_scale[j], out.output_scale, &qm[j], &qs[j]);
-    bias_f[j] = b;
-    if (out.stage == QGemmStage::kFbgemm) {
-      reference::QGemmFbgemmParams(a_scale, w_scale[j], out.output_scale, b, &mult[j], &bias_f[j]);
-    }
-  }
-  p.bias_s32 = out.bias_s32.empty() ? nullptr : out.bias_s32.data();
-  p.multipliers = mult.data();
-  p.q31_multipliers = qm.data();
-  p.q31_shifts = qs.data();
-  p.bias_f32 = bias_f.data();
-  p.w_scales = w_scale.data();
-  p.a_scale = a_scale;
-  p.signed_output = out.output_dtype == DType::kS8;
-  p.zero_point = out.output_zero_point;
-  p.lo = out.lo.value_or(static_cast<int32_t>(DTypeMin(out.output_dtype)));
-  p.hi = out.hi.value_or(static_cast<int32_t>(DTypeMax(out.output_dtype)));
-  const size_t size = out.stage == QGemmStage::kS32 || out.stage == QGemmStage::kF32 ? 4 : 1;
-  std::vector<uint8_t> y(static_cast<size_t>(m * n) * size);
-  reference::QGemmApplyStage(m, n, acc.data(), n, p, y.data(), n);
-  return y;
+  return testing::ReferenceLinearStage(acc, m, n, a.qparams().scale(), w, out);
 }
 
 QGemmOutput RandomOutput(std::mt19937_64& rng, QGemmStage stage, int64_t n) {
-  QGemmOutput out;
-  out.stage = stage;
-  const bool s8 = rng() & 1;
-  out.output_dtype = s8 ? DType::kS8 : DType::kU8;
-  out.output_zero_point = s8 ? -5 : 121;
-  out.output_scale = 0.05f + 0.01f * static_cast<float>(rng() % 5);
-  if (rng() % 3 == 0) out.lo = out.output_zero_point;  // fused ReLU
-  const bool with_bias = rng() % 4 != 0;
-  for (int64_t j = 0; with_bias && j < n; ++j) {
-    if (stage == QGemmStage::kFbgemm || stage == QGemmStage::kF32) {
-      out.bias_f32.push_back(static_cast<float>(static_cast<int64_t>(rng() % 2001) - 1000) * 0.001f);
-    } else {
-      out.bias_s32.push_back(static_cast<int32_t>(rng() % 20001) - 10000);
-    }
-  }
-  return out;
+  return testing::RandomLinearOutput(rng, stage, n, 0.05f, 0.01f);
 }
 
 constexpr QGemmStage kStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
@@ -209,7 +145,7 @@ TEST_CASE("qgemm op equals the reference on every ISA and thread count", "[qgemm
       const bool per_channel = rng() & 1, affine = rng() % 3 == 0;
       const QTensor w = MakeWeights(rng, c.n, k, per_channel, affine);
       const int32_t a_zp = a_dtype == DType::kU8 ? 117 : -9;
-      const QTensor a = MakeActivations(rng, c.a_shape, a_dtype, a_zp);
+      const QTensor a = testing::MakeLinearInput(rng, c.a_shape, a_dtype, a_zp);
       const QGemmStage stage = kStages[rng() % 5];
       const QGemmOutput out = RandomOutput(rng, stage, c.n);
       const std::vector<uint8_t> want = ReferenceQGemm(a, w, out);
@@ -257,7 +193,7 @@ TEST_CASE("qgemm op: each enabled ISA's kernel runs (no silent scalar fallback)"
     if (!testing::CanRun(isa, std::string("qgemm kernel choice on ") + IsaName(isa))) continue;
     const Context ctx = testing::ContextFor(isa);
     const PackedWeights packed = PackedWeights::Prepack(ctx, w).value();
-    const QTensor a = MakeActivations(rng, Shape{64, 128}, DType::kU8, 117);
+    const QTensor a = testing::MakeLinearInput(rng, Shape{64, 128}, DType::kU8, 117);
     std::string expected = "__scalar";
     for (const auto& e : QGemmUkernels()) {
       if (e.isa == isa && e.a_dtype == DType::kU8 && e.stage == QGemmStage::kS32 &&
@@ -284,11 +220,11 @@ TEST_CASE("qgemm op: the plan's kernel choice (made once) is the per-call rule's
       }
       const PackedWeights packed = PackedWeights::Prepack(ctx, w).value();
       const QGemmOutput out = QGemmOutput::Requantized(QGemmStage::kQ31, DType::kU8, 0.7f, 100);
-      const QGemmPlan plan = QGemmPlan::Create(packed, MakeActivations(rng, Shape{1, 96}, DType::kU8, 3).qparams(),
-                                               out).value();
+      const QGemmPlan plan =
+          QGemmPlan::Create(packed, testing::MakeLinearInput(rng, Shape{1, 96}, DType::kU8, 3).qparams(), out).value();
       for (const int64_t m : {1, 2, 3, 4, 5, 8, 15, 16, 17, 64}) {
         for (const bool seven_bit : {false, true}) {
-          QTensor a = MakeActivations(rng, Shape{m, 96}, DType::kU8, 3);
+          QTensor a = testing::MakeLinearInput(rng, Shape{m, 96}, DType::kU8, 3);
           auto values = a.values().values<uint8_t>();
           for (auto& v : values) v = seven_bit ? v & 0x7F : v;
           if (!seven_bit) values[0] = 255;
@@ -305,7 +241,7 @@ TEST_CASE("qgemm op: the plan's kernel choice (made once) is the per-call rule's
       }
       // A context with other ISAs than the prepack one chooses per call, by the same rule.
       const Context scalar = testing::ContextFor(Isa::kScalar);
-      (void)plan.Run(scalar, MakeActivations(rng, Shape{5, 96}, DType::kU8, 3).values()).value();
+      (void)plan.Run(scalar, testing::MakeLinearInput(rng, Shape{5, 96}, DType::kU8, 3).values()).value();
       CHECK_THAT(scalar.LastKernel("qgemm"), Catch::EndsWith("__scalar"));
     }
   }
@@ -318,7 +254,7 @@ TEST_CASE("qgemm op: vpmaddubsw only where int16 pair sums cannot saturate, exac
   const Context ctx = testing::ContextFor(Isa::kAvx2);
   const QTensor w = MakeWeights(rng, 40, 300, true, false);  // full-range s8 weights
   const PackedWeights packed = PackedWeights::Prepack(ctx, w).value();
-  QTensor a = MakeActivations(rng, Shape{9, 300}, DType::kU8, 60);
+  QTensor a = testing::MakeLinearInput(rng, Shape{9, 300}, DType::kU8, 60);
   // 7-bit activations: 2 * 127 * 128 = 32512 fits int16, so the fast kernel runs.
   for (auto& v : a.values().values<uint8_t>()) v &= 0x7F;
   const QGemmOutput out = QGemmOutput::Requantized(QGemmStage::kFp32, DType::kU8, 0.5f, 121);
@@ -334,7 +270,7 @@ TEST_CASE("qgemm op: vpmaddubsw only where int16 pair sums cannot saturate, exac
   CHECK_THAT(ctx.LastKernel("qgemm"), Catch::EndsWith("_3x24c2__avx2"));
   CHECK(std::memcmp(y8.raw_data(), want8.data(), want8.size()) == 0);
   // Below its minimum M, the widening kernel over the s8 packing.
-  QTensor a2 = MakeActivations(rng, Shape{3, 300}, DType::kU8, 60);
+  QTensor a2 = testing::MakeLinearInput(rng, Shape{3, 300}, DType::kU8, 60);
   a2.values().values<uint8_t>()[5] = 255;
   const std::vector<uint8_t> want2 = ReferenceQGemm(a2, w, out);
   const Tensor y2 = QGemm(ctx, a2, packed, out).value();
@@ -368,7 +304,7 @@ TEST_CASE("qgemm op: avx2 packs int16 weights next to the s8 ones only where vpm
     CHECK(one.alt_layout().nr == 0);
     const int32_t a_zp = a_dtype == DType::kU8 ? 200 : 90;
     for (const int64_t m : {1, 4, 37}) {
-      QTensor a = MakeActivations(rng, Shape{m, 77}, a_dtype, a_zp);
+      QTensor a = testing::MakeLinearInput(rng, Shape{m, 77}, a_dtype, a_zp);
       static_cast<uint8_t*>(a.values().raw_data())[0] = a_dtype == DType::kU8 ? 255 : 127;  // the full range
       const Tensor y_both = QGemm(ctx, a, both, out).value();
       CHECK_THAT(ctx.LastKernel("qgemm"), Catch::EndsWith(m >= 4 ? "_3x24c2__avx2" : "_2x16c4__avx2"));
@@ -433,10 +369,10 @@ TEST_CASE("qgemm op: clear errors for malformed operands and stages", "[qgemm]")
   const Context ctx = Context::ForIsas(IsaSet::Of({Isa::kScalar}));
   const QTensor w = MakeWeights(rng, 8, 16, true, false);
   const PackedWeights packed = PackedWeights::Prepack(ctx, w).value();
-  const QTensor a = MakeActivations(rng, Shape{3, 16}, DType::kU8, 117);
+  const QTensor a = testing::MakeLinearInput(rng, Shape{3, 16}, DType::kU8, 117);
 
   // Weights: not s8, not rank 2, per-channel on axis 1.
-  const QTensor u8w = MakeActivations(rng, Shape{4, 4}, DType::kU8, 0);
+  const QTensor u8w = testing::MakeLinearInput(rng, Shape{4, 4}, DType::kU8, 0);
   CHECK_THAT(PackedWeights::Prepack(ctx, u8w).status().message(), Catch::Contains("need an s8 tensor"));
   Tensor w1 = Tensor::Create(DType::kS8, Shape{4, 4}).value();
   const QTensor axis1 =
@@ -444,9 +380,9 @@ TEST_CASE("qgemm op: clear errors for malformed operands and stages", "[qgemm]")
   CHECK_THAT(PackedWeights::Prepack(ctx, axis1).status().message(), Catch::Contains("axis 0"));
 
   // Activations: wrong K, wrong dtype, zero point other than prepacked, per-channel.
-  const QTensor wrong_k = MakeActivations(rng, Shape{3, 15}, DType::kU8, 117);
+  const QTensor wrong_k = testing::MakeLinearInput(rng, Shape{3, 15}, DType::kU8, 117);
   CHECK_THAT(QGemm(ctx, wrong_k, packed, QGemmOutput::Int32()).status().message(), Catch::Contains("[..., 16]"));
-  const QTensor s8a = MakeActivations(rng, Shape{3, 16}, DType::kS8, 0);
+  const QTensor s8a = testing::MakeLinearInput(rng, Shape{3, 16}, DType::kS8, 0);
   CHECK_THAT(QGemm(ctx, s8a, packed, QGemmOutput::Int32()).status().message(), Catch::Contains("prepacked for u8"));
   QGemmPrepackOptions fixed;
   fixed.activation_zero_point = 100;

@@ -7,10 +7,9 @@ set -uo pipefail
 runner=$1
 seeds=$2
 octet=${3:-}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-runner-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/test_lib.sh"
+test_begin octet-runner-test
 
 # The link: no shared protobuf/onnx library, and no onnx or protobuf code linked in statically.
 libs=$(ldd "$runner" 2>&1) || fail "ldd $runner: $libs"
@@ -21,30 +20,19 @@ if grep -Eq 'google::protobuf|onnx::|OnnxModel' <<<"$symbols"; then
   fail "octet-runner contains ONNX/protobuf code: $(grep -Em3 'google::protobuf|onnx::|OnnxModel' <<<"$symbols")"
 fi
 
-# expect STATUS PATTERN -- command...: the exit status, and PATTERN (fixed string) in stdout+stderr.
-expect() {
-  local want=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-  [ -z "$pattern" ] || grep -qF -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
-}
-
-/usr/bin/python3 - "$tmp" <<'PY'
+/usr/bin/python3 - "$TMP" <<'PY'
 import sys, numpy as np
 np.save(sys.argv[1] + "/x22.npy", np.array([[1, 2], [-3, 0.25]], np.float32))
 np.save(sys.argv[1] + "/x34.npy", (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 3)
 PY
-expect 0 "y: f32 [2, 2] -> $tmp/min/y.npy" -- "$runner" "$seeds/minimal.octet" "$tmp/min" x="$tmp/x22.npy"
-/usr/bin/python3 - "$tmp" <<'PY' || fail "minimal.octet: wrong output"
+expect_output 0 "y: f32 [2, 2] -> $TMP/min/y.npy" -- "$runner" "$seeds/minimal.octet" "$TMP/min" x="$TMP/x22.npy"
+/usr/bin/python3 - "$TMP" <<'PY' || fail "minimal.octet: wrong output"
 import sys, numpy as np
 y = np.load(sys.argv[1] + "/min/y.npy")
 assert y.dtype == np.float32 and (y == np.array([[2.5, 0], [-1.5, -1.75]], np.float32)).all(), y
 PY
-expect 0 "logits: f32 [3, 2]" -- "$runner" "$seeds/mlp.octet" "$tmp/mlp" x="$tmp/x34.npy"
-/usr/bin/python3 - "$tmp" "$seeds" <<'PY' || fail "mlp.octet: output differs from numpy"
+expect_output 0 "logits: f32 [3, 2]" -- "$runner" "$seeds/mlp.octet" "$TMP/mlp" x="$TMP/x34.npy"
+/usr/bin/python3 - "$TMP" "$seeds" <<'PY' || fail "mlp.octet: output differs from numpy"
 import sys, numpy as np
 x = np.load(sys.argv[1] + "/x34.npy")
 w1 = ((np.arange(12) % 5 - 2) * 0.25).reshape(3, 4).astype(np.float32)
@@ -56,18 +44,18 @@ got = np.load(sys.argv[1] + "/mlp/logits.npy")
 assert got.shape == (3, 2) and np.abs(got - want).max() < 1e-5 and np.abs(want).max() > 0.1, (got, want)
 PY
 if [ -n "$octet" ]; then
-  expect 0 "" -- "$octet" run "$seeds/mlp.octet" --input x="$tmp/x34.npy" --output-dir "$tmp/mlp_octet"
-  cmp -s "$tmp/mlp/logits.npy" "$tmp/mlp_octet/logits.npy" || fail "octet-runner and octet run differ on mlp.octet"
+  expect_output 0 "" -- "$octet" run "$seeds/mlp.octet" --input x="$TMP/x34.npy" --output-dir "$TMP/mlp_octet"
+  cmp -s "$TMP/mlp/logits.npy" "$TMP/mlp_octet/logits.npy" || fail "octet-runner and octet run differ on mlp.octet"
 fi
 
-expect 1 "newer_version.octet': format version 2 is newer" -- "$runner" "$seeds/newer_version.octet" "$tmp/x" \
-  x="$tmp/x22.npy"
-expect 1 "failed to load .octet model '$seeds/minimal.octet': failed to compile graph 'minimal': a shape is given" \
-  -- "$runner" "$seeds/minimal.octet" "$tmp/x" y="$tmp/x22.npy"
-expect 1 "no_such.octet" -- "$runner" "$tmp/no_such.octet" "$tmp/x" x="$tmp/x22.npy"
-expect 2 "usage" -- "$runner" "$seeds/minimal.octet"
-expect 2 "NAME=FILE.npy" -- "$runner" "$seeds/minimal.octet" "$tmp/x" "$tmp/x22.npy"
-[ ! -e "$tmp/x" ] || fail "a failed run created its output folder"
+expect_output 1 "newer_version.octet': format version 2 is newer" -- "$runner" "$seeds/newer_version.octet" "$TMP/x" \
+  x="$TMP/x22.npy"
+expect_output 1 \
+  "failed to load .octet model '$seeds/minimal.octet': failed to compile graph 'minimal': a shape is given" -- \
+  "$runner" "$seeds/minimal.octet" "$TMP/x" y="$TMP/x22.npy"
+expect_output 1 "no_such.octet" -- "$runner" "$TMP/no_such.octet" "$TMP/x" x="$TMP/x22.npy"
+expect_output 2 "usage" -- "$runner" "$seeds/minimal.octet"
+expect_output 2 "NAME=FILE.npy" -- "$runner" "$seeds/minimal.octet" "$TMP/x" "$TMP/x22.npy"
+[ ! -e "$TMP/x" ] || fail "a failed run created its output folder"
 
-echo "runner_test: $failures failure(s)"
-[ "$failures" -eq 0 ]
+test_end "runner_test"

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/context.h"
 #include "core/dtype.h"
 #include "core/qparams.h"
 #include "core/tensor.h"
@@ -68,7 +69,16 @@ Status RequireFloatInput(const TensorCommand& c, const Tensor& x) {
   return InvalidArgument("failed to {} '{}': expected a float32 tensor, got {}", Verb(c.kind), c.input, x.dtype());
 }
 
-int RunQuantize(const TensorCommand& c) {
+// What every subcommand starts from: the dtype --dtype names (if any), the context and the input tensor.
+struct LoadedInput {
+  std::optional<DType> dtype;
+  Context context;
+  Tensor x;
+};
+
+// The command-line checks (exit 2), then the context and the input file (exit 1): the exit code of a failure, or
+// kExitOk with *in set.
+int LoadInput(const TensorCommand& c, std::optional<LoadedInput>* in) {
   std::optional<DType> dtype;
   if (Status s = CheckUsage(c, &dtype); !s.ok()) return ReportUsage(s.message());
 
@@ -76,58 +86,64 @@ int RunQuantize(const TensorCommand& c) {
   if (!context.ok()) return ReportFailure(context.status());
   Result<Tensor> x = ReadTensorFile(c.input);
   if (!x.ok()) return ReportFailure(x.status());
-  if (Status s = RequireFloatInput(c, *x); !s.ok()) return ReportFailure(s);
-  Result<QParams> qparams = c.qparams.Build(*dtype, *x, c.input);
-  if (!qparams.ok()) return ReportFailure(qparams.status());
-  Result<QTensor> q = Quantize(*context, *x, *qparams, MakeQuantizeOptions(c));
+  in->emplace(LoadedInput{dtype, std::move(*context), std::move(*x)});
+  return kExitOk;
+}
+
+// LoadInput for quantize and fake-quantize, whose input must be float32, and the qparams of the command line.
+int LoadFloatInput(const TensorCommand& c, std::optional<LoadedInput>* in, std::optional<QParams>* qparams) {
+  if (int rc = LoadInput(c, in); rc != kExitOk) return rc;
+  const LoadedInput& loaded = **in;
+  if (Status s = RequireFloatInput(c, loaded.x); !s.ok()) return ReportFailure(s);
+  Result<QParams> built = c.qparams.Build(*loaded.dtype, loaded.x, c.input);
+  if (!built.ok()) return ReportFailure(built.status());
+  qparams->emplace(std::move(*built));
+  return kExitOk;
+}
+
+int RunQuantize(const TensorCommand& c) {
+  std::optional<LoadedInput> in;
+  std::optional<QParams> qparams;
+  if (int rc = LoadFloatInput(c, &in, &qparams); rc != kExitOk) return rc;
+  Result<QTensor> q = Quantize(in->context, in->x, *qparams, MakeQuantizeOptions(c));
   if (!q.ok()) return ReportFailure(NameFile(q.status(), "quantize", c.input));
   if (Status s = WriteTensorFile(c.output, q->values()); !s.ok()) return ReportFailure(s);
   return kExitOk;
 }
 
 int RunDequantize(const TensorCommand& c) {
-  std::optional<DType> dtype;
-  if (Status s = CheckUsage(c, &dtype); !s.ok()) return ReportUsage(s.message());
-
-  Result<Context> context = c.context.Create();
-  if (!context.ok()) return ReportFailure(context.status());
-  Result<Tensor> x = ReadTensorFile(c.input);
-  if (!x.ok()) return ReportFailure(x.status());
-  if (!IsIntegerDType(x->dtype())) {
+  std::optional<LoadedInput> in;
+  if (int rc = LoadInput(c, &in); rc != kExitOk) return rc;
+  std::optional<DType>& dtype = in->dtype;
+  const Tensor& x = in->x;
+  if (!IsIntegerDType(x.dtype())) {
     return ReportFailure(fmt::format("failed to dequantize '{}': expected a uint8, int8 or int32 tensor, got {}",
-                                     c.input, x->dtype()));
+                                     c.input, x.dtype()));
   }
-  if (dtype && *dtype != x->dtype()) {
+  if (dtype && *dtype != x.dtype()) {
     return ReportFailure(fmt::format("failed to dequantize '{}': --dtype is {} but the file holds {}", c.input,
-                                     DTypeName(*dtype), x->dtype()));
+                                     DTypeName(*dtype), x.dtype()));
   }
   if (!dtype) {
     // The dtype comes from the file; the checks that need it are still about the command line.
-    dtype = x->dtype();
+    dtype = x.dtype();
     if (Status s = c.qparams.CheckUsage(dtype); !s.ok()) return ReportUsage(s.message());
   }
-  Result<QParams> qparams = c.qparams.Build(*dtype, *x, c.input);
+  Result<QParams> qparams = c.qparams.Build(*dtype, x, c.input);
   if (!qparams.ok()) return ReportFailure(qparams.status());
-  Result<QTensor> q = QTensor::Create(*x, *qparams);
+  Result<QTensor> q = QTensor::Create(x, *qparams);
   if (!q.ok()) return ReportFailure(NameFile(q.status(), "dequantize", c.input));
-  Result<Tensor> y = Dequantize(*context, *q);
+  Result<Tensor> y = Dequantize(in->context, *q);
   if (!y.ok()) return ReportFailure(NameFile(y.status(), "dequantize", c.input));
   if (Status s = WriteTensorFile(c.output, *y); !s.ok()) return ReportFailure(s);
   return kExitOk;
 }
 
 int RunFakeQuantize(const TensorCommand& c) {
-  std::optional<DType> dtype;
-  if (Status s = CheckUsage(c, &dtype); !s.ok()) return ReportUsage(s.message());
-
-  Result<Context> context = c.context.Create();
-  if (!context.ok()) return ReportFailure(context.status());
-  Result<Tensor> x = ReadTensorFile(c.input);
-  if (!x.ok()) return ReportFailure(x.status());
-  if (Status s = RequireFloatInput(c, *x); !s.ok()) return ReportFailure(s);
-  Result<QParams> qparams = c.qparams.Build(*dtype, *x, c.input);
-  if (!qparams.ok()) return ReportFailure(qparams.status());
-  Result<FakeQuantizeOutput> fq = FakeQuantize(*context, *x, *qparams, MakeQuantizeOptions(c));
+  std::optional<LoadedInput> in;
+  std::optional<QParams> qparams;
+  if (int rc = LoadFloatInput(c, &in, &qparams); rc != kExitOk) return rc;
+  Result<FakeQuantizeOutput> fq = FakeQuantize(in->context, in->x, *qparams, MakeQuantizeOptions(c));
   if (!fq.ok()) return ReportFailure(NameFile(fq.status(), "fake-quantize", c.input));
   // Two outputs: when the second cannot be written, remove the first unless it replaced an existing file.
   std::error_code ec;

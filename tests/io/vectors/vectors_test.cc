@@ -25,6 +25,7 @@
 #include "quant/convert.h"
 #include "quant/prepare.h"
 #include "tests/quant/quant_test_util.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -76,12 +77,7 @@ struct Model {
 Model Calibrated() {
   std::mt19937_64 rng = testing::MakeRng("vectors_mixed");
   const Graph original = Mixed(rng());
-  QConfig q = GetDefaultQConfig("x86").value();
-  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  q.activation.options.reduce_range = true;
-  QConfigMapping mapping;
-  mapping.SetGlobal(q);
-  auto prepared = Prepare(original, mapping);
+  auto prepared = Prepare(original, testing::X86Mapping(ObserverKind::kMinMax));
   REQUIRE(prepared.ok());
   std::vector<std::vector<Tensor>> batches;
   for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kC, kH, kW}, -1.0f, 1.0f)});

@@ -62,15 +62,9 @@ TEST_CASE("Add, Sub, Mul, Div and Pow broadcast like numpy", "[float_ops]") {
     const Shape& out = (*y)[0].shape();
     REQUIRE(out.rank() == std::max(sa.rank(), sb.rank()));
     std::vector<float> want;
-    std::vector<int64_t> idx(static_cast<size_t>(out.rank()), 0);
-    for (int64_t i = 0; i < out.NumElements(); ++i) {
-      int64_t rem = i;
-      for (int d = out.rank() - 1; d >= 0; --d) {
-        idx[static_cast<size_t>(d)] = rem % out.dim(d);
-        rem /= out.dim(d);
-      }
+    testing::ForEachIndex(out, [&, &f = f](int64_t, const std::vector<int64_t>& idx) {
       want.push_back(f(ElementAt(a, idx), ElementAt(b, idx)));
-    }
+    });
     testing::ExpectClose((*y)[0], want, 1e-6f, 1e-6f);
   }
   auto bad = testing::RunFloatOp("Add", {In(testing::RandomTensor(rng, Shape{2, 3})),

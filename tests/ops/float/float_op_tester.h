@@ -113,6 +113,20 @@ inline std::vector<float> Values(const Tensor& t) {
   return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
 }
 
+// Calls fn(i, idx) for every flat index i of `out` with its multi-index (row-major).
+template <typename Fn>
+void ForEachIndex(const Shape& out, Fn fn) {
+  std::vector<int64_t> idx(static_cast<size_t>(out.rank()), 0);
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    int64_t rem = i;
+    for (int d = out.rank() - 1; d >= 0; --d) {
+      idx[static_cast<size_t>(d)] = rem % out.dim(d);
+      rem /= out.dim(d);
+    }
+    fn(i, idx);
+  }
+}
+
 inline int64_t RandomDim(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }

@@ -42,20 +42,6 @@ int64_t OffsetIn(const Shape& shape, const std::vector<int64_t>& idx) {
   return off;
 }
 
-// Calls fn(i, idx) for every flat output index i with its multi-index.
-template <typename Fn>
-void ForEachIndex(const Shape& out, Fn fn) {
-  std::vector<int64_t> idx(static_cast<size_t>(out.rank()), 0);
-  for (int64_t i = 0; i < out.NumElements(); ++i) {
-    int64_t rem = i;
-    for (int d = out.rank() - 1; d >= 0; --d) {
-      idx[static_cast<size_t>(d)] = rem % out.dim(d);
-      rem /= out.dim(d);
-    }
-    fn(i, idx);
-  }
-}
-
 Shape BroadcastRef(const std::vector<Shape>& shapes) {
   int rank = 0;
   for (const Shape& s : shapes) rank = std::max(rank, s.rank());
@@ -115,7 +101,7 @@ TEST_CASE("comparisons broadcast, write u8 0/1 and are false on NaN", "[float_op
     const Shape out = BroadcastRef(s);
     REQUIRE((*y)[0].shape() == out);
     REQUIRE((*y)[0].dtype() == DType::kU8);
-    ForEachIndex(out, [&](int64_t i, const std::vector<int64_t>& idx) {
+    testing::ForEachIndex(out, [&](int64_t i, const std::vector<int64_t>& idx) {
       const float x = integer ? static_cast<float>(a.data<int32_t>()[OffsetIn(a.shape(), idx)])
                               : a.data<float>()[OffsetIn(a.shape(), idx)];
       const float z = integer ? static_cast<float>(b.data<int32_t>()[OffsetIn(b.shape(), idx)])
@@ -210,7 +196,7 @@ TEST_CASE("Where selects X or Y over three broadcast operands", "[float_ops][use
     REQUIRE(y.ok());
     const Shape out = BroadcastRef(s);
     REQUIRE((*y)[0].shape() == out);
-    ForEachIndex(out, [&](int64_t i, const std::vector<int64_t>& idx) {
+    testing::ForEachIndex(out, [&](int64_t i, const std::vector<int64_t>& idx) {
       const bool take_x = c.data<uint8_t>()[OffsetIn(c.shape(), idx)] != 0;
       const Tensor& src = take_x ? x : z;
       const int64_t off = OffsetIn(src.shape(), idx);
@@ -248,7 +234,7 @@ TEST_CASE("Max, Min, Sum and Mean fold any number of broadcast inputs", "[float_
     const Shape out = BroadcastRef(s);
     REQUIRE((*y)[0].shape() == out);
     std::vector<float> want;
-    ForEachIndex(out, [&](int64_t, const std::vector<int64_t>& idx) {
+    testing::ForEachIndex(out, [&](int64_t, const std::vector<int64_t>& idx) {
       double acc = xs[0].data<float>()[OffsetIn(xs[0].shape(), idx)];
       for (size_t k = 1; k < xs.size(); ++k) {
         const double v = xs[k].data<float>()[OffsetIn(xs[k].shape(), idx)];
@@ -446,7 +432,7 @@ TEST_CASE("Expand broadcasts to a shape both ways; Tile repeats along each axis"
   auto big = testing::RunFloatOp("Tile", {In(r), Const(testing::IntTensor({3}, {3, 4, 1}))}, {}, 1, 3);
   REQUIRE(big.ok());
   REQUIRE((*big)[0].shape() == Shape{6, 4, 3});
-  ForEachIndex(Shape{6, 4, 3}, [&](int64_t i, const std::vector<int64_t>& idx) {
+  testing::ForEachIndex(Shape{6, 4, 3}, [&](int64_t i, const std::vector<int64_t>& idx) {
     if ((*big)[0].data<float>()[i] != r.data<float>()[(idx[0] % 2) * 3 + idx[2]]) FAIL("element " << i);
   });
   auto none = testing::RunFloatOp("Tile", {In(t), Const(testing::IntTensor({2}, {0, 5}))});

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -21,7 +22,10 @@
 #include "core/tensor.h"
 #include "ops/qgemm.h"
 #include "ops/reference/qgemm_reference.h"
+#include "tests/ops/stage_arrays.h"
+#include "ops/quantize.h"
 #include "quant/quantized_registry.h"
+#include "tests/ops/float/float_op_tester.h"
 
 namespace octet::testing {
 
@@ -144,26 +148,19 @@ inline std::vector<uint8_t> ReferenceStage(const std::vector<int32_t>& acc, int6
                                            float a_scale, const QParams& w_qp, const QParams& y_qp, bool relu,
                                            const std::vector<int32_t>& bias_s32, const std::vector<float>& bias_f32) {
   const size_t nn = static_cast<size_t>(n);
-  std::vector<float> w_scale(nn), mult(nn), bias_f(nn, 0.0f);
-  std::vector<int32_t> qm(nn), qs(nn), bias_q(nn, 0);
+  StageArrays st(nn);
   for (size_t j = 0; j < nn; ++j) {
-    w_scale[j] = w_qp.scales()[w_qp.per_channel() ? j : 0];
-    mult[j] = reference::QGemmFp32Multiplier(a_scale, w_scale[j], y_qp.scale());
-    reference::QGemmQ31Multiplier(a_scale, w_scale[j], y_qp.scale(), &qm[j], &qs[j]);
-    if (!bias_s32.empty()) bias_q[j] = bias_s32[j];
-    if (!bias_f32.empty()) bias_q[j] = reference::QuantizeBias(bias_f32[j], a_scale, w_scale[j]);
+    st.w_scales[j] = w_qp.scales()[w_qp.per_channel() ? j : 0];
+    st.multipliers[j] = reference::QGemmFp32Multiplier(a_scale, st.w_scales[j], y_qp.scale());
+    reference::QGemmQ31Multiplier(a_scale, st.w_scales[j], y_qp.scale(), &st.q31_m[j], &st.q31_s[j]);
+    if (!bias_s32.empty()) st.bias_s32[j] = bias_s32[j];
+    if (!bias_f32.empty()) st.bias_s32[j] = reference::QuantizeBias(bias_f32[j], a_scale, st.w_scales[j]);
     if (stage == QGemmStage::kFbgemm) {
-      reference::QGemmFbgemmParams(a_scale, w_scale[j], y_qp.scale(), bias_f32.empty() ? 0.0f : bias_f32[j],
-                                   &mult[j], &bias_f[j]);
+      reference::QGemmFbgemmParams(a_scale, st.w_scales[j], y_qp.scale(), bias_f32.empty() ? 0.0f : bias_f32[j],
+                                   &st.multipliers[j], &st.bias_f32[j]);
     }
   }
-  reference::QGemmStageParams p;
-  p.stage = stage;
-  p.bias_s32 = bias_q.data();
-  p.multipliers = mult.data();
-  p.q31_multipliers = qm.data();
-  p.q31_shifts = qs.data();
-  p.bias_f32 = bias_f.data();
+  reference::QGemmStageParams p = st.Params(stage, a_scale);
   p.signed_output = y_qp.dtype() == DType::kS8;
   p.zero_point = y_qp.zero_point();
   p.lo = relu ? std::max(y_qp.zero_point(), y_qp.quant_min()) : y_qp.quant_min();
@@ -205,6 +202,115 @@ inline bool Varied(const std::vector<uint8_t>& y, uint8_t lo_byte, uint8_t hi_by
 template <typename T>
 std::string ErrorOf(const Result<T>& r) {
   return r.ok() ? std::string() : r.status().message();
+}
+
+// A random bias of a linear int8 operator (QConv, QGemm) with `n` output channels, and its values for the reference.
+struct RandomBias {
+  QInput input = QAbsent();  // absent for mode 0
+  std::vector<int32_t> s32;
+  std::vector<float> f32;
+};
+
+// Mode 0: no bias; mode 2 (and mode 1 under fbgemm, whose bias is float): f32 real values in (-1, 1) * 100 `f32_step`;
+// mode 1: s32 in accumulator units with per-channel qparams x_scale * w_scale.
+inline RandomBias MakeRandomBias(std::mt19937_64& rng, int mode, QGemmStage stage, int64_t n, const QParams& x_qp,
+                                 const QParams& w_qp, float f32_step) {
+  RandomBias b;
+  if (mode == 2 || (mode == 1 && stage == QGemmStage::kFbgemm)) {
+    for (int64_t j = 0; j < n; ++j) b.f32.push_back(static_cast<float>(static_cast<int>(rng() % 201) - 100) * f32_step);
+    b.input = QConst(Tensor::FromValues<float>(Shape{n}, b.f32).value(), std::nullopt);
+  } else if (mode == 1) {
+    std::vector<float> scales;
+    for (int64_t j = 0; j < n; ++j) {
+      b.s32.push_back(static_cast<int32_t>(rng() % 8001) - 4000);
+      scales.push_back(x_qp.scale() * w_qp.scales()[w_qp.per_channel() ? j : 0]);
+    }
+    const QParams b_qp = QParams::PerChannel(DType::kS32, scales, std::vector<int32_t>(scales.size(), 0), 0,
+                                             std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())
+                             .value();
+    b.input = QConst(Tensor::FromValues<int32_t>(Shape{n}, b.s32).value(), b_qp);
+  }
+  return b;
+}
+
+// A valid linear int8 node (QConv, QGemm) for the error tests, which change one thing each: u8 x of `x_shape` (scale
+// 0.02, zero point 128), constant s8 weights of `w_shape` quantized per channel along axis 0, `attributes`, output
+// qparams `y_qp`; the data drawn from `seed`.
+inline Int8OpSpec ValidLinearSpec(const std::string& op_type, const Shape& x_shape, const Shape& w_shape,
+                                  AttributeMap attributes, QParams y_qp, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Int8OpSpec spec;
+  spec.op_type = op_type;
+  const QParams w_qp = WeightQParams(rng, true, w_shape.dim(0), 0, false);
+  spec.inputs = {QIn(RandomBytes(rng, DType::kU8, x_shape), PerTensorQ(DType::kU8, 0.02f, 128)),
+                 QConst(RandomBytes(rng, DType::kS8, w_shape), w_qp)};
+  spec.attributes = std::move(attributes);
+  spec.output_qparams = std::move(y_qp);
+  return spec;
+}
+
+// Compiling `spec` fails, with a message containing every one of `parts` (the node, the value, what is wrong).
+inline void ExpectCompileError(const Int8OpSpec& spec, const std::vector<std::string>& parts) {
+  auto r = CompileInt8Op(spec);
+  REQUIRE_FALSE(r.ok());
+  const std::string& msg = r.status().message();
+  INFO(msg);
+  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
+}
+
+// Compiling `valid` (a spec with inputs x and w) with the qparams of x, of w or of y removed fails naming that value
+// and `node` ("failed to compile node 'op' (QConv)").
+inline void ExpectMissingQParamsErrors(const Int8OpSpec& valid, const std::string& node) {
+  for (size_t input : {0, 1}) {
+    Int8OpSpec s = valid;
+    s.inputs[input].qparams.reset();
+    ExpectCompileError(s, {node, input == 0 ? "'x'" : "'w'", "qparams"});
+  }
+  Int8OpSpec s = valid;
+  s.output_qparams.reset();
+  ExpectCompileError(s, {node, "'y'", "qparams"});
+}
+
+// Compiling `valid` (weights w at input 1, of shape `w_shape`) with non-constant weights, or with u8 weights, fails
+// naming the node and 'w': a linear int8 operator's weights are constant s8.
+inline void ExpectConstantS8WeightErrors(const Int8OpSpec& valid, const std::string& node, std::mt19937_64& rng,
+                                         const Shape& w_shape) {
+  Int8OpSpec s = valid;
+  s.inputs[1].constant = false;
+  ExpectCompileError(s, {node, "'w'", "constant"});
+  s = valid;
+  s.inputs[1] = QConst(RandomBytes(rng, DType::kU8, w_shape), PerTensorQ(DType::kU8, 0.01f, 128));
+  ExpectCompileError(s, {node, "'w'", "must be s8"});
+}
+
+// `spec` (x, constant w and a float bias b, each with qparams but b) run as the int8 operator stays within one
+// output step of `float_op` (with `float_attributes`) run on the dequantized x and w and on b, the float result
+// quantized to the spec's output qparams: the int8 path rounds the bias to accumulator units and requantizes with a
+// float32 multiplier, the float path sums in another order. More than half of those quantized values must lie inside
+// the clamp range, else the comparison proves little.
+inline void ExpectOneStepFromFloat(const Int8OpSpec& spec, const std::string& float_op,
+                                   const AttributeMap& float_attributes) {
+  auto y = RunInt8Op(spec);
+  REQUIRE(ErrorOf(y) == "");
+  const Context context = Context::ForIsas(DetectedIsas());
+  const auto dequantized = [&](const QInput& in) {
+    return Dequantize(context, QTensor::Create(in.tensor, *in.qparams).value()).value();
+  };
+  const Tensor xf = dequantized(spec.inputs[0]), wf = dequantized(spec.inputs[1]);
+  auto yf = RunFloatOp(float_op, {In(xf), Const(wf), Const(spec.inputs[2].tensor)}, float_attributes);
+  REQUIRE(ErrorOf(yf) == "");
+  const float* f = yf->front().data<float>();
+  const QParams& y_qp = *spec.output_qparams;
+  const float lo = static_cast<float>(y_qp.quant_min()), hi = static_cast<float>(y_qp.quant_max());
+  int64_t inside = 0;
+  for (int64_t i = 0; i < y->NumElements(); ++i) {
+    const int q = y->dtype() == DType::kS8 ? int{y->data<int8_t>()[i]} : int{y->data<uint8_t>()[i]};
+    const float want = std::clamp(std::nearbyint(f[i] / y_qp.scale()) + static_cast<float>(y_qp.zero_point()), lo, hi);
+    INFO("element " << i << ": float " << f[i] << " -> " << want << ", int8 " << q);
+    REQUIRE(std::fabs(static_cast<float>(q) - want) <= 1.0f);
+    if (want > lo && want < hi) ++inside;
+  }
+  CHECK(inside * 2 > y->NumElements());
 }
 
 }  // namespace octet::testing

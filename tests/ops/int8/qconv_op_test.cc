@@ -155,26 +155,10 @@ void CheckConv(std::mt19937_64& rng, const QConvOpCase& c, const QConvVariant& v
                                               c.kh * c.kw * cg);
   const Tensor x = testing::RandomBytes(rng, v.x_dtype, XShape(c));
   const Tensor w = testing::RandomBytes(rng, DType::kS8, WShape(c));
-  std::vector<int32_t> bias_s32;
-  std::vector<float> bias_f32;
-  testing::QInput bias = QAbsent();
-  if (v.bias == 2 || (v.bias == 1 && v.stage == QGemmStage::kFbgemm)) {
-    for (int64_t o = 0; o < c.m; ++o) bias_f32.push_back(static_cast<float>(static_cast<int>(rng() % 201) - 100) * 0.01f);
-    bias = QConst(Tensor::FromValues<float>(Shape{c.m}, bias_f32).value(), std::nullopt);
-  } else if (v.bias == 1) {
-    std::vector<float> scales;
-    for (int64_t o = 0; o < c.m; ++o) {
-      bias_s32.push_back(static_cast<int32_t>(rng() % 8001) - 4000);
-      scales.push_back(x_qp.scale() * w_qp.scales()[w_qp.per_channel() ? o : 0]);
-    }
-    const QParams b_qp = QParams::PerChannel(DType::kS32, scales, std::vector<int32_t>(scales.size(), 0), 0,
-                                             INT32_MIN, INT32_MAX)
-                             .value();
-    bias = QConst(Tensor::FromValues<int32_t>(Shape{c.m}, bias_s32).value(), b_qp);
-  }
+  const testing::RandomBias bias = testing::MakeRandomBias(rng, v.bias, v.stage, c.m, x_qp, w_qp, 0.01f);
   testing::Int8OpSpec spec;
   spec.op_type = "QConv";
-  spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), bias};
+  spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), bias.input};
   spec.attributes = ConvAttributes(c);
   spec.attributes.Set("requantization", reference::QGemmStageName(v.stage));
   if (v.relu) spec.attributes.Set("activation", "Relu");
@@ -193,7 +177,7 @@ void CheckConv(std::mt19937_64& rng, const QConvOpCase& c, const QConvVariant& v
   const Tensor& y = out->front();
   REQUIRE(y.dtype() == y_qp.dtype());
   const std::vector<uint8_t> want =
-      ReferenceConv(c, x, x_qp, w, w_qp, y_qp, v.stage, v.relu, bias_s32, bias_f32);
+      ReferenceConv(c, x, x_qp, w, w_qp, y_qp, v.stage, v.relu, bias.s32, bias.f32);
   const std::vector<uint8_t> got = testing::Bytes(y);
   const int64_t bad = testing::FirstDifference(got, want);
   INFO("first difference at " << bad << " of shape " << y.shape().ToString());
@@ -246,128 +230,76 @@ TEST_CASE("QConv dequantized output is close to the float Conv of the dequantize
   spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), QConst(b, std::nullopt)};
   spec.attributes = ConvAttributes(c);
   spec.output_qparams = y_qp;
-  auto y = testing::RunInt8Op(spec);
-  REQUIRE(testing::ErrorOf(y) == "");
-
-  const Context context = Context::ForIsas(DetectedIsas());
-  const Tensor xf = Dequantize(context, QTensor::Create(x, x_qp).value()).value();
-  const Tensor wf = Dequantize(context, QTensor::Create(w, w_qp).value()).value();
-  AttributeMap at = ConvAttributes(c);
-  auto yf = testing::RunFloatOp("Conv", {testing::In(xf), testing::Const(wf), testing::Const(b)}, at);
-  REQUIRE(testing::ErrorOf(yf) == "");
-  const float* f = yf->front().data<float>();
-  const int8_t* q = y->data<int8_t>();
-  // The float result quantized to y's qparams may differ by one step: the int8 path rounds the bias to accumulator
-  // units and requantizes with a float32 multiplier, the float path sums in another order.
-  int64_t inside = 0;
-  for (int64_t i = 0; i < y->NumElements(); ++i) {
-    const float want = std::clamp(std::nearbyint(f[i] / y_qp.scale()) + static_cast<float>(y_qp.zero_point()),
-                                  -128.0f, 127.0f);
-    INFO("element " << i << ": float " << f[i] << " -> " << want << ", int8 " << int{q[i]});
-    REQUIRE(std::fabs(static_cast<float>(q[i]) - want) <= 1.0f);
-    if (want > -128.0f && want < 127.0f) ++inside;
-  }
-  CHECK(inside * 2 > y->NumElements());
+  testing::ExpectOneStepFromFloat(spec, "Conv", ConvAttributes(c));
 }
 
 // A 3x3 conv spec on u8 [1, 4, 5, 5] with per-channel weights [6, 4, 3, 3]; tests change one thing each.
 testing::Int8OpSpec ValidConvSpec() {
-  std::mt19937_64 rng(7);
-  testing::Int8OpSpec spec;
-  spec.op_type = "QConv";
-  const QParams w_qp = testing::WeightQParams(rng, true, 6, 0, false);
-  spec.inputs = {QIn(testing::RandomBytes(rng, DType::kU8, Shape{1, 4, 5, 5}),
-                     testing::PerTensorQ(DType::kU8, 0.02f, 128)),
-                 QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 4, 3, 3}), w_qp)};
-  spec.attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-  spec.output_qparams = testing::PerTensorQ(DType::kU8, 0.5f, 128);
-  return spec;
-}
-
-// Compiling `spec` fails with a message naming the node and containing every one of `parts`.
-void ExpectQConvCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
-  auto r = testing::CompileInt8Op(spec);
-  REQUIRE_FALSE(r.ok());
-  const std::string& msg = r.status().message();
-  INFO(msg);
-  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
+  AttributeMap attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                             {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  return testing::ValidLinearSpec("QConv", Shape{1, 4, 5, 5}, Shape{6, 4, 3, 3}, std::move(attributes),
+                                  testing::PerTensorQ(DType::kU8, 0.5f, 128), 7);
 }
 
 TEST_CASE("QConv rejects bad qparams, weights, bias and attributes with clear errors", "[int8_ops]") {
   REQUIRE(testing::CompileInt8Op(ValidConvSpec()).ok());
   const std::string node = "failed to compile node 'op' (QConv)";
   std::mt19937_64 rng(11);
-  SECTION("missing qparams") {
-    auto s = ValidConvSpec();
-    s.inputs[0].qparams.reset();
-    ExpectQConvCompileError(s, {node, "'x'", "qparams"});
-    s = ValidConvSpec();
-    s.inputs[1].qparams.reset();
-    ExpectQConvCompileError(s, {node, "'w'", "qparams"});
-    s = ValidConvSpec();
-    s.output_qparams.reset();
-    ExpectQConvCompileError(s, {node, "'y'", "qparams"});
-  }
+  SECTION("missing qparams") { testing::ExpectMissingQParamsErrors(ValidConvSpec(), node); }
   SECTION("activations per channel or of another dtype") {
     auto s = ValidConvSpec();
     s.inputs[0].qparams = QParams::PerChannel(DType::kU8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, 0, 255).value();
-    ExpectQConvCompileError(s, {node, "'x'", "per-tensor"});
+    testing::ExpectCompileError(s, {node, "'x'", "per-tensor"});
   }
   SECTION("weights") {
-    auto s = ValidConvSpec();
-    s.inputs[1].constant = false;
-    ExpectQConvCompileError(s, {node, "'w'", "constant"});
-    s = ValidConvSpec();
-    s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 4, 3, 3}),
-                         testing::PerTensorQ(DType::kU8, 0.01f, 128));
-    ExpectQConvCompileError(s, {node, "'w'", "must be s8"});
-    s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
+    testing::ExpectConstantS8WeightErrors(ValidConvSpec(), node, rng, Shape{6, 4, 3, 3});
+    auto s = ValidConvSpec();  // per-channel qparams on the wrong axis (4 input channels: they fit the shape)
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f, 0.1f, 0.1f}, {0, 0, 0, 0}, 1, -128, 127).value();
-    ExpectQConvCompileError(s, {node, "'w'", "axis 0"});
+    testing::ExpectCompileError(s, {node, "'w'", "axis 0"});
     s = ValidConvSpec();  // a channel count that does not fit the weight: the verifier names the value
     s.inputs[1].qparams = QParams::PerChannel(DType::kS8, {0.1f, 0.1f}, {0, 0}, 0, -128, 127).value();
-    ExpectQConvCompileError(s, {"'w'"});
+    testing::ExpectCompileError(s, {"'w'"});
   }
   SECTION("bias") {
     auto s = ValidConvSpec();
     s.inputs.push_back(QConst(testing::RandomBytes(rng, DType::kS8, Shape{6}), testing::PerTensorQ(DType::kS8, 1, 0)));
-    ExpectQConvCompileError(s, {node, "'b'", "s32 or f32"});
+    testing::ExpectCompileError(s, {node, "'b'", "s32 or f32"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{7}).value(), std::nullopt));
-    ExpectQConvCompileError(s, {node, "'b'", "[6]"});
+    testing::ExpectCompileError(s, {node, "'b'", "[6]"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
-    ExpectQConvCompileError(s, {node, "'b'", "qparams"});
+    testing::ExpectCompileError(s, {node, "'b'", "qparams"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
-    ExpectQConvCompileError(s, {node, "'b'", "scale"});
+    testing::ExpectCompileError(s, {node, "'b'", "scale"});
     s = ValidConvSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), testing::PerTensorQ(DType::kS32, 0.5f, 0)));
     s.attributes.Set("requantization", "fbgemm");
-    ExpectQConvCompileError(s, {node, "'b'", "fbgemm"});
+    testing::ExpectCompileError(s, {node, "'b'", "fbgemm"});
     s = ValidConvSpec();
     s.inputs.push_back(QIn(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
-    ExpectQConvCompileError(s, {node, "'b'", "constant"});
+    testing::ExpectCompileError(s, {node, "'b'", "constant"});
   }
   SECTION("attributes") {
     auto s = ValidConvSpec();
     s.attributes.Set("requantization", "fp64");
-    ExpectQConvCompileError(s, {node, "requantization", "fp64"});
+    testing::ExpectCompileError(s, {node, "requantization", "fp64"});
     s = ValidConvSpec();
     s.attributes.Set("activation", "Sigmoid");
-    ExpectQConvCompileError(s, {node, "activation", "Sigmoid"});
+    testing::ExpectCompileError(s, {node, "activation", "Sigmoid"});
     s = ValidConvSpec();
     s.attributes.Set("group", int64_t{3});
-    ExpectQConvCompileError(s, {node, "group"});
+    testing::ExpectCompileError(s, {node, "group"});
     s = ValidConvSpec();
     s.attributes.Set("auto_pad", "SAME");
-    ExpectQConvCompileError(s, {node, "auto_pad"});
+    testing::ExpectCompileError(s, {node, "auto_pad"});
     s = ValidConvSpec();
     s.attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
-    ExpectQConvCompileError(s, {node, "kernel_shape"});
+    testing::ExpectCompileError(s, {node, "kernel_shape"});
     s = ValidConvSpec();
     s.attributes.Set("strides", std::vector<int64_t>{0, 1});
-    ExpectQConvCompileError(s, {node, "strides"});
+    testing::ExpectCompileError(s, {node, "strides"});
   }
 }
 

@@ -76,29 +76,14 @@ void CheckLinear(std::mt19937_64& rng, const std::string& op, const LinearCase& 
   const QParams y_qp = testing::OutputQParams(rng() & 1 ? DType::kU8 : DType::kS8, x_qp.scale(), w_qp.scale(), k);
   const Tensor x = testing::RandomBytes(rng, v.x_dtype, Shape(c.x_dims));
   const Tensor w = testing::RandomBytes(rng, DType::kS8, n_major ? Shape{c.n, k} : Shape{k, c.n});
-  std::vector<int32_t> bias_s32;
-  std::vector<float> bias_f32;
+  testing::RandomBias bias;  // QMatMul has none
   testing::Int8OpSpec spec;
   spec.op_type = op;
   spec.inputs = {QIn(x, x_qp), QConst(w, w_qp)};
   if (op == "QGemm") {
     spec.attributes.Set("transB", int64_t{trans_b});
-    if (v.bias == 2 || (v.bias == 1 && v.stage == QGemmStage::kFbgemm)) {
-      for (int64_t j = 0; j < c.n; ++j) {
-        bias_f32.push_back(static_cast<float>(static_cast<int>(rng() % 201) - 100) * 0.02f);
-      }
-      spec.inputs.push_back(QConst(Tensor::FromValues<float>(Shape{c.n}, bias_f32).value(), std::nullopt));
-    } else if (v.bias == 1) {
-      std::vector<float> scales;
-      for (int64_t j = 0; j < c.n; ++j) {
-        bias_s32.push_back(static_cast<int32_t>(rng() % 8001) - 4000);
-        scales.push_back(x_qp.scale() * w_qp.scales()[w_qp.per_channel() ? j : 0]);
-      }
-      const QParams b_qp = QParams::PerChannel(DType::kS32, scales, std::vector<int32_t>(scales.size(), 0), 0,
-                                               INT32_MIN, INT32_MAX)
-                               .value();
-      spec.inputs.push_back(QConst(Tensor::FromValues<int32_t>(Shape{c.n}, bias_s32).value(), b_qp));
-    }
+    bias = testing::MakeRandomBias(rng, v.bias, v.stage, c.n, x_qp, w_qp, 0.02f);
+    if (!bias.input.absent) spec.inputs.push_back(bias.input);
   }
   spec.attributes.Set("requantization", reference::QGemmStageName(v.stage));
   if (v.relu) spec.attributes.Set("activation", "Relu");
@@ -113,7 +98,7 @@ void CheckLinear(std::mt19937_64& rng, const std::string& op, const LinearCase& 
   REQUIRE(y->shape() == Shape(y_dims));
   REQUIRE(y->dtype() == y_qp.dtype());
   const std::vector<uint8_t> want =
-      ReferenceLinear(x, x_qp, w, n_major, w_qp, y_qp, v.stage, v.relu, bias_s32, bias_f32);
+      ReferenceLinear(x, x_qp, w, n_major, w_qp, y_qp, v.stage, v.relu, bias.s32, bias.f32);
   const std::vector<uint8_t> got = testing::Bytes(*y);
   const int64_t bad = testing::FirstDifference(got, want);
   INFO("first difference at " << bad);
@@ -182,111 +167,64 @@ TEST_CASE("QGemm dequantized output is close to the float Gemm of the dequantize
   spec.inputs = {QIn(x, x_qp), QConst(w, w_qp), QConst(b, std::nullopt)};
   spec.attributes = {{"transB", int64_t{1}}};
   spec.output_qparams = y_qp;
-  auto y = testing::RunInt8Op(spec);
-  REQUIRE(testing::ErrorOf(y) == "");
-  const Context context = Context::ForIsas(DetectedIsas());
-  const Tensor xf = Dequantize(context, QTensor::Create(x, x_qp).value()).value();
-  const Tensor wf = Dequantize(context, QTensor::Create(w, w_qp).value()).value();
-  auto yf = testing::RunFloatOp("Gemm", {testing::In(xf), testing::Const(wf), testing::Const(b)},
-                                {{"transB", int64_t{1}}});
-  REQUIRE(testing::ErrorOf(yf) == "");
-  const float* f = yf->front().data<float>();
-  const uint8_t* q = y->data<uint8_t>();
-  // One step of difference at most: the int8 path rounds the bias to accumulator units and multiplies by a float32
-  // multiplier; the float path sums in another order.
-  int64_t inside = 0;
-  for (int64_t i = 0; i < y->NumElements(); ++i) {
-    const float want =
-        std::clamp(std::nearbyint(f[i] / y_qp.scale()) + static_cast<float>(y_qp.zero_point()), 0.0f, 255.0f);
-    INFO("element " << i << ": float " << f[i] << " -> " << want << ", int8 " << int{q[i]});
-    REQUIRE(std::fabs(static_cast<float>(q[i]) - want) <= 1.0f);
-    if (want > 0.0f && want < 255.0f) ++inside;
-  }
-  CHECK(inside * 2 > y->NumElements());
+  testing::ExpectOneStepFromFloat(spec, "Gemm", {{"transB", int64_t{1}}});
 }
 
+// QGemm on u8 [4, 8] with per-channel weights [6, 8] (transB = 1); tests change one thing each.
 testing::Int8OpSpec ValidGemmSpec() {
-  std::mt19937_64 rng(5);
-  testing::Int8OpSpec spec;
-  spec.op_type = "QGemm";
-  spec.inputs = {QIn(testing::RandomBytes(rng, DType::kU8, Shape{4, 8}), testing::PerTensorQ(DType::kU8, 0.02f, 128)),
-                 QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 8}), testing::WeightQParams(rng, true, 6, 0, false))};
-  spec.attributes = {{"transB", int64_t{1}}};
-  spec.output_qparams = testing::PerTensorQ(DType::kS8, 0.3f, 0);
-  return spec;
-}
-
-void ExpectQGemmCompileError(const testing::Int8OpSpec& spec, const std::vector<std::string>& parts) {
-  auto r = testing::CompileInt8Op(spec);
-  REQUIRE_FALSE(r.ok());
-  const std::string& msg = r.status().message();
-  INFO(msg);
-  for (const std::string& p : parts) CHECK(msg.find(p) != std::string::npos);
+  return testing::ValidLinearSpec("QGemm", Shape{4, 8}, Shape{6, 8}, {{"transB", int64_t{1}}},
+                                  testing::PerTensorQ(DType::kS8, 0.3f, 0), 5);
 }
 
 TEST_CASE("QGemm and QMatMul reject bad qparams, weights, bias and attributes with clear errors", "[int8_ops]") {
   REQUIRE(testing::CompileInt8Op(ValidGemmSpec()).ok());
   const std::string node = "failed to compile node 'op' (QGemm)";
   std::mt19937_64 rng(3);
-  SECTION("missing qparams") {
-    auto s = ValidGemmSpec();
-    s.inputs[0].qparams.reset();
-    ExpectQGemmCompileError(s, {node, "'x'", "qparams"});
-    s = ValidGemmSpec();
-    s.inputs[1].qparams.reset();
-    ExpectQGemmCompileError(s, {node, "'w'", "qparams"});
-    s = ValidGemmSpec();
-    s.output_qparams.reset();
-    ExpectQGemmCompileError(s, {node, "'y'", "qparams"});
-  }
+  SECTION("missing qparams") { testing::ExpectMissingQParamsErrors(ValidGemmSpec(), node); }
   SECTION("weights") {
+    testing::ExpectConstantS8WeightErrors(ValidGemmSpec(), node, rng, Shape{6, 8});
+    // Per channel along K with transB = 1 (8 values fit the shape, but they are not the N axis).
     auto s = ValidGemmSpec();
-    s.inputs[1].constant = false;
-    ExpectQGemmCompileError(s, {node, "'w'", "constant"});
-    s = ValidGemmSpec();
-    s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kU8, Shape{6, 8}), testing::PerTensorQ(DType::kU8, 0.1f, 0));
-    ExpectQGemmCompileError(s, {node, "'w'", "must be s8"});
-    s = ValidGemmSpec();  // per channel along K with transB = 1 (8 values fit the shape, but they are not the N axis)
     s.inputs[1].qparams = testing::WeightQParams(rng, true, 8, 1, false);
-    ExpectQGemmCompileError(s, {node, "'w'", "axis 0"});
+    testing::ExpectCompileError(s, {node, "'w'", "axis 0"});
     s = ValidGemmSpec();  // transB = 0 wants [K, N] with channels on axis 1
     s.attributes.Set("transB", int64_t{0});
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{8, 6}), testing::WeightQParams(rng, true, 8, 0, false));
-    ExpectQGemmCompileError(s, {node, "'w'", "axis 1"});
+    testing::ExpectCompileError(s, {node, "'w'", "axis 1"});
     s = ValidGemmSpec();
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{6, 7}), testing::WeightQParams(rng, true, 6, 0, false));
-    ExpectQGemmCompileError(s, {node, "'x'", "K = 7"});
+    testing::ExpectCompileError(s, {node, "'x'", "K = 7"});
   }
   SECTION("bias") {
     auto s = ValidGemmSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{1, 6}).value(), std::nullopt));
-    ExpectQGemmCompileError(s, {node, "'b'", "[6]"});
+    testing::ExpectCompileError(s, {node, "'b'", "[6]"});
     s = ValidGemmSpec();
     s.inputs.push_back(QConst(Tensor::Create(DType::kS32, Shape{6}).value(), std::nullopt));
-    ExpectQGemmCompileError(s, {node, "'b'", "qparams"});
+    testing::ExpectCompileError(s, {node, "'b'", "qparams"});
   }
   SECTION("attributes") {
     auto s = ValidGemmSpec();
     s.attributes.Set("transA", int64_t{1});
-    ExpectQGemmCompileError(s, {node, "transA"});
+    testing::ExpectCompileError(s, {node, "transA"});
     s = ValidGemmSpec();
     s.attributes.Set("alpha", 2.0f);
-    ExpectQGemmCompileError(s, {node, "alpha"});
+    testing::ExpectCompileError(s, {node, "alpha"});
     s = ValidGemmSpec();
     s.attributes.Set("requantization", "q15");
-    ExpectQGemmCompileError(s, {node, "requantization", "q15"});
+    testing::ExpectCompileError(s, {node, "requantization", "q15"});
     s = ValidGemmSpec();
     s.inputs[0] = QIn(testing::RandomBytes(rng, DType::kU8, Shape{2, 4, 8}), testing::PerTensorQ(DType::kU8, 0.02f, 1));
-    ExpectQGemmCompileError(s, {node, "'x'", "[M, K]"});
+    testing::ExpectCompileError(s, {node, "'x'", "[M, K]"});
   }
   SECTION("QMatMul") {
     auto s = ValidGemmSpec();
     s.op_type = "QMatMul";
     s.attributes = {};
     s.inputs[1] = QConst(testing::RandomBytes(rng, DType::kS8, Shape{8, 6}), testing::WeightQParams(rng, true, 8, 0, false));
-    ExpectQGemmCompileError(s, {"failed to compile node 'op' (QMatMul)", "'w'", "axis 1"});
+    testing::ExpectCompileError(s, {"failed to compile node 'op' (QMatMul)", "'w'", "axis 1"});
     s.inputs.push_back(QConst(Tensor::Create(DType::kF32, Shape{6}).value(), std::nullopt));
-    ExpectQGemmCompileError(s, {"failed to compile node 'op' (QMatMul)"});
+    testing::ExpectCompileError(s, {"failed to compile node 'op' (QMatMul)"});
   }
 }
 

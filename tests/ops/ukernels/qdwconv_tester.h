@@ -12,6 +12,7 @@
 
 #include "ops/reference/qgemm_reference.h"
 #include "ops/ukernels/qdwconv.h"
+#include "tests/ops/stage_arrays.h"
 
 namespace octet::testing {
 
@@ -75,38 +76,31 @@ class QDwConvTester {
 
     // Per-channel parameters, 16-entry aligned lengths as the operator provides.
     const size_t np = (c + 15) / 16 * 16;
-    std::vector<int32_t> bias(np, 0), col_offsets(np, 0), col_sums(np, 0), qm(np, 0), qs(np, 0);
-    std::vector<float> mult(np, 1.0f), bias_f(np, 0.0f), w_scale(np, 1.0f);
+    std::vector<int32_t> col_offsets(np, 0), col_sums(np, 0);
+    StageArrays st(np);
     const float a_scale = 0.02f;
     for (size_t j = 0; j < c; ++j) {
       for (size_t t = 0; t < taps; ++t) col_sums[j] += w[j * taps + t];
-      w_scale[j] = 0.002f + 0.001f * static_cast<float>(rng() % 7);
+      st.w_scales[j] = 0.002f + 0.001f * static_cast<float>(rng() % 7);
       const float y_scale = 0.0005f * std::sqrt(static_cast<float>(taps)) * (1.0f + static_cast<float>(rng() % 3));
       if (e.stage == QGemmStage::kFbgemm) {
-        reference::QGemmFbgemmParams(a_scale, w_scale[j], y_scale,
-                                     static_cast<float>(static_cast<int64_t>(rng() % 201) - 100) * 0.01f, &mult[j],
-                                     &bias_f[j]);
+        reference::QGemmFbgemmParams(a_scale, st.w_scales[j], y_scale,
+                                     static_cast<float>(static_cast<int64_t>(rng() % 201) - 100) * 0.01f,
+                                     &st.multipliers[j], &st.bias_f32[j]);
       } else {
-        mult[j] = reference::QGemmFp32Multiplier(a_scale, w_scale[j], y_scale);
-        reference::QGemmQ31Multiplier(a_scale, w_scale[j], y_scale, &qm[j], &qs[j]);
-        bias_f[j] = static_cast<float>(static_cast<int64_t>(rng() % 201) - 100) * 0.01f;
-        bias[j] = static_cast<int32_t>(rng() % 20001) - 10000;
+        st.multipliers[j] = reference::QGemmFp32Multiplier(a_scale, st.w_scales[j], y_scale);
+        reference::QGemmQ31Multiplier(a_scale, st.w_scales[j], y_scale, &st.q31_m[j], &st.q31_s[j]);
+        st.bias_f32[j] = static_cast<float>(static_cast<int64_t>(rng() % 201) - 100) * 0.01f;
+        st.bias_s32[j] = static_cast<int32_t>(rng() % 20001) - 10000;
       }
-      if (e.stage == QGemmStage::kFbgemm || e.stage == QGemmStage::kF32) bias[j] = 0;
-      col_offsets[j] = QGemmColumnOffset(bias[j], zp, col_sums[j], static_cast<int64_t>(taps), 0);
+      if (e.stage == QGemmStage::kFbgemm || e.stage == QGemmStage::kF32) st.bias_s32[j] = 0;
+      col_offsets[j] = QGemmColumnOffset(st.bias_s32[j], zp, col_sums[j], static_cast<int64_t>(taps), 0);
     }
     QGemmUkernelParams params;
     params.col_offsets = col_offsets.data();
     params.col_sums = col_sums.data();
+    params.stage = st.Params(e.stage, a_scale);
     QGemmStageParams& s = params.stage;
-    s.stage = e.stage;
-    s.bias_s32 = bias.data();
-    s.multipliers = mult.data();
-    s.q31_multipliers = qm.data();
-    s.q31_shifts = qs.data();
-    s.bias_f32 = bias_f.data();
-    s.w_scales = w_scale.data();
-    s.a_scale = a_scale;
     s.signed_output = signed_output_;
     s.zero_point = signed_output_ ? output_zero_point_ - 128 : output_zero_point_;
     s.lo = signed_output_ ? lo_ - 128 : lo_;

@@ -17,6 +17,7 @@
 
 #include "ops/reference/qgemm_reference.h"
 #include "ops/ukernels/qgemm.h"
+#include "tests/ops/stage_arrays.h"
 
 namespace octet::testing {
 
@@ -132,34 +133,24 @@ class QGemmTester {
 
     // Stage parameters per column, scaled so the outputs spread over the range.
     const QGemmStage stage = kernel.stage;
-    std::vector<int32_t> bias_s32(np, 0);
-    std::vector<float> bias_f32(np, 0.0f), multipliers(np, 1.0f), w_scales(np, 1.0f);
-    std::vector<int32_t> q31_m(np, 0), q31_s(np, 0);
+    StageArrays st(np);
     std::uniform_real_distribution<double> jitter(0.5, 2.0);
     const float a_scale = 0.0173f;
     for (size_t j = 0; j < n_; ++j) {
       int64_t col_max = 1;
       for (size_t i = 0; i < m_; ++i) col_max = std::max<int64_t>(col_max, std::abs(int64_t{acc[i * n_ + j]}));
       const double real = 70.0 * gain_ / static_cast<double>(col_max) * jitter(rng);
-      w_scales[j] = static_cast<float>(0.003 * jitter(rng));
+      st.w_scales[j] = static_cast<float>(0.003 * jitter(rng));
       if (bias_) {
-        bias_s32[j] = static_cast<int32_t>(static_cast<int64_t>(rng() % 2001) - 1000) * static_cast<int32_t>(
+        st.bias_s32[j] = static_cast<int32_t>(static_cast<int64_t>(rng() % 2001) - 1000) * static_cast<int32_t>(
                           std::max<int64_t>(1, col_max / 4000));
-        bias_f32[j] = static_cast<float>(bias_s32[j]) * 0.37f;
+        st.bias_f32[j] = static_cast<float>(st.bias_s32[j]) * 0.37f;
       }
-      multipliers[j] = static_cast<float>(real);
-      reference::QuantizeMultiplier(real, &q31_m[j], &q31_s[j]);
-      if (stage == QGemmStage::kFbgemm) bias_f32[j] = static_cast<float>(bias_s32[j]) * 0.37f + 0.25f;
+      st.multipliers[j] = static_cast<float>(real);
+      reference::QuantizeMultiplier(real, &st.q31_m[j], &st.q31_s[j]);
+      if (stage == QGemmStage::kFbgemm) st.bias_f32[j] = static_cast<float>(st.bias_s32[j]) * 0.37f + 0.25f;
     }
-    QGemmStageParams sp;
-    sp.stage = stage;
-    sp.bias_s32 = bias_s32.data();
-    sp.multipliers = multipliers.data();
-    sp.q31_multipliers = q31_m.data();
-    sp.q31_shifts = q31_s.data();
-    sp.bias_f32 = bias_f32.data();
-    sp.w_scales = w_scales.data();
-    sp.a_scale = a_scale;
+    QGemmStageParams sp = st.Params(stage, a_scale);
     sp.signed_output = signed_output_;
     sp.zero_point = explicit_bounds_ ? y_zp_ : (signed_output_ ? -7 : 121);
     sp.lo = explicit_bounds_ ? lo_ : (signed_output_ ? -128 : 0);
@@ -177,7 +168,7 @@ class QGemmTester {
     const bool int_bias = stage == QGemmStage::kS32 || stage == QGemmStage::kFp32 || stage == QGemmStage::kQ31;
     std::vector<int32_t> col_offsets(np, 0);
     for (size_t j = 0; j < n_; ++j) {
-      col_offsets[j] = QGemmColumnOffset(int_bias ? bias_s32[j] : 0, a_zp, col_sums[j], static_cast<int64_t>(k_),
+      col_offsets[j] = QGemmColumnOffset(int_bias ? st.bias_s32[j] : 0, a_zp, col_sums[j], static_cast<int64_t>(k_),
                                          w_zps[j]);
     }
     std::vector<int32_t> row_sums(m_ + 1, 0);

@@ -13,6 +13,7 @@
 #include "ops/reference/qconv2d_reference.h"
 #include "ops/reference/qgemm_reference.h"
 #include "ops/ukernels/qigemm.h"
+#include "tests/ops/stage_arrays.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -82,27 +83,18 @@ void CheckKernel(std::mt19937_64& rng, const QIgemmUkernelEntry& kernel, Stats* 
 
   // Stage parameters per output channel, scaled so the outputs spread over the range.
   const QGemmStage stage = kernel.stage;
-  std::vector<int32_t> bias_s32(padded, 0), q31_m(padded, 0), q31_s(padded, 0);
-  std::vector<float> bias_f32(padded, 0.0f), multipliers(padded, 1.0f), w_scales(padded, 1.0f);
+  testing::StageArrays st(padded);
   for (size_t j = 0; j < n; ++j) {
     int64_t col_max = 1;
     for (size_t i = 0; i < m; ++i) col_max = std::max<int64_t>(col_max, std::abs(int64_t{acc[i * n + j]}));
     const double real = 60.0 / static_cast<double>(col_max) * (0.6 + 0.1 * static_cast<double>(rng() % 9));
-    multipliers[j] = static_cast<float>(real);
-    reference::QuantizeMultiplier(real, &q31_m[j], &q31_s[j]);
-    bias_s32[j] = static_cast<int32_t>(rng() % 2001) - 1000;
-    bias_f32[j] = static_cast<float>(bias_s32[j]) * 0.37f;
-    w_scales[j] = 0.002f + 0.0005f * static_cast<float>(rng() % 5);
+    st.multipliers[j] = static_cast<float>(real);
+    reference::QuantizeMultiplier(real, &st.q31_m[j], &st.q31_s[j]);
+    st.bias_s32[j] = static_cast<int32_t>(rng() % 2001) - 1000;
+    st.bias_f32[j] = static_cast<float>(st.bias_s32[j]) * 0.37f;
+    st.w_scales[j] = 0.002f + 0.0005f * static_cast<float>(rng() % 5);
   }
-  QGemmStageParams sp;
-  sp.stage = stage;
-  sp.bias_s32 = bias_s32.data();
-  sp.multipliers = multipliers.data();
-  sp.q31_multipliers = q31_m.data();
-  sp.q31_shifts = q31_s.data();
-  sp.bias_f32 = bias_f32.data();
-  sp.w_scales = w_scales.data();
-  sp.a_scale = 0.0173f;
+  QGemmStageParams sp = st.Params(stage, 0.0173f);
   sp.signed_output = rng() & 1;
   sp.zero_point = sp.signed_output ? -7 : 121;
   sp.lo = sp.signed_output ? -128 : 0;
@@ -122,8 +114,8 @@ void CheckKernel(std::mt19937_64& rng, const QIgemmUkernelEntry& kernel, Stats* 
     std::vector<int32_t> col_sums(layout.PaddedN(og) + 64, 0), col_offsets(og + 64, 0), row_sums(m, 0);
     QGemmPackWeights(layout, og, k, w.data() + j0 * k, k, packed.data(), col_sums.data());
     for (size_t j = 0; j < og; ++j) {
-      col_offsets[j] =
-          QGemmColumnOffset(int_bias ? bias_s32[j0 + j] : 0, x_zp, col_sums[j], static_cast<int64_t>(k), w_zp[j0 + j]);
+      col_offsets[j] = QGemmColumnOffset(int_bias ? st.bias_s32[j0 + j] : 0, x_zp, col_sums[j],
+                                         static_cast<int64_t>(k), w_zp[j0 + j]);
     }
     for (size_t i = 0; i < m; ++i) {
       int64_t sum = 0;

@@ -56,12 +56,12 @@ RequantizeCase RandomCase(std::mt19937_64& rng, size_t rows, size_t channels) {
   return c;
 }
 
-template <typename T>
-void CheckFp32(const UkernelEntry<RequantizeFp32UkernelFn<T>>& kernel, const RequantizeCase& c) {
-  std::vector<float> m(c.real_multipliers.begin(), c.real_multipliers.end());
-  const RequantizeFp32Params p{m.data(), c.per_channel, c.zero_point, c.lo, c.hi};
+// Runs `kernel` and `reference` on case `c` with params `p` into outputs with a guard element past the end (both
+// prefilled with 33); fails at the first differing element.
+template <typename T, typename Kernel, typename Params, typename Reference>
+void ExpectSameAsReference(const Kernel& kernel, const RequantizeCase& c, const Params& p, Reference reference) {
   std::vector<T> want(c.rows * c.y_stride + 1, T{33}), got(want);
-  reference::RequantizeFp32(c.rows, c.channels, c.acc.data(), c.acc_stride, want.data(), c.y_stride, p);
+  reference(c.rows, c.channels, c.acc.data(), c.acc_stride, want.data(), c.y_stride, p);
   kernel.fn(c.rows, c.channels, c.acc.data(), c.acc_stride, got.data(), c.y_stride, p);
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] != got[i]) {
@@ -73,20 +73,18 @@ void CheckFp32(const UkernelEntry<RequantizeFp32UkernelFn<T>>& kernel, const Req
 }
 
 template <typename T>
+void CheckFp32(const UkernelEntry<RequantizeFp32UkernelFn<T>>& kernel, const RequantizeCase& c) {
+  std::vector<float> m(c.real_multipliers.begin(), c.real_multipliers.end());
+  const RequantizeFp32Params p{m.data(), c.per_channel, c.zero_point, c.lo, c.hi};
+  ExpectSameAsReference<T>(kernel, c, p, reference::RequantizeFp32<T>);
+}
+
+template <typename T>
 void CheckQ31(const UkernelEntry<RequantizeQ31UkernelFn<T>>& kernel, const RequantizeCase& c) {
   std::vector<int32_t> mult(c.real_multipliers.size()), shift(c.real_multipliers.size());
   for (size_t i = 0; i < mult.size(); ++i) reference::QuantizeMultiplier(c.real_multipliers[i], &mult[i], &shift[i]);
   const RequantizeQ31Params p{mult.data(), shift.data(), c.per_channel, c.zero_point, c.lo, c.hi};
-  std::vector<T> want(c.rows * c.y_stride + 1, T{33}), got(want);
-  reference::RequantizeQ31(c.rows, c.channels, c.acc.data(), c.acc_stride, want.data(), c.y_stride, p);
-  kernel.fn(c.rows, c.channels, c.acc.data(), c.acc_stride, got.data(), c.y_stride, p);
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (want[i] != got[i]) {
-      FAIL_CHECK(kernel.name << " rows=" << c.rows << " channels=" << c.channels << " index " << i << " want "
-                             << int{want[i]} << " got " << int{got[i]});
-      return;
-    }
-  }
+  ExpectSameAsReference<T>(kernel, c, p, reference::RequantizeQ31<T>);
 }
 
 template <typename T>

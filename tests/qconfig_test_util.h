@@ -1,0 +1,48 @@
+// Quantization configs the tests quantize their models with, spelled once.
+#pragma once
+
+#include <cstdint>
+
+#include "quant/qconfig.h"
+#include "quant/qconfig_mapping.h"
+
+namespace octet::testing {
+
+// PyTorch's usual static config: MinMax quint8 activations (narrowed to [0, 2^bits - 1] when `activation_bits` < 8)
+// and per-channel symmetric qint8 weights.
+inline QConfig MinMaxPerChannelQConfig(int activation_bits = 8) {
+  QConfig qc;
+  qc.activation = ObserverSpec{ObserverKind::kMinMax, {}};
+  if (activation_bits != 8) {
+    qc.activation.options.quant_min = 0;
+    qc.activation.options.quant_max = (int64_t{1} << activation_bits) - 1;
+  }
+  qc.weight.kind = ObserverKind::kPerChannelMinMax;
+  qc.weight.options.dtype = DType::kS8;
+  qc.weight.options.qscheme = QScheme::kPerChannelSymmetric;
+  return qc;
+}
+
+// qnnpack's preset (per-tensor symmetric weights) with MinMax activations for the whole model: fast to calibrate.
+inline QConfigMapping QnnpackMinMaxMapping() {
+  QConfig q = GetDefaultQConfig("qnnpack").value();
+  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
+  QConfigMapping m;
+  m.SetGlobal(q);
+  return m;
+}
+
+// The x86 preset (Histogram reduce_range activations, per-channel weights) for the whole model, with its activation
+// observer replaced by `activation` (keeping x86's 7-bit activations) unless that is Histogram.
+inline QConfigMapping X86Mapping(ObserverKind activation = ObserverKind::kMinMax) {
+  QConfig q = GetDefaultQConfig("x86").value();
+  if (activation != ObserverKind::kHistogram) {
+    q.activation = ObserverSpec{activation, {}};
+    q.activation.options.reduce_range = true;
+  }
+  QConfigMapping m;
+  m.SetGlobal(q);
+  return m;
+}
+
+}  // namespace octet::testing
