@@ -115,23 +115,28 @@ SgemmTiling ChooseSgemmTiling(SgemmBlockFn kernel, int64_t m, int64_t n, int64_t
   auto tile_flops = [&](const SgemmTiling& c) {
     return 2 * std::min(c.m, c.tile_panels * c.panel_rows) * std::min(c.n, c.tile_n) * kk;
   };
-  // Halve the tiles, wide columns first, then rows down to kMinTileRows, then columns down to one panel, while the
-  // product has fewer than kTargetTiles tiles and each still does kMinTileFlops.
+  // Halve the tiles, wide columns first, then rows down to kMinTileRows, then columns down to one panel (the first
+  // of these that still leaves kMinTileFlops per tile), while the product has fewer than kTargetTiles tiles.
   while (t.count() < kTargetTiles) {
-    SgemmTiling next = t;
-    const int64_t rows = std::min(t.m, t.tile_panels * t.panel_rows);
-    if (t.tile_n > kPreferredMinTileN && t.n > t.tile_n / 2) {
-      next.tile_n = RoundUp(t.tile_n / 2, col_unit);
-    } else if (rows / 2 >= kMinTileRows && t.tile_panels > 1) {
-      next.subtiles = t.subtiles * 2;
-    } else if (t.tile_n > col_unit && t.n > t.tile_n / 2) {
-      next.tile_n = RoundUp(t.tile_n / 2, col_unit);
-    } else {
-      break;
+    bool split = false;
+    for (int option = 0; option < 3 && !split; ++option) {
+      SgemmTiling next = t;
+      const int64_t rows = std::min(t.m, t.tile_panels * t.panel_rows);
+      if (option == 1) {
+        if (rows / 2 < kMinTileRows || t.tile_panels == 1) continue;
+        next.subtiles = t.subtiles * 2;
+      } else {
+        const int64_t narrowest = option == 0 ? kPreferredMinTileN : col_unit;
+        if (t.tile_n <= narrowest || t.n <= t.tile_n / 2) continue;
+        next.tile_n = RoundUp(t.tile_n / 2, col_unit);
+      }
+      Finish(next);
+      if (next.count() > t.count() && tile_flops(next) >= kMinTileFlops) {
+        t = next;
+        split = true;
+      }
     }
-    Finish(next);
-    if (next.count() <= t.count() || tile_flops(next) < kMinTileFlops) break;
-    t = next;
+    if (!split) break;
   }
   return t;
 }
