@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/threading.h"
@@ -275,23 +276,37 @@ const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPl
                                          int64_t m) {
   const auto* bytes = static_cast<const uint8_t*>(x.raw_data());
   const size_t size = x.SizeBytes();
-  int32_t lo = 0, hi = 0;
-  if (s.x_dtype == DType::kU8) {
-    uint8_t mn = s.pad_byte, mx = s.pad_byte;
-    for (size_t i = 0; i < size; ++i) {
-      mn = std::min(mn, bytes[i]);
-      mx = std::max(mx, bytes[i]);
+  // The range in 256 KiB pieces over threads (min and max do not depend on the order), the pad byte included.
+  const size_t piece = size_t{256} << 10;
+  const int64_t pieces = static_cast<int64_t>((size + piece - 1) / piece);
+  const bool u8 = s.x_dtype == DType::kU8;
+  auto value = [&](uint8_t byte) { return u8 ? int32_t{byte} : int32_t{static_cast<int8_t>(byte)}; };
+  std::vector<std::pair<int32_t, int32_t>> parts(static_cast<size_t>(pieces));
+  ParallelFor(context, pieces, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const uint8_t* p = bytes + static_cast<size_t>(t) * piece;
+      const size_t count = std::min(piece, size - static_cast<size_t>(t) * piece);
+      if (u8) {
+        uint8_t mn = p[0], mx = p[0];
+        for (size_t i = 0; i < count; ++i) {
+          mn = std::min(mn, p[i]);
+          mx = std::max(mx, p[i]);
+        }
+        parts[static_cast<size_t>(t)] = {mn, mx};
+      } else {
+        int8_t mn = static_cast<int8_t>(p[0]), mx = mn;
+        for (size_t i = 0; i < count; ++i) {
+          mn = std::min(mn, static_cast<int8_t>(p[i]));
+          mx = std::max(mx, static_cast<int8_t>(p[i]));
+        }
+        parts[static_cast<size_t>(t)] = {mn, mx};
+      }
     }
-    lo = mn;
-    hi = mx;
-  } else {
-    int8_t mn = static_cast<int8_t>(s.pad_byte), mx = mn;
-    for (size_t i = 0; i < size; ++i) {
-      mn = std::min(mn, static_cast<int8_t>(bytes[i]));
-      mx = std::max(mx, static_cast<int8_t>(bytes[i]));
-    }
-    lo = mn;
-    hi = mx;
+  });
+  int32_t lo = value(s.pad_byte), hi = lo;
+  for (const auto& [mn, mx] : parts) {
+    lo = std::min(lo, mn);
+    hi = std::max(hi, mx);
   }
   const QGemmPlan& plan = s.groups.front();
   const std::string gemm = QGemmKernelName(context, plan.weights(), plan.KernelParams().stage.stage, m, lo, hi);

@@ -334,9 +334,11 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
       ParallelFor(r.context, t.tiles_n, 1, [&](int64_t begin, int64_t end) {
         for (int64_t tn = begin; tn < end; ++tn) columns(tn, cols + tn * plan.slot_floats);
       });
+      // Column tile outer: consecutive tiles share one column tile's im2col while it is in cache (row tile outer
+      // streamed the whole im2col from memory once per row tile: ResNet-18's layer2 3x3 ran 38% slower at 1 thread).
       ParallelFor(r.context, t.count(), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-          const int64_t tm = i / t.tiles_n, tn = i % t.tiles_n;
+          const int64_t tn = i / t.tiles_m, tm = i % t.tiles_m;
           multiply(SgemmTileRows(t, tm), tn, cols + tn * plan.slot_floats);
         }
       });

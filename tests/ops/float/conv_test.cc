@@ -114,7 +114,7 @@ TEST_CASE("Conv im2col over several chunks and through the strided phase split",
 TEST_CASE("Conv's 2-D tiles over channels and pixels give the same output at 1, 2, 3 and 7 threads", "[float_ops]") {
   auto rng = testing::MakeRng("conv-tiles");
   //                           n  c    h   w   oc  kh kw sh sw dh dw pt pl pb pr  g  bias
-  const ConvCase cases[] = {{1, 70, 9, 9, 300, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},     // 3 blocks, 630 = k
+  const ConvCase cases[] = {{1, 160, 9, 9, 300, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},    // 3 blocks, k 1440
                             {1, 256, 7, 7, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false},   // layer4-like, k 2304
                             {2, 40, 15, 13, 130, 3, 3, 2, 1, 1, 1, 1, 0, 1, 1, 2, true},   // groups, stride, batch 2
                             {1, 16, 40, 37, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},    // one row tile, wide
