@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/threading.h"
@@ -275,23 +276,37 @@ const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPl
                                          int64_t m) {
   const auto* bytes = static_cast<const uint8_t*>(x.raw_data());
   const size_t size = x.SizeBytes();
-  int32_t lo = 0, hi = 0;
-  if (s.x_dtype == DType::kU8) {
-    uint8_t mn = s.pad_byte, mx = s.pad_byte;
-    for (size_t i = 0; i < size; ++i) {
-      mn = std::min(mn, bytes[i]);
-      mx = std::max(mx, bytes[i]);
+  // The range in 256 KiB pieces over threads (min and max do not depend on the order), the pad byte included.
+  const size_t piece = size_t{256} << 10;
+  const int64_t pieces = static_cast<int64_t>((size + piece - 1) / piece);
+  const bool u8 = s.x_dtype == DType::kU8;
+  auto value = [&](uint8_t byte) { return u8 ? int32_t{byte} : int32_t{static_cast<int8_t>(byte)}; };
+  std::vector<std::pair<int32_t, int32_t>> parts(static_cast<size_t>(pieces));
+  ParallelFor(context, pieces, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const uint8_t* p = bytes + static_cast<size_t>(t) * piece;
+      const size_t count = std::min(piece, size - static_cast<size_t>(t) * piece);
+      if (u8) {
+        uint8_t mn = p[0], mx = p[0];
+        for (size_t i = 0; i < count; ++i) {
+          mn = std::min(mn, p[i]);
+          mx = std::max(mx, p[i]);
+        }
+        parts[static_cast<size_t>(t)] = {mn, mx};
+      } else {
+        int8_t mn = static_cast<int8_t>(p[0]), mx = mn;
+        for (size_t i = 0; i < count; ++i) {
+          mn = std::min(mn, static_cast<int8_t>(p[i]));
+          mx = std::max(mx, static_cast<int8_t>(p[i]));
+        }
+        parts[static_cast<size_t>(t)] = {mn, mx};
+      }
     }
-    lo = mn;
-    hi = mx;
-  } else {
-    int8_t mn = static_cast<int8_t>(s.pad_byte), mx = mn;
-    for (size_t i = 0; i < size; ++i) {
-      mn = std::min(mn, static_cast<int8_t>(bytes[i]));
-      mx = std::max(mx, static_cast<int8_t>(bytes[i]));
-    }
-    lo = mn;
-    hi = mx;
+  });
+  int32_t lo = value(s.pad_byte), hi = lo;
+  for (const auto& [mn, mx] : parts) {
+    lo = std::min(lo, mn);
+    hi = std::max(hi, mx);
   }
   const QGemmPlan& plan = s.groups.front();
   const std::string gemm = QGemmKernelName(context, plan.weights(), plan.KernelParams().stage.stage, m, lo, hi);
@@ -326,27 +341,45 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QI
   // Tiles per task from the shape alone: about 2^20 multiply-adds each.
   const int64_t per_task =
       std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / std::max<size_t>(mr * k * og, 1)));
+  const int64_t pixel_tasks = (tiles + per_task - 1) / per_task;
+  // Layers with few pixels (7x7, 14x14) and many channels also split the output channels, in whole kernel panels,
+  // until there are enough tasks for 16 threads or a task would fall below 2^19 multiply-adds: tiles over (pixels,
+  // channels). Also from the shape alone, and each output element is still computed whole by one call.
+  const size_t unit = std::max<size_t>({size_t{kernel.nr}, size_t{kernel.layout.nr}, size_t{1}});
+  size_t cols = og;
+  while (kernel.layout.nr != 0 && pixel_tasks * static_cast<int64_t>((og + cols - 1) / cols) < 32) {
+    const size_t half = ((cols + 1) / 2 + unit - 1) / unit * unit;
+    if (half >= cols || static_cast<size_t>(per_task) * mr * k * half < (size_t{1} << 19)) break;
+    cols = half;
+  }
+  const int64_t col_blocks = static_cast<int64_t>((og + cols - 1) / cols);
+  const size_t w_panel_stride = kernel.layout.PanelStride(k);
   for (int64_t group = 0; group < g.groups; ++group) {
     const QGemmUkernelParams params = s.groups[static_cast<size_t>(group)].KernelParams();
     const int8_t* w = reinterpret_cast<const int8_t*>((*weights)[static_cast<size_t>(group)].data());
-    ParallelFor(context, tiles, per_task, [&](int64_t begin, int64_t end) {
-      QIgemmUkernelArgs args;
-      args.m = std::min(static_cast<size_t>(end) * mr, m) - static_cast<size_t>(begin) * mr;
-      args.n = og;
-      args.taps = taps;
-      args.c = cg;
-      args.indirection = indirection + static_cast<size_t>(begin) * taps * mr;
-      args.mr = mr;
-      args.a_offset = static_cast<size_t>(group) * cg;
-      args.w = w;
-      args.w_panel_stride = kernel.layout.PanelStride(k);
-      args.layout = kernel.layout;
-      args.y =
-          y_bytes +
-          (static_cast<size_t>(begin) * mr * static_cast<size_t>(g.c_out) + static_cast<size_t>(group) * og) * out_size;
-      args.y_stride = static_cast<size_t>(g.c_out);
-      args.params = &params;
-      kernel.fn(args);
+    ParallelFor(context, pixel_tasks * col_blocks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t tile0 = t / col_blocks * per_task, tile1 = std::min(tiles, tile0 + per_task);
+        const size_t j0 = static_cast<size_t>(t % col_blocks) * cols;
+        const QGemmUkernelParams block_params = QGemmParamsAt(params, 0, static_cast<int64_t>(j0));
+        QIgemmUkernelArgs args;
+        args.m = std::min(static_cast<size_t>(tile1) * mr, m) - static_cast<size_t>(tile0) * mr;
+        args.n = std::min(cols, og - j0);
+        args.taps = taps;
+        args.c = cg;
+        args.indirection = indirection + static_cast<size_t>(tile0) * taps * mr;
+        args.mr = mr;
+        args.a_offset = static_cast<size_t>(group) * cg;
+        args.w = w + (kernel.layout.nr != 0 ? j0 / kernel.layout.nr * w_panel_stride : 0);
+        args.w_panel_stride = w_panel_stride;
+        args.layout = kernel.layout;
+        args.y = y_bytes + (static_cast<size_t>(tile0) * mr * static_cast<size_t>(g.c_out) +
+                            static_cast<size_t>(group) * og + j0) *
+                               out_size;
+        args.y_stride = static_cast<size_t>(g.c_out);
+        args.params = &block_params;
+        kernel.fn(args);
+      }
     });
   }
   s.ReturnScratch(std::move(buffer));

@@ -424,7 +424,8 @@ struct Blocking {
 Blocking ChooseBlocking(int64_t m, int64_t n, int64_t k, int64_t mr, int64_t nr, int64_t w_bytes) {
   constexpr int64_t kBlockBytes = 384 * 1024;          // per operand, of a 2 MiB L2
   constexpr int64_t kMacsPerBlock = int64_t{1} << 20;  // ~1-5 us of work; smaller blocks cost more than they gain
-  constexpr int64_t kMaxBlocks = 16;
+  // Enough blocks for 16 threads to balance (16 blocks on 16 threads leave every thread waiting for the slowest).
+  constexpr int64_t kMaxBlocks = 64;
   const int64_t kk = std::max<int64_t>(k, 64);
   const int64_t m_tiles = (m + mr - 1) / mr, n_tiles = (n + nr - 1) / nr;
   int64_t mb_tiles = std::clamp<int64_t>(kBlockBytes / (mr * kk), 1, m_tiles);
@@ -470,6 +471,21 @@ std::pair<int32_t, int32_t> ValueRange(const T* a, size_t count) {
 
 }  // namespace
 
+QGemmUkernelParams QGemmParamsAt(const QGemmUkernelParams& params, int64_t i0, int64_t j0) {
+  QGemmUkernelParams bp = params;
+  if (bp.col_offsets != nullptr) bp.col_offsets += j0;
+  if (bp.col_sums != nullptr) bp.col_sums += j0;
+  if (bp.w_zero_points != nullptr) bp.w_zero_points += j0;
+  if (bp.row_sums != nullptr) bp.row_sums += i0;
+  QGemmStageParams& sp = bp.stage;
+  if (sp.multipliers != nullptr) sp.multipliers += j0;
+  if (sp.q31_multipliers != nullptr) sp.q31_multipliers += j0;
+  if (sp.q31_shifts != nullptr) sp.q31_shifts += j0;
+  if (sp.bias_f32 != nullptr) sp.bias_f32 += j0;
+  if (sp.w_scales != nullptr) sp.w_scales += j0;
+  return bp;
+}
+
 Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) const {
   if (!state_) return InvalidArgument("failed to run qgemm: the plan was never created");
   const State& s = *state_;
@@ -503,16 +519,31 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
   // A's range, only where the choice depends on it.
   auto a_range = [&] {
     std::pair<int32_t, int32_t> range{std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()};
-    // Dense rows (a 1x1 convolution's activations): one scan over all of A.
-    const int64_t rows = a_stride == static_cast<size_t>(k) ? 1 : m;
-    const size_t row_bytes = a_stride == static_cast<size_t>(k) ? static_cast<size_t>(m * k) : static_cast<size_t>(k);
-    for (int64_t i = 0; i < rows; ++i) {
-      const uint8_t* row = a_bytes + static_cast<size_t>(i) * a_stride;
-      const auto r = w.a_dtype == DType::kU8 ? ValueRange(row, row_bytes)
-                                             : ValueRange(reinterpret_cast<const int8_t*>(row), row_bytes);
+    auto scan = [&](const uint8_t* bytes, size_t count) {
+      return w.a_dtype == DType::kU8 ? ValueRange(bytes, count)
+                                     : ValueRange(reinterpret_cast<const int8_t*>(bytes), count);
+    };
+    if (k == 0) return std::make_pair(0, 0);
+    if (a_stride == static_cast<size_t>(k)) {
+      // Dense rows (a 1x1 convolution's activations): one scan over all of A, in 256 KiB pieces over threads (min
+      // and max do not depend on the order).
+      const size_t bytes = static_cast<size_t>(m * k), piece = size_t{256} << 10;
+      const int64_t pieces = static_cast<int64_t>((bytes + piece - 1) / piece);
+      std::vector<std::pair<int32_t, int32_t>> parts(static_cast<size_t>(pieces));
+      ParallelFor(context, pieces, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const size_t b0 = static_cast<size_t>(t) * piece;
+          parts[static_cast<size_t>(t)] = scan(a_bytes + b0, std::min(piece, bytes - b0));
+        }
+      });
+      for (const auto& r : parts) range = {std::min(range.first, r.first), std::max(range.second, r.second)};
+      return range;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      const auto r = scan(a_bytes + static_cast<size_t>(i) * a_stride, static_cast<size_t>(k));
       range = {std::min(range.first, r.first), std::max(range.second, r.second)};
     }
-    return k == 0 ? std::make_pair(0, 0) : range;
+    return range;
   };
   const QGemmUkernelEntry* chosen = nullptr;
   if (context.enabled_isas() == w.isas) {
@@ -566,19 +597,7 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
   ParallelFor(context, b.blocks_m * b.blocks_n, 1, [&](int64_t begin, int64_t end) {
     for (int64_t block = begin; block < end; ++block) {
       const int64_t i0 = (block / b.blocks_n) * b.mb, j0 = (block % b.blocks_n) * b.nb;
-      QGemmUkernelParams bp = params;
-      bp.col_offsets += j0;
-      bp.col_sums += j0;
-      if (bp.w_zero_points != nullptr) {
-        bp.w_zero_points += j0;
-        bp.row_sums += i0;
-      }
-      QGemmStageParams& sp = bp.stage;
-      if (sp.multipliers != nullptr) sp.multipliers += j0;
-      if (sp.q31_multipliers != nullptr) sp.q31_multipliers += j0;
-      if (sp.q31_shifts != nullptr) sp.q31_shifts += j0;
-      if (sp.bias_f32 != nullptr) sp.bias_f32 += j0;
-      if (sp.w_scales != nullptr) sp.w_scales += j0;
+      const QGemmUkernelParams bp = QGemmParamsAt(params, i0, j0);
       QGemmUkernelArgs args;
       args.m = static_cast<size_t>(std::min(b.mb, m - i0));
       args.n = static_cast<size_t>(std::min(b.nb, n - j0));

@@ -122,6 +122,10 @@ class QGemmPlan {
   std::shared_ptr<const State> state_;
 };
 
+// `params` for a block of output columns starting at column j0 (and rows at i0, for the row sums of affine
+// weights): every per-column array advanced to j0. Operators that split the columns over threads use it.
+QGemmUkernelParams QGemmParamsAt(const QGemmUkernelParams& params, int64_t i0, int64_t j0);
+
 // QGemmPlan::Create(weights, a.qparams(), output) then Run(context, a.values()).
 Result<Tensor> QGemm(const Context& context, const QTensor& a, const PackedWeights& weights, const QGemmOutput& output);
 

@@ -132,8 +132,9 @@ Result<PreparedOp> PrepareMatMul(const OpPrepareArgs& args) {
     const float* pa = r.inputs[0].data<float>();
     const float* pb = r.inputs[1].data<float>();
     float* y = r.outputs[0].data<float>();
+    std::vector<SgemmArgs> products(static_cast<size_t>(batches));
     for (int64_t t = 0; t < batches; ++t) {
-      SgemmArgs g;
+      SgemmArgs& g = products[static_cast<size_t>(t)];
       g.m = m;
       g.n = n;
       g.k = k;
@@ -143,8 +144,8 @@ Result<PreparedOp> PrepareMatMul(const OpPrepareArgs& args) {
       g.ldb = n;
       g.c = y + t * m * n;
       g.ldc = n;
-      Sgemm(r.context, fn, g);
     }
+    SgemmBatch(r.context, fn, products);
     return OkStatus();
   });
   return MakePrepared({{DType::kF32, Shape(std::move(out_dims))}}, std::move(kernel),

@@ -118,7 +118,7 @@ void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmS
     for (int32_t z : w.qparams().zero_points()) zero_w_zp = zero_w_zp && z == 0;
     const bool dw_case = std::string(c.path) == "depthwise";
     CHECK(std::string(plan.path()) == (dw_case && !zero_w_zp ? "im2col" : c.path));
-    for (int threads : {1, 2, 3}) {
+    for (int threads : {1, 2, 3, 7}) {
       const Context ctx = testing::ContextFor(isa, threads);
       INFO(DescribeQConv2d(c) << " " << DTypeName(x_dtype) << ", stage " << reference::QGemmStageName(stage)
                               << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
@@ -191,8 +191,11 @@ TEST_CASE("qconv2d op equals the reference on every path, ISA and thread count",
   }
   // Channels in 4s, symmetric weights: the AVX2 context runs these through the indirect kernels.
   for (const QConv2dCase& c : std::vector<QConv2dCase>{{2, 9, 7, 8, 30, 3, 3, 1, 1, 1, 1, "im2col"},
-                                                 {1, 8, 11, 16, 50, 3, 3, 2, 1, 2, 2, "im2col"},
-                                                 {1, 13, 13, 12, 7, 7, 7, 2, 3, 1, 1, "im2col"}}) {
+                                                       {1, 8, 11, 16, 50, 3, 3, 2, 1, 2, 2, "im2col"},
+                                                       {1, 13, 13, 12, 7, 7, 7, 2, 3, 1, 1, "im2col"},
+                                                       // Few pixels, many channels: tiles over (pixels, channels), the
+                                                       // last channel block partial.
+                                                       {1, 7, 7, 256, 200, 3, 3, 1, 1, 1, 1, "im2col"}}) {
     for (QGemmStage stage : kQConv2dStages) CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, stage, false);
   }
   if (DetectedIsas().Contains(Isa::kAvx2)) CHECK(g_indirect_runs > indirect_before);
@@ -235,7 +238,8 @@ TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw block
     int64_t h, w, c, k, stride;
   };
   for (const Shape7 c :
-       {Shape7{7, 9, 32, 3, 1}, Shape7{9, 8, 80, 3, 2}, Shape7{6, 7, 144, 3, 1}, Shape7{8, 8, 64, 5, 2}}) {
+       {Shape7{7, 9, 32, 3, 1}, Shape7{9, 8, 80, 3, 2}, Shape7{6, 7, 144, 3, 1}, Shape7{8, 8, 64, 5, 2},
+        Shape7{60, 50, 96, 3, 1}}) {  // 288 KB: the 7-bit check runs in two pieces
     for (QGemmStage stage : kQConv2dStages) {
       Conv2dParams p;
       p.kernel_h = p.kernel_w = c.k;
@@ -251,7 +255,7 @@ TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw block
         if (!testing::CanRun(isa, std::string("qconv2d depthwise 7-bit on ") + IsaName(isa))) continue;
         const QConv2dPlan plan = QConv2dPlan::Create(testing::ContextFor(isa), w, p, x.qparams(), out).value();
         REQUIRE(std::string(plan.path()) == "depthwise");
-        for (int threads : {1, 2, 3}) {
+        for (int threads : {1, 2, 3, 7}) {
           const Context ctx = testing::ContextFor(isa, threads);
           INFO(c.h << "x" << c.w << "x" << c.c << " k" << c.k << " s" << c.stride << ", stage "
                    << reference::QGemmStageName(stage) << ", isa " << IsaName(isa) << ", threads " << threads);

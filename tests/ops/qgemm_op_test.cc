@@ -1,5 +1,5 @@
 // The qgemm reference on hand-computed cases and its exact K bound; the operator (prepack, plan, run) against the
-// reference for every runnable ISA, 1 and 2 threads (bit-identical), every stage, per-tensor and per-channel,
+// reference for every runnable ISA, 1, 2, 3 and 7 threads (bit-identical), every stage, per-tensor and per-channel,
 // symmetric and affine weights, u8 and s8 activations and outputs; and its errors.
 #include <catch2/catch.hpp>
 
@@ -135,9 +135,18 @@ TEST_CASE("qgemm op equals the reference on every ISA and thread count", "[qgemm
 #if defined(__aarch64__)
   const std::vector<Case> cases = {{{1, 64}, 33}, {{9, 5}, 48}, {{2, 3, 31}, 17}, {{37, 100}, 70}, {{0, 7}, 5}};
 #else
-  const std::vector<Case> cases = {{{1, 1000}, 200}, {{9, 5}, 48},    {{2, 3, 31}, 17}, {{70, 300}, 130},
-                                   {{129, 64}, 97},  {{33, 1}, 1},     {{0, 7}, 5},      {{4, 0}, 6},
-                                   {{300, 257}, 50}, {{16, 128}, 513}};
+  const std::vector<Case> cases = {{{1, 1000}, 200},
+                                   {{9, 5}, 48},
+                                   {{2, 3, 31}, 17},
+                                   {{70, 300}, 130},
+                                   {{129, 64}, 97},
+                                   {{33, 1}, 1},
+                                   {{0, 7}, 5},
+                                   {{4, 0}, 6},
+                                   {{300, 257}, 50},
+                                   {{16, 128}, 513},
+                                   // 281 KB of A: the range check in two pieces; more than 16 blocks.
+                                   {{1100, 256}, 64}};
 #endif
   for (const Case& c : cases) {
     const int64_t k = c.a_shape.dim(c.a_shape.rank() - 1);
@@ -155,7 +164,7 @@ TEST_CASE("qgemm op equals the reference on every ISA and thread count", "[qgemm
         options.activation_dtype = a_dtype;
         if (rng() & 1) options.activation_zero_point = a_zp;
         const PackedWeights packed = PackedWeights::Prepack(testing::ContextFor(isa), w, options).value();
-        for (int threads : {1, 2}) {
+        for (int threads : {1, 2, 3, 7}) {
           const Context ctx = testing::ContextFor(isa, threads);
           INFO("A " << c.a_shape.ToString() << " " << DTypeName(a_dtype) << ", N " << c.n << ", stage "
                     << reference::QGemmStageName(stage) << (per_channel ? " per-channel" : " per-tensor")

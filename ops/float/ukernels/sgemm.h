@@ -42,6 +42,11 @@ struct SgemmBlockArgs {
   // Optional: A already packed by PackSgemmA for this kernel, starting at this block's first row (then a, lda and
   // trans_a are not read). Kernels with MR 0 ignore it.
   const float* packed_a = nullptr;
+  // With packed_a: this block is panels [packed_a_first_panel, ...) of a prepacked block of packed_a_block_rows rows
+  // starting at packed_a (0: the block is the whole prepacked block). Lets threads split one kSgemmMaxM block of
+  // prepacked weights into row tiles; a row's sum is the same either way.
+  int64_t packed_a_block_rows = 0;
+  int64_t packed_a_first_panel = 0;
   // Optional: B already packed as NR-wide panels over all of k, [n / NR][k][NR] (zero-padded past column n), for a
   // kernel with NR > 0 (then b, ldb and trans_b are not read). Operators that build B themselves (im2col) write
   // this layout directly.

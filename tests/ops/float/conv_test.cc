@@ -1,5 +1,5 @@
 // Conv and ConvTranspose against plain-loop references on random shapes, groups, strides, dilations and
-// asymmetric pads; every kernel path (depthwise, pointwise, im2col) and 1 vs 3 threads.
+// asymmetric pads; every kernel path (depthwise, pointwise, im2col), 1 vs 3 threads, 2-D tiles at 1-7 threads.
 #include <catch2/catch.hpp>
 
 #include "tests/ops/float/float_op_tester.h"
@@ -106,6 +106,45 @@ TEST_CASE("Conv im2col over several chunks and through the strided phase split",
   CheckConv({1, 5, 30, 31, 9, 3, 4, 3, 2, 2, 1, 2, 0, 1, 2, 1, true}, rng, true);     // strides 3x2, dilation 2
   CheckConv({1, 16, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true}, rng, true);     // ResNet layer4: 49 columns
   CheckConv({1, 4, 20, 20, 8, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true}, rng, true);     // 1x1 stride 2: no split
+}
+
+// Layers whose product is cut into 2-D tiles (several row tiles per 128-channel block, narrow pixel tiles, the
+// im2col of each pixel tile shared by the row tiles) and a wide one with a single row tile: the output at 2, 3 and 7
+// threads equals the 1-thread output bit for bit, which matches the reference.
+TEST_CASE("Conv's 2-D tiles over channels and pixels give the same output at 1, 2, 3 and 7 threads", "[float_ops]") {
+  auto rng = testing::MakeRng("conv-tiles");
+  //                           n  c    h   w   oc  kh kw sh sw dh dw pt pl pb pr  g  bias
+  const ConvCase cases[] = {{1, 160, 9, 9, 300, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},    // 3 blocks, k 1440
+                            {1, 256, 7, 7, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false},   // layer4-like, k 2304
+                            {2, 40, 15, 13, 130, 3, 3, 2, 1, 1, 1, 1, 0, 1, 1, 2, true},   // groups, stride, batch 2
+                            {1, 16, 40, 37, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},    // one row tile, wide
+                            {1, 64, 12, 12, 160, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true}};  // pointwise
+  for (const ConvCase& p : cases) {
+    for (bool constant : {true, false}) {
+      const int64_t oh = (p.h + p.pt + p.pb - p.dh * (p.kh - 1) - 1) / p.sh + 1;
+      const int64_t ow = (p.w + p.pl + p.pr - p.dw * (p.kw - 1) - 1) / p.sw + 1;
+      Tensor x = testing::RandomTensor(rng, Shape{p.n, p.c, p.h, p.w});
+      Tensor w = testing::RandomTensor(rng, Shape{p.oc, p.c / p.group, p.kh, p.kw});
+      Tensor b = testing::RandomTensor(rng, Shape{p.oc});
+      AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{p.kh, p.kw}},
+                         {"strides", std::vector<int64_t>{p.sh, p.sw}},
+                         {"pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr}},
+                         {"group", p.group}};
+      std::vector<testing::OpInput> ins = {In(x), constant ? Const(w) : In(w)};
+      if (p.bias) ins.push_back(constant ? Const(b) : In(b));
+      INFO("conv c=" << p.c << " h=" << p.h << " w=" << p.w << " oc=" << p.oc << " k=" << p.kh << "x" << p.kw
+                     << " g=" << p.group << " constant weights " << constant);
+      auto one = testing::RunFloatOp("Conv", ins, attrs, 1, 1);
+      REQUIRE(one.ok());
+      testing::ExpectClose((*one)[0], ReferenceConv(p, x, w, p.bias ? &b : nullptr, oh, ow), 1e-3f, 1e-4f);
+      for (int threads : {2, 3, 7}) {
+        auto many = testing::RunFloatOp("Conv", ins, attrs, 1, threads);
+        REQUIRE(many.ok());
+        INFO(threads << " threads");
+        CHECK(testing::BitEqual((*one)[0], (*many)[0]));
+      }
+    }
+  }
 }
 
 TEST_CASE("Conv's depthwise and pointwise paths match the reference", "[float_ops]") {

@@ -134,7 +134,8 @@ void Block(const SgemmBlockArgs& g) {
     const bool keep_c = k0 > 0 || g.accumulate;
     const float* a_slice = ap;
     if (g.packed_a != nullptr) {
-      a_slice = g.packed_a + m_panels * MR * k0;
+      const int64_t block_panels = g.packed_a_block_rows > 0 ? (g.packed_a_block_rows + MR - 1) / MR : m_panels;
+      a_slice = g.packed_a + block_panels * MR * k0 + g.packed_a_first_panel * kc * MR;
     } else {
       PackA<Arch, MR>(g, k0, kc, ap);
     }
