@@ -246,8 +246,8 @@ TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw block
       p.stride_h = p.stride_w = c.stride;
       p.pad_h = p.pad_w = c.k / 2;
       p.groups = c.c;
-      const QTensor w = testing::MakeConvWeights(rng, ::octet::Shape{c.c, c.k, c.k, 1}, rng() % 2 == 0, false);
-      QTensor x = testing::MakeConvInput(rng, ::octet::Shape{1, c.h, c.w, c.c}, DType::kU8, 60);
+      const QTensor w = testing::MakeLinearWeights(rng, ::octet::Shape{c.c, c.k, c.k, 1}, rng() % 2 == 0, false);
+      QTensor x = testing::MakeLinearInput(rng, ::octet::Shape{1, c.h, c.w, c.c}, DType::kU8, 60);
       for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;  // reduce_range: [0, 127]
       const QGemmOutput out = testing::RandomConvOutput(rng, stage, c.c, c.k * c.k);
       const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
