@@ -1008,16 +1008,18 @@ class Recognizer {
     }
   }
 
-  // A requantizing op whose output's zero point is its quant_min clamps at real 0 whether or not it has a Relu, and
-  // octet's export writes such a fused Relu as no node at all (ONNX Runtime also drops a Relu before a
-  // QuantizeLinear there). It is read back as octet's Convert fused it, activation "Relu": the same codes, and the
-  // numeric suite then counts, as for the .octet model, only the saturation the Relu does not do on purpose.
+  // A QConv / QGemm / QMatMul whose output's zero point is its quant_min clamps at real 0 whether or not it has a
+  // Relu, and octet's export writes such a fused Relu as no node at all (ONNX Runtime also drops a Relu before a
+  // QuantizeLinear there). A linear op's own output is signed, so a range starting at exactly 0 is a Relu's: it is
+  // read back as Convert fused it, activation "Relu", with the same codes, and the numeric suite then counts, as
+  // for the .octet model, only the saturation the Relu does not do on purpose. QAdd / QMul are left alone: their
+  // outputs are often nonnegative without a Relu (Sigmoid * x, 1 + Erf), and a wrong guess would hide real clipping.
   void InferZeroPointRelus() {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       Node& n = g_.mutable_node(i);
       if (dead_[static_cast<size_t>(i)] || n.outputs.empty() || n.outputs[0] == kNoValue) continue;
-      const bool fusable = IsInt8Op(n, Int8Op::kQConv) || IsInt8Op(n, Int8Op::kQGemm) ||
-                           IsInt8Op(n, Int8Op::kQMatMul) || IsInt8Op(n, Int8Op::kQAdd) || IsInt8Op(n, Int8Op::kQMul);
+      const bool fusable =
+          IsInt8Op(n, Int8Op::kQConv) || IsInt8Op(n, Int8Op::kQGemm) || IsInt8Op(n, Int8Op::kQMatMul);
       const std::optional<QParams>& y = g_.value(n.outputs[0]).qparams;
       if (!fusable || !Is8BitPerTensor(y) || y->zero_point() != y->quant_min() || n.attributes.Has("activation")) {
         continue;
