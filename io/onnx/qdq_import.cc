@@ -63,6 +63,7 @@ class Recognizer {
     ConvertBoundaries();
     Index();
     AbsorbCodeClips();
+    PropagateThroughShapeOps();  // to shape ops after an integer Clip, whose output has qparams only now
     Index();
     AbsorbRangeClips();
     Index();
