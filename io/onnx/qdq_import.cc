@@ -1019,8 +1019,7 @@ class Recognizer {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       Node& n = g_.mutable_node(i);
       if (dead_[static_cast<size_t>(i)] || n.outputs.empty() || n.outputs[0] == kNoValue) continue;
-      const bool fusable =
-          IsInt8Op(n, Int8Op::kQConv) || IsInt8Op(n, Int8Op::kQGemm) || IsInt8Op(n, Int8Op::kQMatMul);
+      const bool fusable = IsInt8Op(n, Int8Op::kQConv) || IsInt8Op(n, Int8Op::kQGemm) || IsInt8Op(n, Int8Op::kQMatMul);
       const std::optional<QParams>& y = g_.value(n.outputs[0]).qparams;
       if (!fusable || !Is8BitPerTensor(y) || y->zero_point() != y->quant_min() || n.attributes.Has("activation")) {
         continue;
