@@ -62,6 +62,9 @@ class Recognizer {
     PropagateThroughShapeOps();
     ConvertBoundaries();
     Index();
+    AbsorbCodeClips();
+    PropagateThroughShapeOps();  // to shape ops after an integer Clip, whose output has qparams only now
+    Index();
     AbsorbRangeClips();
     Index();
     for (int i = 0; i < g_.num_nodes(); ++i) {
@@ -70,6 +73,7 @@ class Recognizer {
     }
     OCTET_RETURN_IF_ERROR(RemoveDeadNodes());  // first, so that a value's dead Dequantize readers do not count
     FuseClamps();
+    InferZeroPointRelus();
     OCTET_RETURN_IF_ERROR(RemoveDeadNodes());
     SyncShapeOpRanges();
     g_ = g_.WithoutUnusedConstants();
@@ -394,6 +398,68 @@ class Recognizer {
       n.attributes = {};
       ++(q ? report_.quantize : report_.dequantize);
     }
+  }
+
+  // A Clip on integer codes (octet's export since issue 23, opset 13's Clip on u8/s8). After a Quantize whose
+  // codes it alone reads, a bound that is a preset's reduced range end (u8 127, the symmetric s8 -127 or its u8
+  // shift 1) narrows the Quantize's quant range, as [qmin, qmax] clamps the codes itself; any other bound (a fused
+  // Relu's zero point, a Clip's code) is an octet QClamp on the codes with that code's real value as its bound,
+  // which FuseClamps folds into the producer as Convert would. Exact: both clamp the same codes.
+  void AbsorbCodeClips() {
+    for (int c = 0; c < g_.num_nodes(); ++c) {
+      Node& clip = g_.mutable_node(c);
+      if (!IsOnnxOp(clip, "Clip") || clip.inputs.empty() || clip.inputs[0] == kNoValue || clip.outputs.empty() ||
+          clip.outputs[0] == kNoValue) {
+        continue;
+      }
+      const ValueId x = clip.inputs[0], y = clip.outputs[0];
+      if (!Is8BitPerTensor(g_.value(x).qparams)) continue;
+      const QParams xq = *g_.value(x).qparams;
+      const DType dtype = xq.dtype();
+      bool ok = true;
+      // A bound's code, or `absent` (no bound).
+      auto code = [&](size_t slot, int64_t absent) -> int64_t {
+        if (clip.inputs.size() <= slot || clip.inputs[slot] == kNoValue) return absent;
+        const Value& v = g_.value(clip.inputs[slot]);
+        if (v.kind != ValueKind::kConstant || v.dtype != dtype || v.data.NumElements() != 1) {
+          ok = false;
+          return absent;
+        }
+        return IntElement(v.data, 0);
+      };
+      int64_t qmin = xq.quant_min(), qmax = xq.quant_max();
+      const int64_t lo = std::max(code(1, qmin), qmin), hi = std::min(code(2, qmax), qmax);
+      if (!ok || lo > hi) continue;
+      const int p = producer_[static_cast<size_t>(x)];
+      const bool after_quantize =
+          IsInt8(p, Int8Op::kQuantize) && SoleConsumer(x) == c && !graph_output_[static_cast<size_t>(x)];
+      if (after_quantize) {
+        const int64_t reduced_lo = dtype == DType::kU8 ? 1 : -127;
+        if (lo == reduced_lo && lo <= xq.zero_point()) qmin = lo;
+        if (hi == 127 && dtype == DType::kU8 && hi >= xq.zero_point()) qmax = hi;
+      }
+      Result<QParams> range = QParams::PerTensor(dtype, xq.scale(), xq.zero_point(), qmin, qmax);
+      if (!range.ok()) continue;
+      Value& yv = g_.mutable_value(y);
+      yv.dtype = dtype;
+      yv.qparams = *range;
+      if (lo == qmin && hi == qmax && after_quantize) {
+        // Only the quant range: the Quantize writes y itself.
+        g_.mutable_node(p).outputs[0] = y;
+        dead_[static_cast<size_t>(c)] = true;
+        continue;
+      }
+      if (after_quantize) g_.mutable_value(x).qparams = *range;
+      AttributeMap attributes;
+      auto real = [&](int64_t k) { return xq.scale() * static_cast<float>(k - xq.zero_point()); };
+      if (lo > qmin) attributes.Set("min", real(lo));
+      if (hi < qmax) attributes.Set("max", real(hi));
+      clip.domain = std::string(kInt8Domain);
+      clip.op_type = std::string(Int8OpName(Int8Op::kQClamp));
+      clip.inputs.resize(1);
+      clip.attributes = std::move(attributes);
+    }
+    Compact();
   }
 
   // Clip -> Quantize where the bounds are exactly the real values of two codes around the zero point: the Quantize
@@ -835,6 +901,16 @@ class Recognizer {
         std::optional<OutputChain> c = FollowOutput(n.outputs[0], false, why);
         if (!c) return KeepFloat(n, why), OkStatus();
         const bool shared = info.convert != ConvertForm::kUnary;
+        // MaxPool-like ops select input codes, which lie in the input's quant range already: octet's export writes
+        // no Clip for an output range narrower than the dtype there, so the output takes the input's range.
+        if (shared) {
+          const QParams& xq = *g_.value(x).qparams;
+          std::optional<QParams>& yq = g_.mutable_value(c->yq).qparams;
+          if (xq.dtype() == yq->dtype() && xq.scale() == yq->scale() && xq.zero_point() == yq->zero_point() &&
+              yq->quant_min() <= xq.quant_min() && xq.quant_max() <= yq->quant_max()) {
+            yq = xq;
+          }
+        }
         if (shared && !SameQParams(*g_.value(x).qparams, *g_.value(c->yq).qparams)) {
           return KeepFloat(n,
                            "its output is quantized with other qparams than its input (octet's int8 form "
@@ -930,6 +1006,25 @@ class Recognizer {
       }
       producer[static_cast<size_t>(clamp.outputs[0])] = p;
       dead_[static_cast<size_t>(i)] = true;
+    }
+  }
+
+  // A QConv / QGemm / QMatMul whose output's zero point is its quant_min clamps at real 0 whether or not it has a
+  // Relu, and octet's export writes such a fused Relu as no node at all (ONNX Runtime also drops a Relu before a
+  // QuantizeLinear there). A linear op's own output is signed, so a range starting at exactly 0 is a Relu's: it is
+  // read back as Convert fused it, activation "Relu", with the same codes, and the numeric suite then counts, as
+  // for the .octet model, only the saturation the Relu does not do on purpose. QAdd / QMul are left alone: their
+  // outputs are often nonnegative without a Relu (Sigmoid * x, 1 + Erf), and a wrong guess would hide real clipping.
+  void InferZeroPointRelus() {
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      Node& n = g_.mutable_node(i);
+      if (dead_[static_cast<size_t>(i)] || n.outputs.empty() || n.outputs[0] == kNoValue) continue;
+      const bool fusable = IsInt8Op(n, Int8Op::kQConv) || IsInt8Op(n, Int8Op::kQGemm) || IsInt8Op(n, Int8Op::kQMatMul);
+      const std::optional<QParams>& y = g_.value(n.outputs[0]).qparams;
+      if (!fusable || !Is8BitPerTensor(y) || y->zero_point() != y->quant_min() || n.attributes.Has("activation")) {
+        continue;
+      }
+      n.attributes.Set("activation", "Relu");
     }
   }
 

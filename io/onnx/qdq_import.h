@@ -15,6 +15,10 @@
 //     QGlobalAveragePool; Dequantize -> Relu | Clip -> Quantize with equal qparams QClamp; Concat QConcat;
 //     Sigmoid | Tanh | HardSigmoid | HardSwish | LeakyRelu QLookup; Dequantize -> Reshape | Flatten | ... ->
 //     Quantize with equal qparams the shape op on the integers;
+//   - a Clip on integer codes (octet's export since issue 23): after a QuantizeLinear, a bound that is a preset's
+//     reduced end (u8 127, s8 -127, u8 1) narrows its quant range, any other bound is a QClamp (folded into a
+//     producing QConv / QGemm / QMatMul / QAdd / QMul as its activation); a QConv / QGemm / QMatMul whose output
+//     zero point is its quant_min gets activation Relu (the export writes such a Relu as no node);
 //   - PyTorch 1.13's form: scales, zero points, weights and biases made by Constant / ConstantOfShape / Cast nodes
 //     are folded into constants, and the Cast to the same 8-bit type after each QuantizeLinear is skipped;
 //   - QLinearConv / QLinearMatMul (the QOperator form) with constant weights, bias and qparams become QConv /

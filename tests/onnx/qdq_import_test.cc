@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,46 @@ TEST_CASE("QDQ import reports a float node it cannot make int8", "[onnx][qdq_imp
   const Tensor in = Tensor::FromValues<float>(Shape{1, 1, 4, 4}, std::vector<float>(16, 0.26f)).value();
   const Tensor out = QdqImportRun(g, QuantizedGraphRegistry(), in);
   CHECK(out.data<float>()[0] == Approx(0.6f));
+}
+
+// octet's export (issue 23) writes a reduced range and a fused Relu as a Clip on the u8 codes after the
+// QuantizeLinear: x -> Q (scale 0.1, zero point 3) -> Clip(3, 127) -> DQ. The bound 127 (the x86 preset's 7-bit
+// range) narrows the Quantize's quant range; the bound 3 (the zero point: a Relu) is a QClamp at 0.
+TEST_CASE("QDQ import reads a Clip on the codes after a QuantizeLinear as the quant range and a QClamp",
+          "[onnx][qdq_import]") {
+  Graph g("code_clip");
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{1, 4}).value();
+  const ValueId s = g.AddConstant("s", Tensor::FromValues<float>(Shape{}, std::vector<float>{0.1f}).value()).value();
+  const ValueId z = g.AddConstant("z", Tensor::FromValues<uint8_t>(Shape{}, std::vector<uint8_t>{3}).value()).value();
+  const ValueId lo = g.AddConstant("lo", Tensor::FromValues<uint8_t>(Shape{}, std::vector<uint8_t>{3}).value()).value();
+  const ValueId hi =
+      g.AddConstant("hi", Tensor::FromValues<uint8_t>(Shape{}, std::vector<uint8_t>{127}).value()).value();
+  const ValueId xu = g.AddNodeValue("xu").value();
+  const ValueId xq = g.AddNodeValue("xq").value();
+  const ValueId y = g.AddNodeValue("y").value();
+  REQUIRE(g.AddNode(Node{"q", "QuantizeLinear", "", {}, {x, s, z}, {xu}}).ok());
+  REQUIRE(g.AddNode(Node{"clip", "Clip", "", {}, {xu, lo, hi}, {xq}}).ok());
+  REQUIRE(g.AddNode(Node{"dq", "DequantizeLinear", "", {}, {xq, s, z}, {y}}).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  auto report = RecognizeQdqGroups(g);
+  INFO(report.status().message());
+  REQUIRE(report.ok());
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "QClamp", "Dequantize"});
+  const std::optional<QParams>& q = g.value(g.FindValue("xq")).qparams;
+  REQUIRE(q);
+  CHECK(q->dtype() == DType::kU8);
+  CHECK(q->quant_min() == 0);
+  CHECK(q->quant_max() == 127);
+  CHECK(q->zero_point() == 3);
+  CHECK(g.node(1).attributes.GetFloat("min").value() == 0.0f);
+  CHECK_FALSE(g.node(1).attributes.Has("max"));
+  // -1 -> code 0 -> clamped to 3 (0.0); 0.5 -> 8; 20 -> 203 -> 127 (the 7-bit range): 12.4.
+  const Tensor in = Tensor::FromValues<float>(Shape{1, 4}, std::vector<float>{-1.0f, 0.5f, 20.0f, 0.0f}).value();
+  const Tensor out = QdqImportRun(g, QuantizedGraphRegistry(), in);
+  CHECK(out.data<float>()[0] == 0.0f);
+  CHECK(out.data<float>()[1] == Approx(0.5f));
+  CHECK(out.data<float>()[2] == Approx(12.4f));
+  CHECK(out.data<float>()[3] == 0.0f);
 }
 
 }  // namespace
