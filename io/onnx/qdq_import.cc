@@ -11,6 +11,7 @@
 
 #include "core/op_table.h"
 #include "core/verifier.h"
+#include "quant/fuse_transformer.h"
 
 namespace octet {
 namespace {
@@ -24,6 +25,10 @@ bool IsShapeOnly(const Node& n) {
   return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
                               n.op_type == "Unsqueeze" || n.op_type == "Transpose" || n.op_type == "Identity");
 }
+
+// Ops that move codes unchanged into every output (Split: attention's q, k, v), so their outputs carry the input's
+// qparams; unlike IsShapeOnly ops they are not rewritten from DQ -> op -> Q groups (several outputs).
+bool MovesCodes(const Node& n) { return IsShapeOnly(n) || (n.domain.empty() && n.op_type == "Split"); }
 
 bool SameQParams(const QParams& a, const QParams& b) {
   return a.dtype() == b.dtype() && a.per_channel() == b.per_channel() && a.axis() == b.axis() &&
@@ -57,6 +62,8 @@ class Recognizer {
     FoldConstantInputs();
     Index();
     BypassNoOpCasts();
+    OCTET_RETURN_IF_ERROR(FuseLayerNorms(g_).status());
+    OCTET_RETURN_IF_ERROR(FuseGelus(g_).status());
     Index();
     AssignQParams();
     PropagateThroughShapeOps();
@@ -352,17 +359,21 @@ class Recognizer {
     }
   }
 
-  // Shape-only operators on integers (octet's export leaves them there) pass their input's qparams on.
+  // Shape-only operators and Split on integers (octet's export leaves them there) pass their input's qparams on.
   void PropagateThroughShapeOps() {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
-      if (!IsShapeOnly(n) || n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty()) continue;
+      if (!MovesCodes(n) || n.inputs.empty() || n.inputs[0] == kNoValue) continue;
       const Value& x = g_.value(n.inputs[0]);
-      if (!Is8BitPerTensor(x.qparams) || n.outputs[0] == kNoValue) continue;
-      Value& y = g_.mutable_value(n.outputs[0]);
-      if (y.qparams) continue;
-      y.dtype = x.dtype;
-      y.qparams = x.qparams;
+      if (!Is8BitPerTensor(x.qparams)) continue;
+      const DType dtype = x.dtype;
+      const QParams xq = *x.qparams;
+      for (ValueId out : n.outputs) {
+        if (out == kNoValue || g_.value(out).qparams) continue;
+        Value& y = g_.mutable_value(out);
+        y.dtype = dtype;
+        y.qparams = xq;
+      }
     }
   }
 
@@ -371,15 +382,15 @@ class Recognizer {
   void SyncShapeOpRanges() {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
-      if (!IsShapeOnly(n) || n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty() ||
-          n.outputs[0] == kNoValue) {
-        continue;
-      }
-      const std::optional<QParams>& x = g_.value(n.inputs[0]).qparams;
-      std::optional<QParams>& y = g_.mutable_value(n.outputs[0]).qparams;
-      if (Is8BitPerTensor(x) && Is8BitPerTensor(y) && x->dtype() == y->dtype() && x->scale() == y->scale() &&
-          x->zero_point() == y->zero_point()) {
-        y = x;
+      if (!MovesCodes(n) || n.inputs.empty() || n.inputs[0] == kNoValue) continue;
+      const std::optional<QParams> x = g_.value(n.inputs[0]).qparams;
+      for (ValueId out : n.outputs) {
+        if (out == kNoValue) continue;
+        std::optional<QParams>& y = g_.mutable_value(out).qparams;
+        if (Is8BitPerTensor(x) && Is8BitPerTensor(y) && x->dtype() == y->dtype() && x->scale() == y->scale() &&
+            x->zero_point() == y->zero_point()) {
+          y = x;
+        }
       }
     }
   }
@@ -866,8 +877,13 @@ class Recognizer {
     for (ValueId v : n.inputs) reads_dequantized = reads_dequantized || DequantizedFrom(v) != kNoValue;
     if (!reads_dequantized) return OkStatus();
     if (IsShapeOnly(n)) return TryShapeOnly(i);
-    const std::optional<Int8Op> op = Int8OpFrom(n.op_type, /*dynamic=*/false);
+    std::optional<Int8Op> op = Int8OpFrom(n.op_type, /*dynamic=*/false);
     if (!op) return KeepFloat(n, "octet has no int8 operator for it"), OkStatus();
+    // MatMul of two activations (attention's Q x K^T, P x V): QBatchMatMul, as Convert makes it.
+    if (*op == Int8Op::kQMatMul && n.inputs.size() == 2 && DequantizedFrom(n.inputs[1]) != kNoValue &&
+        g_.value(DequantizedFrom(n.inputs[1])).kind != ValueKind::kConstant) {
+      op = Int8Op::kQBatchMatMul;
+    }
     const Int8OpInfo& info = Int8OpInfoOf(*op);
     std::string why;
     switch (info.convert) {
@@ -885,6 +901,10 @@ class Recognizer {
         if (!c) return KeepFloat(n, why), OkStatus();
         AttributeMap attributes;
         if (!ApplyActivation(*c, attributes)) return KeepFloat(n, "a Relu and a Clip follow it"), OkStatus();
+        const Result<std::string> act = attributes.GetString("activation", "");
+        if (*op == Int8Op::kQBatchMatMul && (!act.ok() || (!act->empty() && *act != "Relu"))) {
+          return KeepFloat(n, "QBatchMatMul fuses only a Relu, not a Clip"), OkStatus();
+        }
         Rewrite(i, *op, std::move(in), std::move(attributes), *c);
         return OkStatus();
       }
@@ -919,6 +939,20 @@ class Recognizer {
         }
         AttributeMap attributes = n.attributes;
         std::vector<ValueId> in = {x};
+        // QLayerNorm keeps its Scale and B: float constants of the last axis's width, as Convert leaves them.
+        if (*op == Int8Op::kQLayerNorm || *op == Int8Op::kQSoftmax) {
+          const Result<int64_t> axis = n.attributes.GetInt("axis", -1);
+          if (!axis.ok() || *axis != -1) return KeepFloat(n, "its int8 form works over axis -1 only"), OkStatus();
+        }
+        if (*op == Int8Op::kQLayerNorm) {
+          for (size_t k = 1; k < n.inputs.size(); ++k) {
+            const ValueId v = n.inputs[k];
+            if (v != kNoValue && (g_.value(v).kind != ValueKind::kConstant || g_.value(v).dtype != DType::kF32)) {
+              return KeepFloat(n, fmt::format("its input '{}' is not a float constant", g_.value(v).name)), OkStatus();
+            }
+            in.push_back(v);
+          }
+        }
         // QLookup: a 256-entry table through the ONNX function named by `function`, its attributes as ONNX's.
         if (*op == Int8Op::kQLookup) attributes.Set("function", n.op_type);
         if (info.convert == ConvertForm::kClamp) {

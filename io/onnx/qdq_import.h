@@ -21,6 +21,11 @@
 //     zero point is its quant_min gets activation Relu (the export writes such a Relu as no node);
 //   - PyTorch 1.13's form: scales, zero points, weights and biases made by Constant / ConstantOfShape / Cast nodes
 //     are folded into constants, and the Cast to the same 8-bit type after each QuantizeLinear is skipped;
+//   - transformer ops: Dequantize -> MatMul of two non-constant Dequantize inputs -> Quantize becomes QBatchMatMul;
+//     Softmax (axis -1) QSoftmax; LayerNormalization (axis -1, constant float Scale / B) QLayerNorm; Gelu QLookup
+//     "Gelu". LayerNorm and GELU written out as opset-13 arithmetic (octet's export, torch 1.13, tf2onnx) are first
+//     fused by quant/fuse_transformer.h (a decomposed chain anywhere in a QDQ graph becomes one float node, also
+//     where it then stays float), so they are recognised in either form;
 //   - QLinearConv / QLinearMatMul (the QOperator form) with constant weights, bias and qparams become QConv /
 //     QMatMul on the same integers.
 // Anything else stays as it was: the Q/DQ ops then run as ONNX ops (ops/float/quantize_linear.h), correct and

@@ -4,6 +4,7 @@
 // optimizations off (committed .npy files), and the recognition's report on a group it cannot make int8.
 #include "io/onnx/qdq_import.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <optional>
@@ -220,6 +221,93 @@ TEST_CASE("QDQ import reads a Clip on the codes after a QuantizeLinear as the qu
   CHECK(out.data<float>()[1] == Approx(0.5f));
   CHECK(out.data<float>()[2] == Approx(12.4f));
   CHECK(out.data<float>()[3] == 0.0f);
+}
+
+// Other tools' QDQ shapes of a transformer's int8 ops (ONNX Runtime's quantizer at opset 17): MatMul of two
+// dequantized activations, LayerNormalization and Softmax between DequantizeLinear and QuantizeLinear. They become
+// QBatchMatMul, QLayerNorm (keeping its float Scale and B) and QSoftmax, and run within 1 LSB of the Q/DQ ops run
+// as written (float in between).
+TEST_CASE("QDQ groups of a MatMul of two activations, LayerNormalization and Softmax import as int8 transformer ops",
+          "[onnx][qdq_import]") {
+  Graph g("attention");
+  auto scalar_f = [&](const char* name, float v) {
+    return g.AddConstant(name, Tensor::FromValues<float>(Shape{}, std::vector<float>{v}).value()).value();
+  };
+  auto scalar_u8 = [&](const char* name, uint8_t v) {
+    return g.AddConstant(name, Tensor::FromValues<uint8_t>(Shape{}, std::vector<uint8_t>{v}).value()).value();
+  };
+  const ValueId a = g.AddInput("a", DType::kF32, Shape{2, 4, 8}).value();
+  const ValueId b = g.AddInput("b", DType::kF32, Shape{2, 8, 4}).value();
+  const ValueId s_in = scalar_f("s_in", 0.02f), z_in = scalar_u8("z_in", 128);
+  const ValueId s_mm = scalar_f("s_mm", 0.05f), z_mm = scalar_u8("z_mm", 120);
+  const ValueId s_ln = scalar_f("s_ln", 0.03f), z_ln = scalar_u8("z_ln", 128);
+  const ValueId s_sm = scalar_f("s_sm", 1.0f / 256.0f), z_sm = scalar_u8("z_sm", 0);
+  std::vector<float> gamma, beta;
+  for (int i = 0; i < 8; ++i) {
+    gamma.push_back(0.5f + 0.125f * static_cast<float>(i));
+    beta.push_back(0.0625f * static_cast<float>(i - 4));
+  }
+  const ValueId scale = g.AddConstant("gamma", Tensor::FromValues<float>(Shape{8}, gamma).value()).value();
+  const ValueId bias = g.AddConstant("beta", Tensor::FromValues<float>(Shape{8}, beta).value()).value();
+  auto v = [&](const char* name) { return g.AddNodeValue(name).value(); };
+  const ValueId aq = v("aq"), ad = v("ad"), bq = v("bq"), bd = v("bd");
+  const ValueId mm = v("mm"), mmq = v("mmq"), y_mm = v("y_mm");
+  const ValueId ln = v("ln"), lnq = v("lnq"), y_ln = v("y_ln");
+  const ValueId sm = v("sm"), smq = v("smq"), y_sm = v("y_sm");
+  REQUIRE(g.AddNode(Node{"qa", "QuantizeLinear", "", {}, {a, s_in, z_in}, {aq}}).ok());
+  REQUIRE(g.AddNode(Node{"dqa", "DequantizeLinear", "", {}, {aq, s_in, z_in}, {ad}}).ok());
+  REQUIRE(g.AddNode(Node{"qb", "QuantizeLinear", "", {}, {b, s_in, z_in}, {bq}}).ok());
+  REQUIRE(g.AddNode(Node{"dqb", "DequantizeLinear", "", {}, {bq, s_in, z_in}, {bd}}).ok());
+  REQUIRE(g.AddNode(Node{"matmul", "MatMul", "", {}, {ad, bd}, {mm}}).ok());
+  REQUIRE(g.AddNode(Node{"qmm", "QuantizeLinear", "", {}, {mm, s_mm, z_mm}, {mmq}}).ok());
+  REQUIRE(g.AddNode(Node{"dqmm", "DequantizeLinear", "", {}, {mmq, s_mm, z_mm}, {y_mm}}).ok());
+  AttributeMap ln_attributes;
+  ln_attributes.Set("axis", int64_t{-1});
+  ln_attributes.Set("epsilon", 1e-5f);
+  REQUIRE(g.AddNode(Node{"layernorm", "LayerNormalization", "", ln_attributes, {ad, scale, bias}, {ln}}).ok());
+  REQUIRE(g.AddNode(Node{"qln", "QuantizeLinear", "", {}, {ln, s_ln, z_ln}, {lnq}}).ok());
+  REQUIRE(g.AddNode(Node{"dqln", "DequantizeLinear", "", {}, {lnq, s_ln, z_ln}, {y_ln}}).ok());
+  REQUIRE(g.AddNode(Node{"softmax", "Softmax", "", {}, {ad}, {sm}}).ok());
+  REQUIRE(g.AddNode(Node{"qsm", "QuantizeLinear", "", {}, {sm, s_sm, z_sm}, {smq}}).ok());
+  REQUIRE(g.AddNode(Node{"dqsm", "DequantizeLinear", "", {}, {smq, s_sm, z_sm}, {y_sm}}).ok());
+  for (ValueId y : {y_mm, y_ln, y_sm}) REQUIRE(g.AddOutput(y).ok());
+  const Graph as_written = g;
+
+  auto report = RecognizeQdqGroups(g);
+  INFO(report.status().message());
+  REQUIRE(report.ok());
+  CHECK(report->kept_float.empty());
+  std::vector<std::string> ops = QdqImportOps(g);
+  std::sort(ops.begin(), ops.end());
+  CHECK(ops == std::vector<std::string>{"Dequantize", "Dequantize", "Dequantize", "QBatchMatMul", "QLayerNorm",
+                                        "QSoftmax", "Quantize", "Quantize"});
+  for (const Node& n : g.nodes()) {
+    if (n.op_type == "QLayerNorm") CHECK(n.inputs.size() == 3);
+  }
+
+  std::vector<float> av, bv;
+  for (int i = 0; i < 64; ++i) {
+    av.push_back(std::sin(0.37f * static_cast<float>(i)) * 2.0f);
+    bv.push_back(std::cos(0.23f * static_cast<float>(i)) * 1.5f);
+  }
+  const std::vector<Tensor> inputs = {Tensor::FromValues<float>(Shape{2, 4, 8}, av).value(),
+                                      Tensor::FromValues<float>(Shape{2, 8, 4}, bv).value()};
+  auto run = [&](const Graph& graph, const OpRegistry& registry) {
+    const Context context = Context::Create().value();
+    auto exec = Executor::Compile(graph, context, registry, CompileOptions{});
+    INFO(exec.status().message());
+    REQUIRE(exec.ok());
+    auto y = exec->Run(inputs);
+    INFO(y.status().message());
+    REQUIRE(y.ok());
+    return *y;
+  };
+  const std::vector<Tensor> got = run(g, QuantizedGraphRegistry());
+  const std::vector<Tensor> want = run(as_written, FloatOpRegistry());
+  REQUIRE(got.size() == 3);
+  CHECK(QdqImportBeyondOneLsb(got[0], want[0], 0.05f) == 0);
+  CHECK(QdqImportBeyondOneLsb(got[1], want[1], 0.03f) == 0);
+  CHECK(QdqImportBeyondOneLsb(got[2], want[2], 1.0f / 256.0f) == 0);
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ check cnn_symmetric "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/tes
 check mlp_x86 "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend x86
 check mlp_qnnpack "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend qnnpack
 # Grouped, dilated and depthwise convolutions, fused clamps, HardSwish / Sigmoid / LeakyRelu / Tanh lookups, pools and
-# float islands (ConvTranspose, Pad); and a transformer block (QMatMul, QAdd, QMul around float LayerNorm/Softmax).
+# float islands (ConvTranspose, Pad); and a transformer block (QMatMul, QAdd, QMul, QLayerNorm, QBatchMatMul,
+# QSoftmax, the GELU QLookup: the export writes LayerNorm and GELU as opset-13 arithmetic, fused back at import).
 check convs_x86 "$m/convs.onnx" x "$m/convs.input0.npy" "$m/convs.input0.npy" --backend x86
 QDQ_LOOSE_CONSTANT_RANGES=1 check transformer "$m/transformer13.onnx" x "$m/transformer13.input0.npy" \
   "$m/transformer13.input0.npy"
