@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kData = std::string(OCTET_TEST_DATA_DIR) + "/observers/";
 
-std::string OctetBinary() {
+[[maybe_unused]] std::string OctetBinary() {  // unused on aarch64 (OctetBinaryOrSkip)
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
