@@ -15,6 +15,10 @@ fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 # OpenMPI refuses to run as root without --allow-run-as-root; --oversubscribe: 4 ranks on fewer cores.
 mpi=(mpirun --oversubscribe -np 4)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
+# In the ASan build, the ranks run without LeakSanitizer: OpenMPI keeps allocations until exit by design (reported
+# from its MCA components, unloaded by then, so no suppression can name them). ASan's other checks stay on, and the
+# single-process runs of calibrate_cli and sensitivity_cli keep leak detection.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
 /usr/bin/python3 - "$models" "$tmp" <<'PY'
 import sys, numpy as np
