@@ -10,6 +10,7 @@ namespace octet::cli {
 
 Result<StreamedCalibration> OpenStreamedCalibration(const std::vector<std::string>& specs, const Graph& graph,
                                                     const std::string& model, int64_t batch_size, bool with_guard) {
+  ReturnLargeBuffersToKernel();
   OCTET_ASSIGN_OR_RETURN(CalibSource source, CalibSource::Open(specs, graph, model, batch_size, "--calib"));
   if (source.num_samples() == 0) return InvalidArgument("--calib: the calibration files hold no samples");
   const int64_t n = source.num_batches();
