@@ -81,6 +81,9 @@ same "$d/direct.octet" "$d/folder.octet" "octet quantize --calib: a folder of .n
 run "$octet" quantize "$m" --calib "image=$tmp/parts/0.npy,$tmp/parts/1.npy,$tmp/parts/2.npy" --calib-batch 24 \
   --activation-observer minmax --no-guard -o "$d/list.octet"
 same "$d/direct.octet" "$d/list.octet" "octet quantize --calib: a list of .npy files vs one file"
+# With the guard, the streamed run holds back the last fifth of the 11 batches (2 batches: 24 + 16 samples).
+expect 0 "on 40 held-back calibration samples" -- "$octet" quantize "$m" --calib "image=$tmp/parts" --calib-batch 24 \
+  --activation-observer minmax -o "$d/guarded.octet"
 grep -q "\"num_samples\":256" "$d/single.json" || fail "the state does not count 256 samples"
 grep -q "\"model_fingerprint\":\"fnv1a64:" "$d/single.json" || fail "the state has no model fingerprint"
 
