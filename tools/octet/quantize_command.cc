@@ -375,7 +375,9 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   CLI::App* sub = app.add_subcommand("quantize", "Quantize a float ONNX model to an int8 .octet model");
   sub->add_option("model", c->model, "The float model (.onnx)")->required();
   sub->add_option("--mode", c->mode, "static, dynamic or weight-only")->capture_default_str();
-  sub->add_option("--calib", c->calib, "Calibration samples for an input, along axis 0 (static)")
+  sub->add_option("--calib", c->calib,
+                  "Calibration samples for an input, along axis 0: NAME=FILE.npy (static: also NAME=PATH[,PATH...] "
+                  "and folders of .npy files, read a batch at a time)")
       ->type_name("NAME=FILE.npy");
   sub->add_option("--calib-batch", c->calib_batch, "Calibration batch size")->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
