@@ -11,9 +11,11 @@
 //   octet_bench_observers [--benchmark_filter=...] [--benchmark_format=json]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "core/context.h"
 #include "core/cpu_features.h"
 #include "core/tensor.h"
+#include "observers/kernels/histogram.h"
 #include "observers/kernels/minmax.h"
 #include "observers/observer_factory.h"
 
@@ -124,6 +127,41 @@ void BenchMinMaxObserve(benchmark::State& state, int threads) {
   state.SetLabel(context->LastKernel("minmax_f32"));
 }
 
+// The floor of the counting method on the same 50 batches, one thread: only the `counts[bin] += 1` of every element
+// (into kHistogramCopies interleaved copies, as the histogram kernels count), over bins computed before timing.
+// Every exact histogram pays one such increment per element, so PyTorch's time over this one bounds the speed-up a
+// single core can give (issue 19); bins come from the range [-8, 8] in 2048 bins, like the observer's.
+void BenchHistogramCountingFloor(benchmark::State& state) {
+  constexpr uint32_t kBins = 2048;
+  const auto& batches = Batches();
+  std::vector<std::vector<uint32_t>> slots;
+  for (const Tensor& t : batches) {
+    std::vector<uint32_t> s(static_cast<size_t>(t.NumElements()));
+    const std::span<const float> x = t.values<float>();
+    for (size_t i = 0; i < s.size(); ++i) {
+      const float b = std::floor((x[i] + 8.0f) * (static_cast<float>(kBins) / 16.0f));
+      const uint32_t bin = b < 0.0f ? 0u : (b >= static_cast<float>(kBins) ? kBins - 1 : static_cast<uint32_t>(b));
+      s[i] = static_cast<uint32_t>(i % kHistogramCopies) * (kBins + 1) + bin + 1;
+    }
+    slots.push_back(std::move(s));
+  }
+  std::vector<uint32_t> counts(kHistogramCopies * (kBins + 1));
+  for (auto _ : state) {
+    std::fill(counts.begin(), counts.end(), 0u);
+    for (int b = 0; b < kBatches; ++b) {
+      const std::vector<uint32_t>& s = slots[static_cast<size_t>(b % 4)];
+      const uint32_t* p = s.data();
+      const size_t n = s.size();
+#pragma GCC unroll 16
+      for (size_t i = 0; i < n; ++i) counts[p[i]] += 1;
+    }
+    benchmark::DoNotOptimize(counts.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * kBatches * kBatchShape.NumElements() * 4);
+  state.counters["threads"] = 1;
+}
+
 // One iteration: a fresh observer, 50 batches observed, then (`qparams`) CalculateQParams.
 void BenchObserver(benchmark::State& state, ObserverKind kind, ObserverOptions options, int threads, bool qparams) {
   ContextOptions context_options;
@@ -163,6 +201,10 @@ void Register() {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("HistogramCountingFloor/batches:50/shape:8x64x56x56/threads:1",
+                               BenchHistogramCountingFloor)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   struct Case {
     std::string name;
     ObserverKind kind;

@@ -3,7 +3,9 @@
 
 Times torch.ao.quantization.HistogramObserver (1.13's forward; the legacy_1_13 variant reproduces it bit for bit)
 and MinMaxObserver, then runs octet's benchmark program on the same recipe in the same session and prints the
-speed-ups, and last octet's MinMax observation bandwidth against memcpy on 64 MiB (one thread):
+speed-ups, the most one core can give (PyTorch's time over octet's counting floor, HistogramCountingFloor: one
+increment per element and nothing else), and last octet's MinMax observation bandwidth against memcpy on 64 MiB
+(one thread):
 
     /usr/bin/python3 bench/observers_pytorch.py --octet build/release/bench/octet_bench_observers [--json out.json]
 
@@ -52,7 +54,7 @@ def time_torch(make, batches, qparams, repetitions):
 
 
 def time_octet(binary, repetitions):
-    flt = "(HistogramObserver_legacy_1_13|HistogramObserver_upstream|MinMaxObserver)/.*batches"
+    flt = "(HistogramObserver_legacy_1_13|HistogramObserver_upstream|MinMaxObserver|HistogramCountingFloor)/.*batches"
     out = subprocess.run([binary, f"--benchmark_filter={flt}", "--benchmark_format=json",
                           f"--benchmark_repetitions={repetitions}", "--benchmark_report_aggregates_only=true"],
                          check=True, capture_output=True, text=True).stdout
@@ -128,6 +130,12 @@ def main():
     rates = time_octet_bandwidth(args.octet, args.repetitions)
     print(f"MinMaxObserver observe, 64 MiB, 1 thread: {rates['minmax'] / 1e9:.2f} GB/s observed; memcpy 64 MiB: "
           f"{rates['memcpy'] / 1e9:.2f} GB/s copied; ratio {rates['minmax'] / rates['memcpy']:.2f}x (target >= 0.7x)")
+    floor = octet.get(f"HistogramCountingFloor/batches:{BATCHES}/shape:8x64x56x56/threads:1")
+    if floor is not None:
+        tw, tc = torch_times[("HistogramObserver", False, 1)]
+        print(f"Counting floor (one counts[bin] += 1 per element, 1 thread): {floor[0]:.4f} s wall, {floor[1]:.4f} s "
+              f"cpu; so one core can give at most {tw / floor[0]:.1f}x wall, {tc / floor[1]:.1f}x cpu over torch's "
+              f"HistogramObserver observe at 1 thread")
     best = max((r for r in rows if r["octet_observer"].startswith("HistogramObserver") and r["what"] == "observe"
                 and r["torch_threads"] == default_threads), key=lambda r: r["speedup_wall"])
     print(f"HistogramObserver observe: best octet speed-up over torch at its default threads: "

@@ -3,7 +3,8 @@
 # exactly mergeable observer, 4 shards merged (in any order and grouping) give a state byte-identical to one process
 # over all the data, and then the same .octet file, also equal to `octet quantize --calib` itself; calibration
 # streamed from a folder of files equals one file; the refusals (order-dependent observers in shards, a state of
-# another model, partial or doubled shards) and --shard's usage errors name their reason and flag.
+# another model, partial or doubled shards) and --shard's usage errors name their reason and flag. `octet quantize
+# --calib` streams from a folder or a list of files as calibrate does, with the same result.
 # Usage: calibrate_cli_test.sh OCTET MODELS_DIR
 set -uo pipefail
 octet=$1
@@ -73,6 +74,16 @@ same "$d/single.json" "$d/folder.json" "a folder of .npy files vs one file"
 run "$octet" calibrate "$m" --calib "image=$tmp/parts/0.npy,$tmp/parts/1.npy,$tmp/parts/2.npy" --calib-batch 24 \
   --activation-observer minmax -o "$d/list.json"
 same "$d/single.json" "$d/list.json" "a list of .npy files vs one file"
+# `octet quantize --calib` streams its files too (folders and lists included): the same .octet as from one file.
+run "$octet" quantize "$m" --calib "image=$tmp/parts" --calib-batch 24 --activation-observer minmax --no-guard \
+  -o "$d/folder.octet"
+same "$d/direct.octet" "$d/folder.octet" "octet quantize --calib: a folder of .npy files vs one file"
+run "$octet" quantize "$m" --calib "image=$tmp/parts/0.npy,$tmp/parts/1.npy,$tmp/parts/2.npy" --calib-batch 24 \
+  --activation-observer minmax --no-guard -o "$d/list.octet"
+same "$d/direct.octet" "$d/list.octet" "octet quantize --calib: a list of .npy files vs one file"
+# With the guard, the streamed run holds back the last fifth of the 11 batches (2 batches: 24 + 16 samples).
+expect 0 "on 40 held-back calibration samples" -- "$octet" quantize "$m" --calib "image=$tmp/parts" --calib-batch 24 \
+  --activation-observer minmax -o "$d/guarded.octet"
 grep -q "\"num_samples\":256" "$d/single.json" || fail "the state does not count 256 samples"
 grep -q "\"model_fingerprint\":\"fnv1a64:" "$d/single.json" || fail "the state has no model fingerprint"
 

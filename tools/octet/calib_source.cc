@@ -2,6 +2,9 @@
 #include "tools/octet/calib_source.h"
 
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -207,6 +210,12 @@ Result<std::vector<Tensor>> CalibSource::Batch(int64_t b) const {
     batch.push_back(std::move(t));
   }
   return batch;
+}
+
+void ReturnLargeBuffersToKernel() {
+#if defined(__GLIBC__)
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 }
 
 }  // namespace octet::cli

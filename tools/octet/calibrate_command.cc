@@ -100,6 +100,7 @@ Result<std::string> CalibrateShard(const CalibrateCommand& c, const ShardSpec& s
     }
     for (const std::string& node : nodes) mapping.SetModuleName(node, std::nullopt);
   }
+  ReturnLargeBuffersToKernel();
   OCTET_ASSIGN_OR_RETURN(CalibSource source, CalibSource::Open(c.calib, graph, c.model, c.calib_batch, "--calib"));
   if (source.num_samples() == 0) return InvalidArgument("--calib: the calibration files hold no samples");
   PrepareOptions prepare_options;

@@ -33,6 +33,7 @@
 #include "tools/octet/calibrate_command.h"
 #include "tools/octet/context_options.h"
 #include "tools/octet/model_command.h"
+#include "tools/octet/streamed_calibration.h"
 #if OCTET_WITH_ONNX
 #include "io/onnx/qdq_export.h"
 #endif
@@ -127,7 +128,7 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
 Result<GuardReport> RunGuard(const QuantizeCommand& c, const Graph& graph, const Graph& quantized,
                              const GuardSplit& split, const PreparedGraph* calibrated,
                              const PrepareOptions& prepare_options, const ConvertOptions& convert_options,
-                             const Context& context) {
+                             const Context& context, const StreamedCalibration* streamed) {
   GuardOptions options;
   options.min_sqnr_db = c.min_sqnr_db;
   options.context = &context;
@@ -138,6 +139,11 @@ Result<GuardReport> RunGuard(const QuantizeCommand& c, const Graph& graph, const
   candidates.convert = convert_options;
   candidates.prepare = prepare_options;
   candidates.calibration_batches = split.calibration;
+  std::vector<std::vector<Tensor>> loaded;  // streamed calibration: the fixes re-calibrate from memory
+  if (streamed != nullptr) {
+    OCTET_ASSIGN_OR_RETURN(loaded, LoadBatches(streamed->source, 0, streamed->calibration_batches));
+    candidates.calibration_batches = loaded;
+  }
   if (c.activation_observer != "minmax") {
     QuantizeCommand minmax = c;
     minmax.activation_observer = "minmax";
@@ -195,7 +201,13 @@ int Quantize(const QuantizeCommand& c) {
   // weight-only: --calib is optional and only feeds the guard.
   std::vector<std::vector<Tensor>> batches;
   const bool from_state = !c.state.empty();
-  if ((c.mode == "static" && !from_state) || !c.calib.empty()) {
+  // Static calibration streams its files batch by batch unless --equalize / --bias-correction need every batch.
+  std::optional<StreamedCalibration> streamed;
+  if (c.mode == "static" && !from_state && !c.accuracy.any() && !c.calib.empty()) {
+    auto opened = OpenStreamedCalibration(c.calib, *graph, c.model, c.calib_batch, !c.no_guard);
+    if (!opened.ok()) return ReportFailure(opened.status().WithContext(where));
+    streamed = std::move(*opened);
+  } else if ((c.mode == "static" && !from_state) || !c.calib.empty()) {
     auto read = BatchesFromFiles(
         c.calib, *graph, c.model, c.calib_batch,
         {"--calib", c.mode == "static" ? "static quantization needs calibration data" : "the guard needs samples"});
@@ -203,7 +215,11 @@ int Quantize(const QuantizeCommand& c) {
     batches = std::move(*read);
   }
   GuardSplit split{batches, batches, "--calib"};
-  if (c.mode == "static" && !c.no_guard && !from_state) split = SplitGuardBatches(batches);
+  if (streamed) {
+    split = GuardSplit{{}, streamed->guard, streamed->guard_source};
+  } else if (c.mode == "static" && !c.no_guard && !from_state) {
+    split = SplitGuardBatches(batches);
+  }
 
   // --equalize / --bias-correction change a copy; the guard compares with the model as given.
   const Graph original = *graph;
@@ -229,6 +245,7 @@ int Quantize(const QuantizeCommand& c) {
     CalibrateOptions calibrate_options;
     calibrate_options.progress = CommandProgress("calibrating");
     const Status s = from_state ? LoadCalibrationStateFile(*prepared, c.state, c.model)
+                     : streamed ? CalibrateStreamed(*prepared, *context, *streamed, calibrate_options)
                                 : Calibrate(*prepared, *context, split.calibration, calibrate_options);
     if (!s.ok()) return ReportFailure(s.WithContext(where));
     if (bias_corrected) {
@@ -263,7 +280,7 @@ int Quantize(const QuantizeCommand& c) {
     fmt::print("guard: skipped: no samples to check the {} model on (give --calib NAME=FILE.npy)\n", c.mode);
   } else {
     auto checked = RunGuard(c, original, *quantized, split, calibrated ? &*calibrated : nullptr, prepare_options,
-                            convert_options, *context);
+                            convert_options, *context, streamed ? &*streamed : nullptr);
     if (checked.ok()) {
       guard = std::move(*checked);
     } else if (c.strict) {
@@ -358,7 +375,9 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   CLI::App* sub = app.add_subcommand("quantize", "Quantize a float ONNX model to an int8 .octet model");
   sub->add_option("model", c->model, "The float model (.onnx)")->required();
   sub->add_option("--mode", c->mode, "static, dynamic or weight-only")->capture_default_str();
-  sub->add_option("--calib", c->calib, "Calibration samples for an input, along axis 0 (static)")
+  sub->add_option("--calib", c->calib,
+                  "Calibration samples for an input, along axis 0: NAME=FILE.npy (static: also NAME=PATH[,PATH...] "
+                  "and folders of .npy files, read a batch at a time)")
       ->type_name("NAME=FILE.npy");
   sub->add_option("--calib-batch", c->calib_batch, "Calibration batch size")->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();

@@ -19,7 +19,9 @@ namespace octet::cli {
 //     [--threads T] [--equalize [--equalize-relu6 refuse|relu] [--no-high-bias-absorption]]
 //     [--bias-correction [--bias-correction-mode empirical|analytic]] [--target NAME|FILE.json]
 // Static mode needs a calibration file for every graph input (samples along axis 0, split into batches of
-// --calib-batch, default 32); the others need none, and use --calib only for the guard. --skip keeps the named nodes
+// --calib-batch, default 32); the others need none, and use --calib only for the guard. Static calibration streams
+// its files a batch at a time (NAME=PATH[,PATH...], folders too; tools/octet/streamed_calibration.h), holding only
+// the guard's batches, unless --equalize / --bias-correction need them all. --skip keeps the named nodes
 // (or every node under a name prefix, as QConfigMapping's module names) float. --activation-bits narrows the
 // activation range to the low end of its dtype (quint8: [0, 2^B - 1]).
 // The guard (numeric_suite/quantization_guard.h) then runs the int8 model against the float one: static mode holds
