@@ -74,10 +74,11 @@ inline Columns LoadColumns(const QGemmUkernelParams& p, size_t j, int32_t a_offs
   return c;
 }
 
-// fp32 / fbgemm for columns [0, 16) of every row, two rows at a time: the same float arithmetic as Epilogue's loop,
-// then saturating packs instead of a shuffle and a store per 8 outputs (the epilogue took a fifth of MobileNetV2's
-// time, whose 1x1 layers have small K). Exact because the values are already clamped to [lo, hi], which `unsigned_out`
-// (lo >= 0, hi <= 255) or else lo >= -128, hi <= 127 puts inside the pack's range. No weight zero points.
+// fp32 / fbgemm for columns [j0, j0 + 16) of every row, two rows at a time: the same float arithmetic as Epilogue's
+// loop, then saturating packs instead of a shuffle and a store per 8 outputs (the epilogue took a fifth of
+// MobileNetV2's time, whose 1x1 layers have small K). Exact because the values are already clamped to [lo, hi], which
+// `unsigned_out` (lo >= 0, hi <= 255) or else lo >= -128, hi <= 127 puts inside the pack's range. No weight zero
+// points.
 template <QGemmStage kStage>
 inline void EpilogueBytes16(const int32_t* tile, size_t tile_stride, size_t rows, int32_t a_offset,
                             const QGemmUkernelParams& p, size_t i0, size_t j0, uint8_t* y, size_t y_stride,
@@ -124,10 +125,11 @@ inline void Epilogue(const int32_t* tile, size_t tile_stride, size_t rows, size_
   size_t first = 0;
   if constexpr (kStage == QGemmStage::kFp32 || kStage == QGemmStage::kFbgemm) {
     const bool unsigned_out = s.lo >= 0 && s.hi <= 255, signed_out = s.lo >= -128 && s.hi <= 127;
-    if (cols >= 16 && p.w_zero_points == nullptr && (unsigned_out || signed_out)) {
-      EpilogueBytes16<kStage>(tile, tile_stride, rows, a_offset, p, i0, j0, static_cast<uint8_t*>(y), y_stride,
-                              unsigned_out);
-      first = 16;
+    if (p.w_zero_points == nullptr && (unsigned_out || signed_out)) {
+      for (; first + 16 <= cols; first += 16) {
+        EpilogueBytes16<kStage>(tile + first, tile_stride, rows, a_offset, p, i0, j0 + first, static_cast<uint8_t*>(y),
+                                y_stride, unsigned_out);
+      }
     }
   }
   for (size_t jv = first; jv < cols; jv += 8) {
