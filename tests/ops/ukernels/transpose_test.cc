@@ -39,7 +39,7 @@ void CheckTranspose(const UkernelEntry<TransposeBytesUkernelFn>& kernel, std::mt
   }
 }
 
-TEST_CASE("transpose kernels equal the reference on every size, step, stride and offset", "[transpose]") {
+TEST_CASE("transpose kernels equal the reference on every size, step, stride and offset", "[qconv2d]") {
   auto rng = testing::MakeRng("transpose");
   for (const auto& kernel : TransposeBytesUkernels()) {
     if (!testing::CanRun(kernel.isa, kernel.name)) continue;
@@ -54,7 +54,7 @@ TEST_CASE("transpose kernels equal the reference on every size, step, stride and
   }
 }
 
-TEST_CASE("transpose selection: the best enabled kernel, scalar last", "[transpose]") {
+TEST_CASE("transpose selection: the best enabled kernel, scalar last", "[qconv2d]") {
   const auto list = TransposeBytesUkernels();
   REQUIRE(!list.empty());
   CHECK(list.back().isa == Isa::kScalar);
