@@ -61,6 +61,26 @@ struct QConv2dPlan::State {
     std::lock_guard<std::mutex> lock(scratch_mutex);
     if (scratch.size() < 8) scratch.push_back(std::move(t));
   }
+
+  // Indirection buffers kept between calls with the input they were built for: the buffer holds only addresses,
+  // and an executor passes the same arena address every call, so a call on the same address and shape reuses it
+  // (building it took a tenth of a small network's time). Concurrent calls each take their own.
+  struct IndirectionBuffer {
+    Tensor buffer;
+    const void* x = nullptr;  // the input it was built for (null: not built)
+    Shape x_shape;
+    size_t mr = 0;
+  };
+  mutable std::vector<IndirectionBuffer> indirection_buffers;
+
+  // The last choice of ChooseIndirect per (m, activation range): the qgemm selection builds strings, and the
+  // range of one network's activations rarely changes from call to call.
+  struct Choice {
+    int64_t m = -1;
+    int32_t lo = 0, hi = 0;
+    const QIgemmUkernelEntry* kernel = nullptr;
+  };
+  mutable Choice last_choice;
 };
 
 namespace {
@@ -128,9 +148,10 @@ Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& w
   OCTET_RETURN_IF_ERROR(ValidateConv2dWeights(params, ws, "qconv2d"));
   const QParams& wq = weights.qparams();
   if (wq.per_channel() && wq.axis() != 0) {
-    return InvalidArgument("failed to create qconv2d: per-channel weight qparams must be on axis 0 (output channels), "
-                           "got axis {}",
-                           wq.axis());
+    return InvalidArgument(
+        "failed to create qconv2d: per-channel weight qparams must be on axis 0 (output channels), "
+        "got axis {}",
+        wq.axis());
   }
   OCTET_RETURN_IF_ERROR(wq.ValidateFor(ws, "qconv2d weights"));
   if (x_qparams.per_channel()) {
@@ -190,9 +211,12 @@ DType QConv2dPlan::output_dtype() const { return state_->output_dtype; }
 
 const char* QConv2dPlan::path() const {
   switch (state_->path) {
-    case Path::kDepthwise: return "depthwise";
-    case Path::k1x1: return "1x1";
-    case Path::kIm2col: return "im2col";
+    case Path::kDepthwise:
+      return "depthwise";
+    case Path::k1x1:
+      return "1x1";
+    case Path::kIm2col:
+      return "im2col";
   }
   return "?";
 }
@@ -308,19 +332,45 @@ const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPl
     lo = std::min(lo, mn);
     hi = std::max(hi, mx);
   }
+  {
+    std::lock_guard<std::mutex> lock(s.scratch_mutex);
+    const QConv2dPlan::State::Choice& c = s.last_choice;
+    if (c.m == m && c.lo == lo && c.hi == hi) return c.kernel;
+  }
+  const QIgemmUkernelEntry* chosen = nullptr;
   const QGemmPlan& plan = s.groups.front();
   const std::string gemm = QGemmKernelName(context, plan.weights(), plan.KernelParams().stage.stage, m, lo, hi);
-  if (gemm.rfind("qgemm", 0) != 0) return nullptr;
-  const std::string mirror = "qigemm" + gemm.substr(5);
-  for (const QConv2dPlan::State::Indirect& ind : s.indirect) {
-    if (ind.kernel->name == mirror && context.IsEnabled(ind.kernel->isa)) return ind.kernel;
+  if (gemm.rfind("qgemm", 0) == 0) {
+    const std::string mirror = "qigemm" + gemm.substr(5);
+    for (const QConv2dPlan::State::Indirect& ind : s.indirect) {
+      if (ind.kernel->name == mirror && context.IsEnabled(ind.kernel->isa)) chosen = ind.kernel;
+    }
   }
-  return nullptr;
+  std::lock_guard<std::mutex> lock(s.scratch_mutex);
+  s.last_choice = {m, lo, hi, chosen};
+  return chosen;
 }
 
-// The indirect path: one pointer per (output pixel, tap) into x (or the zero row), built per call since it holds
-// x's address (a few hundred KiB at most, no activation bytes), then the kernel over tiles of output pixels per
-// group. Each output element is computed whole by one kernel call, so the split over threads changes nothing.
+// A kept indirection buffer for x: one built for x's address and shape (x set), else any other (x null, to be
+// rebuilt), else an empty one.
+QConv2dPlan::State::IndirectionBuffer TakeIndirection(const QConv2dPlan::State& s, const Tensor& x, size_t mr) {
+  std::lock_guard<std::mutex> lock(s.scratch_mutex);
+  std::vector<QConv2dPlan::State::IndirectionBuffer>& kept = s.indirection_buffers;
+  if (kept.empty()) return {};
+  size_t pick = kept.size() - 1;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].x == x.raw_data() && kept[i].mr == mr && kept[i].x_shape == x.shape()) pick = i;
+  }
+  QConv2dPlan::State::IndirectionBuffer ib = std::move(kept[pick]);
+  kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(pick));
+  if (ib.x != x.raw_data() || ib.mr != mr || ib.x_shape != x.shape()) ib.x = nullptr;
+  return ib;
+}
+
+// The indirect path: one pointer per (output pixel, tap) into x (or the zero row), built for x's address and shape
+// (a few hundred KiB at most, no activation bytes; reused while they stay the same), then the kernel over tiles of
+// output pixels per group. Each output element is computed whole by one kernel call, so the split over threads changes
+// nothing.
 Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QIgemmUkernelEntry& kernel,
                    const reference::Conv2dGeometry& g, const Tensor& x, Tensor& y) {
   const std::vector<std::vector<int16_t>>* weights = nullptr;
@@ -331,10 +381,19 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QI
   const size_t cg = static_cast<size_t>(g.c_in / g.groups), og = static_cast<size_t>(g.c_out / g.groups);
   const size_t k = taps * cg, m = static_cast<size_t>(g.n * g.OutH() * g.OutW());
   const size_t entries = reference::ConvIndirectionSize(g, mr);
-  OCTET_ASSIGN_OR_RETURN(Tensor buffer,
-                         s.TakeScratch(DType::kU8, Shape{static_cast<int64_t>(entries * sizeof(void*))}));
-  auto** indirection = reinterpret_cast<const void**>(buffer.raw_data());
-  reference::BuildConvIndirection(g, mr, x.raw_data(), s.zero_row.data(), indirection);
+  QConv2dPlan::State::IndirectionBuffer ib = TakeIndirection(s, x, mr);
+  if (ib.x == nullptr) {
+    if (ib.buffer.SizeBytes() < entries * sizeof(void*)) {
+      OCTET_ASSIGN_OR_RETURN(ib.buffer,
+                             Tensor::Create(DType::kU8, Shape{static_cast<int64_t>(entries * sizeof(void*))}));
+    }
+    reference::BuildConvIndirection(g, mr, x.raw_data(), s.zero_row.data(),
+                                    reinterpret_cast<const void**>(ib.buffer.raw_data()));
+    ib.x = x.raw_data();
+    ib.x_shape = x.shape();
+    ib.mr = mr;
+  }
+  auto** indirection = reinterpret_cast<const void**>(ib.buffer.raw_data());
   const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());
   auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
   const int64_t tiles = static_cast<int64_t>((m + mr - 1) / mr);
@@ -382,9 +441,13 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QI
       }
     });
   }
-  s.ReturnScratch(std::move(buffer));
-  context.RecordKernel("qconv2d", "indirect");
-  context.RecordKernel("qigemm", kernel.name);
+  {
+    std::lock_guard<std::mutex> lock(s.scratch_mutex);
+    if (s.indirection_buffers.size() < 8) s.indirection_buffers.push_back(std::move(ib));
+  }
+  static const KernelFamily kConvFamily("qconv2d"), kIgemmFamily("qigemm");
+  context.RecordKernel(kConvFamily, "indirect");
+  context.RecordKernel(kIgemmFamily, kernel.name);
   return OkStatus();
 }
 

@@ -3,7 +3,6 @@
 #include "ops/int8/qconv_op.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -11,16 +10,13 @@
 #include <utility>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "core/threading.h"
 #include "ops/float/op_util.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/int8/linear_output.h"
 #include "ops/qconv2d.h"
 #include "ops/reference/qconv_op_reference.h"
+#include "ops/ukernels/transpose.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -54,139 +50,44 @@ size_t StagedBytes(int64_t elements) {
   return (static_cast<size_t>(elements) + kTensorPaddingBytes + kAlign - 1) / kAlign * kAlign;
 }
 
-static_assert(std::endian::native == std::endian::little, "the 8x8 byte transpose reads rows as little-endian words");
-
-// 8 bytes src[0], src[step], ..., src[7 * step] as one little-endian word.
-inline uint64_t Load8(const uint8_t* src, int64_t step) {
-  uint64_t v = 0;
-  if (step == 1) {
-    std::memcpy(&v, src, 8);
-    return v;
-  }
-  for (int k = 0; k < 8; ++k) v |= uint64_t{src[k * step]} << (8 * k);
-  return v;
-}
-
-// Transposes an 8x8 byte matrix held as 8 words (row i = r[i], column j = byte j) in place, swapping ever larger
-// off-diagonal blocks (bytes, then 16-bit pairs, then 32-bit quads) between rows with shifts and masks.
-inline void Transpose8x8(uint64_t r[8]) {
-  for (int i = 0; i < 8; i += 2) {
-    const uint64_t t = ((r[i] >> 8) ^ r[i + 1]) & 0x00FF00FF00FF00FFull;
-    r[i + 1] ^= t;
-    r[i] ^= t << 8;
-  }
-  for (int i : {0, 1, 4, 5}) {
-    const uint64_t t = ((r[i] >> 16) ^ r[i + 2]) & 0x0000FFFF0000FFFFull;
-    r[i + 2] ^= t;
-    r[i] ^= t << 16;
-  }
-  for (int i = 0; i < 4; ++i) {
-    const uint64_t t = ((r[i] >> 32) ^ r[i + 4]) & 0x00000000FFFFFFFFull;
-    r[i + 4] ^= t;
-    r[i] ^= t << 32;
-  }
-}
-
-// dst[j * dst_stride + i] = src[i * src_stride + j * step] for i < rows, j < cols: 8x8 blocks in registers, scalar
-// edges. A byte-at-a-time transpose with strided stores ran at ~2 cycles per byte and cost as much as the
-// convolution itself on ResNet's 3x3 layers.
-// Not inlined: the calls below pass derived bounds that make g++ 12 misreport the edge loop as overflowing.
-[[gnu::noinline]] void TransposeBytes8(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols,
-                                       uint8_t* dst, int64_t dst_stride) {
-  int64_t i = 0;
-  for (; i + 8 <= rows; i += 8) {
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) {
-      uint64_t r[8];
-      for (int k = 0; k < 8; ++k) r[k] = Load8(src + (i + k) * src_stride + j * step, step);
-      Transpose8x8(r);
-      for (int k = 0; k < 8; ++k) std::memcpy(dst + (j + k) * dst_stride + i, &r[k], 8);
-    }
-    for (; j < cols; ++j) {
-      for (int k = 0; k < 8; ++k) dst[j * dst_stride + i + k] = src[(i + k) * src_stride + j * step];
-    }
-  }
-  for (; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) dst[j * dst_stride + i] = src[i * src_stride + j * step];
-  }
-}
-
-#if defined(__SSE2__)
-// A 16x16 byte block: four rounds of interleaving row i with row i + 8 (each round rotates the 8-bit (row, column)
-// index left by one bit, so four make the transpose); 64 unpacks per 256 bytes, several times fewer operations than
-// the 8x8 word transposes, which took a fifth of MobileNetV2's int8 time.
-inline void Transpose16x16(const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride) {
-  __m128i r[16], t[16];
-  for (int k = 0; k < 16; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k * src_stride));
-  for (int round = 0; round < 4; ++round) {
-    for (int k = 0; k < 8; ++k) {
-      t[2 * k] = _mm_unpacklo_epi8(r[k], r[k + 8]);
-      t[2 * k + 1] = _mm_unpackhi_epi8(r[k], r[k + 8]);
-    }
-    for (int k = 0; k < 16; ++k) r[k] = t[k];
-  }
-  for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + k * dst_stride), r[k]);
-}
-#endif
-
-// TransposeBytes8's contract; contiguous rows (step 1) go in 16x16 SSE2 blocks where the CPU has them.
-void TransposeBytes(const uint8_t* src, int64_t src_stride, int64_t step, int64_t rows, int64_t cols, uint8_t* dst,
-                    int64_t dst_stride) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  if (step == 1) {
-    for (; i + 16 <= rows; i += 16) {
-      int64_t j = 0;
-      for (; j + 16 <= cols; j += 16) {
-        Transpose16x16(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+// Per image b < n of `channels` x `plane` bytes: [channels][plane] -> [plane][channels] (NCHW -> NHWC) or back,
+// in tiles of pixel runs that are multiples of 16 and cross image rows, so 7x7 and 14x14 layers get whole SIMD blocks
+// instead of 7- or 14-byte edges.
+void TransposeImages(const Context& context, TransposeBytesUkernelFn transpose, int64_t n, int64_t channels,
+                     int64_t plane, bool to_nhwc, const uint8_t* src, uint8_t* dst) {
+  const int64_t image = channels * plane;
+  const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(channels) / 16 * 16);
+  const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
+  const auto c = static_cast<size_t>(channels), hw = static_cast<size_t>(plane);
+  ParallelFor(context, n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * per_tile;
+      const auto count = static_cast<size_t>(std::min(per_tile, plane - p0));
+      if (to_nhwc) {
+        transpose(src + b * image + p0, hw, 1, c, count, dst + b * image + p0 * channels, c);
+      } else {
+        transpose(src + b * image + p0 * channels, c, 1, count, c, dst + b * image + p0, hw);
       }
-      TransposeBytes8(src + i * src_stride + j, src_stride, 1, 16, cols - j, dst + j * dst_stride + i, dst_stride);
     }
-  }
-#endif
-  TransposeBytes8(src + i * src_stride, src_stride, step, rows - i, cols, dst + i, dst_stride);
+  });
 }
 
-// x [n][c][h][w] -> staged [n][hp][wp][c], one tile = whole (image, staged row) pairs.
-void ToNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8_t* staged) {
+// x [n][c][h][w] -> staged [n][hp][wp][c].
+void ToNhwc(const Context& context, TransposeBytesUkernelFn transpose, const ConvLayout& l, const uint8_t* x,
+            uint8_t* staged) {
+  const bool subsample = l.sub_h > 1 || l.sub_w > 1;
+  if (!subsample && !l.explicit_pads) return TransposeImages(context, transpose, l.n, l.c, l.h * l.w, true, x, staged);
+  // Padded or subsampled: one tile = whole (image, staged row) pairs.
   if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
   const int64_t plane = l.h * l.w;
-  const bool subsample = l.sub_h > 1 || l.sub_w > 1;
-  if (!subsample && !l.explicit_pads) {
-    // The staged image is the plain [plane][c] transpose of [c][plane]: runs of pixels across image rows, so 7x7
-    // and 14x14 layers get whole 16x16 blocks instead of 7- or 14-byte scalar edges.
-    const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(l.c) / 16 * 16);
-    const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
-    ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * per_tile;
-        const int64_t count = std::min(per_tile, plane - p0);
-        TransposeBytes(x + b * l.c * plane + p0, plane, 1, l.c, count, staged + (b * plane + p0) * l.c, l.c);
-      }
-    });
-    return;
-  }
   const int64_t rows = subsample ? l.hp : l.h, cols = subsample ? l.wp : l.w;
   ParallelFor(context, l.n * rows, RowsPerTile(cols * l.c), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t b = t / rows, y = t % rows;
       const uint8_t* src = x + b * l.c * plane + y * l.sub_h * l.w;
       uint8_t* dst = staged + ((b * l.hp + y + l.pad_top) * l.wp + l.pad_left) * l.c;
-      TransposeBytes(src, plane, l.sub_w, l.c, cols, dst, l.c);
-    }
-  });
-}
-
-// staged [n][oh][ow][m] -> y [n][m][oh][ow], one tile = a run of pixels of one image.
-void ToNchw(const Context& context, const ConvLayout& l, const uint8_t* staged, uint8_t* y) {
-  const int64_t plane = l.oh * l.ow;
-  const int64_t per_tile = std::max<int64_t>(16, RowsPerTile(l.m) / 16 * 16);
-  const int64_t tiles_per_image = (plane + per_tile - 1) / per_tile;
-  ParallelFor(context, l.n * tiles_per_image, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * per_tile;
-      const int64_t count = std::min(per_tile, plane - p0);
-      TransposeBytes(staged + (b * plane + p0) * l.m, l.m, 1, count, l.m, y + b * l.m * plane + p0, plane);
+      transpose(src, static_cast<size_t>(plane), static_cast<size_t>(l.sub_w), static_cast<size_t>(l.c),
+                static_cast<size_t>(cols), dst, static_cast<size_t>(l.c));
     }
   });
 }
@@ -220,8 +121,8 @@ Result<Spatial> ReadSpatial(const AttributeMap& at, const Shape& x, const Shape&
     }
   }
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
-  OCTET_ASSIGN_OR_RETURN(s.pads, float_ops::ResolvePads(auto_pad, std::move(pads), in, s.kernel, s.strides,
-                                                        s.dilations));
+  OCTET_ASSIGN_OR_RETURN(s.pads,
+                         float_ops::ResolvePads(auto_pad, std::move(pads), in, s.kernel, s.strides, s.dilations));
   return s;
 }
 
@@ -265,9 +166,10 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(const int64_t group, at.GetInt("group", 1));
   const int64_t c = x.dim(1), m = w.dim(0);
   if (group <= 0 || c % group != 0 || m % group != 0) {
-    return InvalidArgument("attribute 'group' {} must be positive and divide the input channels {} and output "
-                           "channels {}",
-                           group, c, m);
+    return InvalidArgument(
+        "attribute 'group' {} must be positive and divide the input channels {} and output "
+        "channels {}",
+        group, c, m);
   }
   if (w.dim(1) * group != c) {
     return InvalidArgument("input {} (W) {} expects {} input channels (group {}), X {} has {}", InputName(args, 1), w,
@@ -332,15 +234,17 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   const std::string name =
       fmt::format("qconv_{}s8_{}_{}_nchw/{}", x_qp->dtype(), reference::QGemmStageName(output.stage), plan.path(),
                   plan.UkernelName(args.context, l.n * l.oh * l.ow));
-  auto kernel = MakeKernel([l, plan = std::move(plan), staged_x, staged_y, x_dtype = x_qp->dtype(),
+  const TransposeBytesUkernelFn transpose = SelectUkernel(args.context, TransposeBytesUkernels()).fn;
+  auto kernel = MakeKernel([l, plan = std::move(plan), staged_x, staged_y, transpose, x_dtype = x_qp->dtype(),
                             y_dtype = y_qp->dtype()](const OpRunArgs& r) -> Status {
     auto* xs = reinterpret_cast<uint8_t*>(r.scratch.data());
     uint8_t* ys = xs + l.x_bytes;
-    ToNhwc(r.context, l, static_cast<const uint8_t*>(r.inputs[0].raw_data()), xs);
+    ToNhwc(r.context, transpose, l, static_cast<const uint8_t*>(r.inputs[0].raw_data()), xs);
     const Tensor xt = Tensor::Borrow(x_dtype, staged_x, xs);
     Tensor yt = Tensor::Borrow(y_dtype, staged_y, ys);
     OCTET_RETURN_IF_ERROR(plan.RunInto(r.context, xt, yt));
-    ToNchw(r.context, l, ys, static_cast<uint8_t*>(r.outputs[0].raw_data()));
+    TransposeImages(r.context, transpose, l.n, l.m, l.oh * l.ow, false, ys,
+                    static_cast<uint8_t*>(r.outputs[0].raw_data()));
     return OkStatus();
   });
   return MakePrepared({{y_qp->dtype(), Shape(out_dims)}}, std::move(kernel), name, l.x_bytes + l.y_bytes);

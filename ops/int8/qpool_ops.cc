@@ -113,6 +113,33 @@ void RunPool(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, 
   });
 }
 
+// A 2x2 stride-2 max pool whose windows tile the input exactly (no pads or dilation, even sizes: the digits CNN's and
+// many small networks'): output row r of all planes together reads input rows 2r and 2r + 1, so one flat loop over
+// the rows of every plane replaces a per-plane walk of the window taps, which cost several times the max itself
+// on small images.
+bool IsTiling2x2MaxPool(const PoolGeometry& g) {
+  return g.rank == 4 && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.dh == 1 && g.dw == 1 && g.pad_top == 0 &&
+         g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && g.h == 2 * g.oh && g.w == 2 * g.ow;
+}
+
+template <typename T>
+void RunMaxPool2x2(const OpRunArgs& r, const PoolGeometry& g) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  const int64_t ow = g.ow;
+  ParallelFor(r.context, g.planes * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / (4 * ow)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t row = begin; row < end; ++row) {
+                  const T* a = px + row * 4 * ow;
+                  const T* b = a + 2 * ow;
+                  T* y = py + row * ow;
+                  for (int64_t o = 0; o < ow; ++o) {
+                    y[o] = std::max(std::max(a[2 * o], a[2 * o + 1]), std::max(b[2 * o], b[2 * o + 1]));
+                  }
+                }
+              });
+}
+
 template <typename T>
 void RunGlobalPool(const OpRunArgs& r, int64_t planes, int64_t spatial, bool is_max,
                    const reference::QAveragePoolParams& q) {
@@ -166,7 +193,19 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
   const reference::QAveragePoolParams q = AverageParams(qx, qy);
   const int32_t empty = qx.quant_min;
   std::unique_ptr<OpKernel> kernel;
-  if (qx.dtype == DType::kU8) {
+  if (is_max && IsTiling2x2MaxPool(g)) {
+    if (qx.dtype == DType::kU8) {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPool2x2<uint8_t>(r, g);
+        return OkStatus();
+      });
+    } else {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPool2x2<int8_t>(r, g);
+        return OkStatus();
+      });
+    }
+  } else if (qx.dtype == DType::kU8) {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
       RunPool<uint8_t>(r, g, *taps, is_max, q, empty, full);
       return OkStatus();

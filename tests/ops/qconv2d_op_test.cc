@@ -231,6 +231,45 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
   }
 }
 
+// The indirect path keeps its pointer buffers (keyed by the input's address and shape) and its kernel choice (keyed
+// by the activation range) between calls: new contents at the same address, a range that changes the kernel, another
+// tensor and another shape must each still equal the reference.
+TEST_CASE("qconv2d op: repeated calls on reused and new inputs equal the reference", "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect repeated calls")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_repeated");
+  Conv2dParams p;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  const QTensor w = testing::MakeLinearWeights(rng, Shape{21, 3, 3, 8}, true, false);
+  const QGemmOutput out = testing::RandomConvOutput(rng, QGemmStage::kFp32, 21, 9 * 8);
+  QTensor x1 = testing::MakeLinearInput(rng, Shape{2, 7, 9, 8}, DType::kU8, 117);
+  const QTensor x2 = testing::MakeLinearInput(rng, Shape{1, 5, 6, 8}, DType::kU8, 117);
+  const Context ctx = testing::ContextFor(Isa::kAvx2, 2);
+  const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x1.qparams(), out).value();
+  auto check = [&](const QTensor& x, const char* what, const char* kernel) {
+    INFO(what);
+    const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+    const Tensor y = plan.Run(ctx, x.values()).value();
+    REQUIRE(y.SizeBytes() == want.size());
+    const auto* got = static_cast<const uint8_t*>(y.raw_data());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+    }
+    CHECK(ctx.LastKernel("qconv2d") == "indirect");
+    CHECK_THAT(ctx.LastKernel("qigemm"), Catch::Contains(kernel));
+  };
+  for (uint8_t& v : x1.values().values<uint8_t>()) v &= 0x7F;
+  check(x1, "7-bit input", "maddubs");
+  for (uint8_t& v : x1.values().values<uint8_t>()) v = static_cast<uint8_t>(127 - v);
+  check(x1, "new 7-bit contents at the same address", "maddubs");
+  for (uint8_t& v : x1.values().values<uint8_t>()) v = static_cast<uint8_t>(rng());
+  x1.values().values<uint8_t>()[5] = 255;
+  check(x1, "full-range contents at the same address", "3x24c2");
+  check(x2, "another tensor and shape", "3x24c2");
+  for (uint8_t& v : x1.values().values<uint8_t>()) v &= 0x3F;
+  check(x1, "the first tensor again, 6-bit", "maddubs");
+}
+
 TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw blocks) on every ISA and thread count",
           "[qconv2d]") {
   auto rng = testing::MakeRng("qconv2d_depthwise_seven_bit");

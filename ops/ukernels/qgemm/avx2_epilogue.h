@@ -74,6 +74,43 @@ inline Columns LoadColumns(const QGemmUkernelParams& p, size_t j, int32_t a_offs
   return c;
 }
 
+// fp32 / fbgemm for columns [j0, j0 + 16) of every row, two rows at a time: the same float arithmetic as Epilogue's
+// loop, then saturating packs instead of a shuffle and a store per 8 outputs (the epilogue took a fifth of
+// MobileNetV2's time, whose 1x1 layers have small K). Exact because the values are already clamped to [lo, hi], which
+// `unsigned_out` (lo >= 0, hi <= 255) or else lo >= -128, hi <= 127 puts inside the pack's range. No weight zero
+// points.
+template <QGemmStage kStage>
+inline void EpilogueBytes16(const int32_t* tile, size_t tile_stride, size_t rows, int32_t a_offset,
+                            const QGemmUkernelParams& p, size_t i0, size_t j0, uint8_t* y, size_t y_stride,
+                            bool unsigned_out) {
+  const QGemmStageParams& s = p.stage;
+  const __m256i zp = _mm256_set1_epi32(s.zero_point);
+  const __m256 lo_f = _mm256_set1_ps(static_cast<float>(s.lo - s.zero_point));
+  const __m256 hi_f = _mm256_set1_ps(static_cast<float>(s.hi - s.zero_point));
+  const Columns c0 = LoadColumns<kStage>(p, j0, a_offset);
+  const Columns c1 = LoadColumns<kStage>(p, j0 + 8, a_offset);
+  auto quantize = [&](const int32_t* row, const Columns& c) {
+    __m256 x = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(row)), c.offset));
+    if constexpr (kStage == QGemmStage::kFbgemm) x = _mm256_add_ps(x, c.f1);
+    x = _mm256_min_ps(hi_f, _mm256_max_ps(lo_f, _mm256_mul_ps(x, c.f0)));
+    return _mm256_add_epi32(_mm256_cvtps_epi32(x), zp);
+  };
+  // After the packs, dword k of lane 0 / 1 holds 4 bytes of: row a cols 0-3 / 4-7, row a cols 8-11 / 12-15, then
+  // row b likewise; this order puts row a in the low half and row b in the high half.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (size_t r = 0; r < rows; r += 2) {
+    const int32_t* ta = tile + r * tile_stride;
+    const int32_t* tb = r + 1 < rows ? ta + tile_stride : ta;
+    const __m256i a16 = _mm256_packs_epi32(quantize(ta, c0), quantize(ta + 8, c1));
+    const __m256i b16 = _mm256_packs_epi32(quantize(tb, c0), quantize(tb + 8, c1));
+    const __m256i bytes =
+        _mm256_permutevar8x32_epi32(unsigned_out ? _mm256_packus_epi16(a16, b16) : _mm256_packs_epi16(a16, b16), order);
+    uint8_t* ya = y + (i0 + r) * y_stride + j0;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(ya), _mm256_castsi256_si128(bytes));
+    if (r + 1 < rows) _mm_storeu_si128(reinterpret_cast<__m128i*>(ya + y_stride), _mm256_extracti128_si256(bytes, 1));
+  }
+}
+
 // The stage over an m x n tile of raw dot products (row stride tile_stride elements, 32-byte aligned rows).
 template <QGemmStage kStage>
 inline void Epilogue(const int32_t* tile, size_t tile_stride, size_t rows, size_t cols, int32_t a_offset,
@@ -85,13 +122,23 @@ inline void Epilogue(const int32_t* tile, size_t tile_stride, size_t rows, size_
   const __m256i lo_i = _mm256_set1_epi32(s.lo - s.zero_point);
   const __m256i hi_i = _mm256_set1_epi32(s.hi - s.zero_point);
   const __m256 a_scale = _mm256_set1_ps(s.a_scale);
-  for (size_t jv = 0; jv < cols; jv += 8) {
+  size_t first = 0;
+  if constexpr (kStage == QGemmStage::kFp32 || kStage == QGemmStage::kFbgemm) {
+    const bool unsigned_out = s.lo >= 0 && s.hi <= 255, signed_out = s.lo >= -128 && s.hi <= 127;
+    if (p.w_zero_points == nullptr && (unsigned_out || signed_out)) {
+      for (; first + 16 <= cols; first += 16) {
+        EpilogueBytes16<kStage>(tile + first, tile_stride, rows, a_offset, p, i0, j0 + first, static_cast<uint8_t*>(y),
+                                y_stride, unsigned_out);
+      }
+    }
+  }
+  for (size_t jv = first; jv < cols; jv += 8) {
     const size_t count = cols - jv < 8 ? cols - jv : 8;
     const size_t j = j0 + jv;
     const Columns c = LoadColumns<kStage>(p, j, a_offset);
     for (size_t r = 0; r < rows; ++r) {
-      __m256i v = _mm256_add_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + r * tile_stride + jv)),
-                                   c.offset);
+      __m256i v =
+          _mm256_add_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + r * tile_stride + jv)), c.offset);
       if (p.w_zero_points != nullptr) {
         v = _mm256_sub_epi32(v, _mm256_mullo_epi32(c.w_zp, _mm256_set1_epi32(p.row_sums[i0 + r])));
       }

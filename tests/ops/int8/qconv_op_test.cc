@@ -1,8 +1,8 @@
 // QConv as a graph operator: NCHW / OIHW in, the op-level reference (reference::QConvOpAccumulate, over
 // QConv2dAccumulate in NHWC / OHWI, then the output stage from qgemm_reference.h) bit for bit, for u8 and s8
 // activations, per-tensor and per-channel (symmetric and affine) weights, each requantization scheme, fused Relu, s32 /
-// f32 / no bias, groups, depthwise, strides, asymmetric and auto pads, dilation, 1-D, odd shapes and batch > 1, at 1
-// and 2 threads; a float sanity check against the float Conv; and the errors of Prepare.
+// f32 / no bias, groups, depthwise, strides, asymmetric and auto pads, dilation, 1-D, odd shapes and batch > 1, at 1,
+// 2 and 3 threads; a float sanity check against the float Conv; and the errors of Prepare.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -187,10 +187,12 @@ void CheckConv(std::mt19937_64& rng, const QConvOpCase& c, const QConvVariant& v
   const auto lo = v.relu ? hi : static_cast<uint8_t>(y_qp.quant_min());
   CHECK(testing::Varied(want, lo, hi));
 
-  spec.threads = 2;
-  auto two = testing::RunInt8Op(spec);
-  REQUIRE(testing::ErrorOf(two) == "");
-  CHECK(testing::Bytes(*two) == got);
+  for (int threads : {2, 3}) {
+    spec.threads = threads;
+    auto more = testing::RunInt8Op(spec);
+    REQUIRE(testing::ErrorOf(more) == "");
+    CHECK(testing::Bytes(*more) == got);
+  }
 }
 
 TEST_CASE("QConv equals the reference for every case, dtype, weight scheme, stage, relu and bias", "[int8_ops]") {

@@ -113,7 +113,7 @@ void CheckPool(std::mt19937_64& rng, const PoolCase& c, bool is_max, DType dtype
                                           : ReferencePool<int8_t>(c, is_max, x, qx, qy);
   const char* op = is_max ? "QMaxPool" : "QAveragePool";
   INFO(op << " " << Describe(c) << " " << DTypeName(dtype) << ", X " << qx.ToString() << ", Y " << qy.ToString());
-  for (int threads : {1, 2}) {
+  for (int threads : {1, 2, 3}) {
     INFO("threads " << threads);
     const Context ctx = Context::ForIsas(DetectedIsas(), threads);
     const Tensor got = testing::RunQOp(op, {{x, qx}}, qy, Attributes(c, is_max), ctx).value();
@@ -145,6 +145,9 @@ TEST_CASE("QMaxPool and QAveragePool equal the reference and the float pools", "
       // ResNet's stem pool: 3x3 stride 2 pad 1.
       {Shape{1, 3, 9, 11}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
       {Shape{2, 2, 6, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      // 2x2 stride 2 windows tiling the input (the flat max path), over several parallel tiles; and odd sizes.
+      {Shape{2, 5, 64, 300}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      {Shape{1, 3, 7, 9}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
       {Shape{1, 4, 6, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
       {Shape{1, 4, 6, 7}, {3, 3}, {1, 1}, {1, 0, 2, 1}, {1, 1}, false, false},
       // ceil_mode with and without count_include_pad: the last window reaches past the padded input.
