@@ -135,6 +135,27 @@ class Vad(nn.Module):
         return torch.sigmoid(self.out(y)), h2
 
 
+class ResidualNet(nn.Module):
+    """A ResNet-style net exported as torch 1.13 does with training=PRESERVE from eval mode: the BatchNormalization
+    nodes stay, and their equal parameters (fresh BatchNorms' ones and zeros) become one initializer read through
+    Identity nodes, as in the issue's ResNet-18 export. octet must fold every one of them."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 1, 1), nn.BatchNorm2d(8), nn.ReLU())
+        self.a = nn.Sequential(nn.Conv2d(8, 8, 3, 1, 1), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 8, 3, 1, 1),
+                               nn.BatchNorm2d(8))
+        self.down = nn.Sequential(nn.Conv2d(8, 16, 1, 2), nn.BatchNorm2d(16))
+        self.b = nn.Sequential(nn.Conv2d(8, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        s = self.stem(x)
+        s = F.relu(s + self.a(s))
+        t = self.b(s) + self.down(s)
+        return self.fc(F.adaptive_avg_pool2d(t, 1).flatten(1))
+
+
 def torch_models(rng):
     """(name, module, example inputs, input names, output names, opset, dynamic axes)."""
     img = rng.standard_normal((2, 3, 32, 32)).astype(np.float32)
@@ -154,6 +175,8 @@ def torch_models(rng):
         ("kws_dscnn_op8", KeywordSpotter(), [mfcc], ["mfcc"], ["probs"], 8, None),
         ("vad_gru_op14", Vad(), [frames, h0], ["frames", "state"], ["speech", "state_out"], 14,
          {"frames": {0: "batch", 1: "time"}, "state": {1: "batch"}}),
+        ("resnet_shared_bn_op13", ResidualNet(), [np.random.default_rng(13).standard_normal((1, 3, 16, 16))
+                                                  .astype(np.float32)], ["input"], ["logits"], 13, None),
     ]
 
 
@@ -240,9 +263,13 @@ def main():
 
     for name, module, inputs, in_names, out_names, opset, dyn in torch_models(rng):
         module.eval()
-        # Random BatchNorm statistics, so that folding them is checked on non-trivial values.
+        shared = isinstance(module, ResidualNet)
+        # Random BatchNorm statistics, so that folding them is checked on non-trivial values; ResidualNet keeps fresh
+        # weights, biases and variances (equal, so torch shares them) and random means only.
         for mod in module.modules():
-            if isinstance(mod, nn.BatchNorm2d):
+            if isinstance(mod, nn.BatchNorm2d) and shared:
+                mod.running_mean.uniform_(-0.5, 0.5)
+            elif isinstance(mod, nn.BatchNorm2d):
                 mod.running_mean.uniform_(-0.5, 0.5)
                 mod.running_var.uniform_(0.5, 1.5)
                 mod.weight.data.uniform_(0.5, 1.5)
@@ -250,7 +277,8 @@ def main():
         path = os.path.join(HERE, name + ".onnx")
         with torch.no_grad():
             torch.onnx.export(module, tuple(torch.from_numpy(x) for x in inputs), path, opset_version=opset,
-                              input_names=in_names, output_names=out_names, dynamic_axes=dyn)
+                              input_names=in_names, output_names=out_names, dynamic_axes=dyn,
+                              training=torch.onnx.TrainingMode.PRESERVE if shared else torch.onnx.TrainingMode.EVAL)
         save(name, onnx.load(path), inputs)
     model, inputs = nhwc_model(rng)
     save("nhwc_constants_op7_ir3", model, inputs)
