@@ -16,7 +16,10 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
+
+#include <fmt/ranges.h>
 
 #include "core/verifier.h"
 #include "io/crc32.h"
@@ -210,6 +213,15 @@ Result<std::string> Serializer::Run(const OctetMetadata& metadata) {
   OCTET_RETURN_IF_ERROR(CheckCount(graph_.nodes().size(), "the node list"));
   nodes.PutU32(static_cast<uint32_t>(graph_.num_nodes()));
   for (const Node& node : graph_.nodes()) {
+    // Dropping If's branches or Loop's body would write a model that no longer computes what it did.
+    if (!node.subgraphs.empty()) {
+      std::vector<std::string> names;
+      for (const auto& [attribute, sub] : node.subgraphs) names.push_back(attribute);
+      return Unimplemented(
+          "{}: node '{}' ({}) holds subgraphs ({}), which .octet files cannot store yet: run the .onnx model itself "
+          "(octet run MODEL.onnx)",
+          where_, node.name, node.op_type, fmt::join(names, ", "));
+    }
     OCTET_RETURN_IF_ERROR(CheckName(node.op_type, fmt::format("node '{}' op type", node.name), false));
     OCTET_RETURN_IF_ERROR(CheckName(node.domain, fmt::format("node '{}' domain", node.name), true));
     nodes.PutString(node.name);
