@@ -44,7 +44,11 @@ def main():
             worst = 0.0
             problems = []
             for k, output_name in enumerate(io["outputs"]):
-                want = np.load(os.path.join(corpus, "%s.ort%d.npy" % (name, k))).astype(np.float64)
+                reference = os.path.join(corpus, "%s.ort%d.npy" % (name, k))
+                if not os.path.exists(reference):
+                    problems.append("no ORT output %s (run ort_reference.js)" % os.path.basename(reference))
+                    continue
+                want = np.load(reference).astype(np.float64)
                 path = files.get(output_name, "")
                 if not os.path.exists(path):
                     problems.append("no output %s" % output_name)

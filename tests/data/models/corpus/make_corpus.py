@@ -215,7 +215,7 @@ def nhwc_model(rng):
 
 def new_opset_model(rng, opset, ir):
     """Hand-built at a new opset and IR version (python3-onnx 1.12 knows up to opset 17 / IR 8, so the versions are
-    set by hand on ops whose form is the same there): Gemm, ReduceMean with axes as an input (opset 18),
+    set by hand on ops whose form is the same there): Gemm, ReduceMean (axes an input from opset 18),
     Softmax, Mul of a shared initializer through Identity, an If on the mean's sign with a Constant in a branch."""
     w = (0.3 * rng.standard_normal((6, 8))).astype(np.float32)
     c = (0.1 * rng.standard_normal(8)).astype(np.float32)
@@ -229,7 +229,9 @@ def new_opset_model(rng, opset, ir):
         helper.make_node("Gemm", ["x", "w", "c"], ["g"]),
         helper.make_node("Identity", ["c"], ["bias2"]),
         helper.make_node("Softmax", ["g"], ["p"], axis=-1),
-        helper.make_node("ReduceMean", ["g", "axes"], ["m"], keepdims=0),
+        # axes: an input from opset 18, an attribute before.
+        helper.make_node("ReduceMean", ["g", "axes"], ["m"], keepdims=0) if opset >= 18 else
+        helper.make_node("ReduceMean", ["g"], ["m"], keepdims=0, axes=[1]),
         helper.make_node("ReduceSum", ["m"], ["s"], keepdims=0),
         helper.make_node("Greater", ["s", "zero"], ["cond"]),
         helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
@@ -282,7 +284,7 @@ def main():
         save(name, onnx.load(path), inputs)
     model, inputs = nhwc_model(rng)
     save("nhwc_constants_op7_ir3", model, inputs)
-    for opset, ir in [(18, 8), (21, 10)]:
+    for opset, ir in [(18, 8), (21, 10), (15, 8), (16, 8), (19, 9), (20, 10)]:
         model, inputs = new_opset_model(rng, opset, ir)
         save("gemm_if_op%d_ir%d" % (opset, ir), model, inputs)
     with open(os.path.join(HERE, "manifest.json"), "w") as f:
