@@ -585,6 +585,23 @@ TEST_CASE("octet file: malformed records give their exact messages", "[octet_fil
     want = "section 'nodes' entry 0 ('add') attribute 'alpha': type 9 is not one of int (0), float (1), string (2), "
            "tensor (3), ints (4), floats (5), strings (6)";
   }
+  // Subgraphs (type of::kAttrGraph): a size, then a whole .octet file, whose own errors name where it sits.
+  SECTION("a subgraph overrunning the section") {
+    m.attributes = Bytes().U32(1).Str("body").U8(of::kAttrGraph).U64(1000).str();
+    want = "section 'nodes' entry 0 ('add') attribute 'body': subgraph of 1000 bytes overruns the section (20 bytes "
+           "left)";
+    code = StatusCode::kDataLoss;
+  }
+  SECTION("a subgraph that is not an .octet file") {
+    m.attributes = Bytes().U32(1).Str("body").U8(of::kAttrGraph).U64(4).Raw("abcd").str();
+    want = "section 'nodes' entry 0 ('add') attribute 'body': not an .octet file (bad magic bytes)";
+    code = StatusCode::kDataLoss;
+  }
+  SECTION("a subgraph named like an attribute") {
+    const std::string sub = MinimalFile().File();
+    m.attributes = Bytes().U32(2).Str("a").U8(0).I64(1).Str("a").U8(of::kAttrGraph).U64(sub.size()).Raw(sub).str();
+    want = "section 'nodes' entry 0 ('add') attribute 'a': the attribute appears twice";
+  }
   SECTION("a duplicate attribute") {
     m.attributes = Bytes().U32(2).Str("a").U8(0).I64(1).Str("a").U8(0).I64(2).str();
     want = "section 'nodes' entry 0 ('add') attribute 'a': the attribute appears twice";
