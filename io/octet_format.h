@@ -38,9 +38,17 @@ inline constexpr int kMaxRank = 64;
 // Enum codes in the file: fixed numbers, independent of the C++ enumerators' values.
 // DType: f32 0, u8 1, s8 2, s32 3. ValueKind: input 0, constant 1, node 2. QScheme: per_tensor_affine 0,
 // per_tensor_symmetric 1, per_channel_affine 2, per_channel_symmetric 3. AttrType: int 0, float 1, string 2,
-// tensor 3, ints 4, floats 5, strings 6.
+// tensor 3, ints 4, floats 5, strings 6, and kAttrGraph for a subgraph (below).
 // Value flags: bit 0 the value has a shape, bit 1 it has qparams; other bits must be 0.
 inline constexpr uint8_t kValueHasShape = 1;
 inline constexpr uint8_t kValueHasQParams = 2;
+
+// A node's subgraph (If's then_branch / else_branch, Loop's body; Node::subgraphs), stored as an attribute record of
+// this type: u64 size, then a complete .octet file holding the subgraph. Builds that predate it reject the file
+// naming the unknown attribute type, and files without subgraphs are unchanged.
+inline constexpr uint8_t kAttrGraph = 7;
+
+// Nesting of subgraphs beyond any real model (an If in a Loop in an If ...): bounds the reader's recursion.
+inline constexpr int kMaxSubgraphDepth = 32;
 
 }  // namespace octet::octet_format

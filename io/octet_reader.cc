@@ -67,6 +67,15 @@ class Cursor {
     }
     return n;
   }
+  // `n` raw bytes.
+  Result<std::span<const std::byte>> Bytes(uint64_t n, std::string_view what) {
+    if (n > left()) {
+      return Corrupt(fmt::format("{} of {} bytes overruns the section ({} bytes left)", what, n, left()));
+    }
+    const auto s = bytes_.subspan(pos_, static_cast<size_t>(n));
+    pos_ += static_cast<size_t>(n);
+    return s;
+  }
   Result<std::string> String(std::string_view what) {
     OCTET_ASSIGN_OR_RETURN(const uint32_t n, Read<uint32_t>(fmt::format("{} length", what)));
     if (n > left()) {
@@ -104,6 +113,9 @@ class Parser {
  public:
   Parser(std::span<const std::byte> bytes, std::string_view name)
       : bytes_(bytes), prefix_(fmt::format("failed to read .octet file '{}'", name)) {}
+  // A subgraph's file inside a node record, `depth` levels down; `where` names the file, node and subgraph.
+  Parser(std::span<const std::byte> bytes, std::string where, int depth)
+      : bytes_(bytes), prefix_(std::move(where)), depth_(depth) {}
 
   Result<OctetModel> Run();
 
@@ -132,6 +144,7 @@ class Parser {
   Span sections_[kSectionNames.size()];
   uint32_t version_ = 0;
   uint64_t data_end_ = 0;  // end of the last tensor read, from the start of the data section
+  int depth_ = 0;          // subgraph nesting (kMaxSubgraphDepth)
 };
 
 size_t SectionIndex(std::string_view name) {
@@ -445,11 +458,27 @@ Status Parser::ReadNodes(Graph& graph) {
       OCTET_ASSIGN_OR_RETURN(std::string name, c.Name("name"));
       c.set_where(fmt::format("{} attribute '{}'", node_where, name));
       OCTET_ASSIGN_OR_RETURN(const uint8_t type_code, c.Read<uint8_t>("type"));
+      if (type_code == kAttrGraph) {
+        if (node.attributes.Has(name) || node.subgraphs.count(name) != 0) {
+          return c.Invalid("the attribute appears twice");
+        }
+        if (depth_ >= kMaxSubgraphDepth) {
+          return c.Invalid(fmt::format("subgraphs nest deeper than {} levels", kMaxSubgraphDepth));
+        }
+        OCTET_ASSIGN_OR_RETURN(const uint64_t size, c.Read<uint64_t>("subgraph size"));
+        OCTET_ASSIGN_OR_RETURN(const auto bytes, c.Bytes(size, "subgraph"));
+        Parser nested(bytes, fmt::format("{}: {}", prefix_, c.where()), depth_ + 1);
+        OCTET_ASSIGN_OR_RETURN(OctetModel sub, nested.Run());
+        node.subgraphs[name] = std::make_shared<const Graph>(std::move(sub.graph));
+        continue;
+      }
       AttrType type;
       if (!ParseAttrTypeCode(type_code, type)) {
         return c.Invalid(fmt::format("type {} is not one of {}", type_code, AttrTypeCodeList()));
       }
-      if (node.attributes.Has(name)) return c.Invalid("the attribute appears twice");
+      if (node.attributes.Has(name) || node.subgraphs.count(name) != 0) {
+        return c.Invalid("the attribute appears twice");
+      }
       OCTET_ASSIGN_OR_RETURN(Attribute value, ReadAttribute(c, type));
       node.attributes.Set(name, std::move(value));
     }

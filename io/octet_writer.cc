@@ -11,11 +11,14 @@
 //             if it is a constant: u64 offset of its bytes from the start of the data section, u64 size.
 //   nodes:    u32 count, then per node: str name, str op_type, str domain, u32 attribute count, per attribute:
 //             str name, u8 type, then the payload: i64 | f32 | str | tensor | u32 n + i64s | u32 n + f32s |
-//             u32 n + strs, where tensor = u8 dtype, u32 rank, i64 dims, u64 data offset, u64 size; then u32 count +
-//             input ids, u32 count + output ids.
+//             u32 n + strs, where tensor = u8 dtype, u32 rank, i64 dims, u64 data offset, u64 size; or, for a
+//             subgraph (type kAttrGraph, after the node's other attributes): u64 size + a complete .octet file
+//             holding it; then u32 count + input ids, u32 count + output ids.
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/verifier.h"
@@ -61,6 +64,9 @@ class Serializer {
  public:
   Serializer(const Graph& graph, std::string_view name)
       : graph_(graph), where_(fmt::format("failed to write .octet file '{}'", name)) {}
+  // A subgraph's file, written inside its node's record; `where` names the file, node and subgraph.
+  struct Nested {};
+  Serializer(const Graph& graph, std::string where, Nested) : graph_(graph), where_(std::move(where)) {}
 
   Result<std::string> Run(const OctetMetadata& metadata);
 
@@ -215,9 +221,25 @@ Result<std::string> Serializer::Run(const OctetMetadata& metadata) {
     nodes.PutString(node.name);
     nodes.PutString(node.op_type);
     nodes.PutString(node.domain);
-    nodes.PutU32(static_cast<uint32_t>(node.attributes.items().size()));
+    OCTET_RETURN_IF_ERROR(CheckCount(node.attributes.items().size() + node.subgraphs.size(),
+                                     fmt::format("node '{}' attributes", node.name)));
+    nodes.PutU32(static_cast<uint32_t>(node.attributes.items().size() + node.subgraphs.size()));
     for (const auto& [name, a] : node.attributes.items()) {
       OCTET_RETURN_IF_ERROR(PutAttribute(nodes, node.name, name, a));
+    }
+    for (const auto& [name, sub] : node.subgraphs) {
+      OCTET_RETURN_IF_ERROR(CheckName(name, fmt::format("node '{}' subgraph name", node.name), false));
+      if (node.attributes.Has(name) || sub == nullptr) {
+        return InvalidArgument("{}: node '{}' subgraph '{}' is null or also an attribute", where_, node.name, name);
+      }
+      OCTET_ASSIGN_OR_RETURN(std::string bytes,
+                             Serializer(*sub, fmt::format("{}: node '{}' subgraph '{}'", where_, node.name, name),
+                                        Nested{})
+                                 .Run({}));
+      nodes.PutString(name);
+      nodes.PutU8(kAttrGraph);
+      nodes.PutU64(bytes.size());
+      nodes.bytes() += bytes;
     }
     OCTET_RETURN_IF_ERROR(PutIds(nodes, node.inputs, fmt::format("node '{}' inputs", node.name)));
     OCTET_RETURN_IF_ERROR(PutIds(nodes, node.outputs, fmt::format("node '{}' outputs", node.name)));

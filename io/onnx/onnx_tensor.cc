@@ -33,6 +33,7 @@ size_t StoredSize(int32_t t) {
     case TensorProto::BOOL: return 1;
     case TensorProto::DOUBLE: return 8;
     case TensorProto::FLOAT16: return 2;
+    case TensorProto::BFLOAT16: return 2;
     case TensorProto::INT16: return 2;
     case TensorProto::UINT16: return 2;
     case TensorProto::UINT32: return 4;
@@ -47,7 +48,7 @@ int32_t SaturateToInt32(int64_t v) {
 
 // Copies `count` stored elements (little-endian bytes) into the tensor.
 void CopyStored(int32_t t, const char* src, int64_t count, Tensor& out) {
-  // DOUBLE and FLOAT16 are held as f32 (converted at the boundary).
+  // DOUBLE, FLOAT16 and BFLOAT16 are held as f32 (converted at the boundary).
   if (t == TensorProto::DOUBLE) {
     float* dst = out.data<float>();
     for (int64_t i = 0; i < count; ++i) {
@@ -57,12 +58,12 @@ void CopyStored(int32_t t, const char* src, int64_t count, Tensor& out) {
     }
     return;
   }
-  if (t == TensorProto::FLOAT16) {
+  if (t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16) {
     float* dst = out.data<float>();
     for (int64_t i = 0; i < count; ++i) {
       uint16_t h;
       std::memcpy(&h, src + i * 2, 2);
-      dst[i] = HalfBitsToFloat(h);
+      dst[i] = t == TensorProto::FLOAT16 ? HalfBitsToFloat(h) : Bfloat16BitsToFloat(h);
     }
     return;
   }
@@ -230,13 +231,15 @@ Status FillFromTyped(const TensorProto& p, int64_t count, Tensor& out) {
       for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(p.double_data(static_cast<int>(i)));
       return OkStatus();
     }
-    case TensorProto::FLOAT16: {  // the half bits, one per int32_data value
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16: {  // the 16 bits, one per int32_data value
       if (p.int32_data_size() != count) return mismatch("int32_data", p.int32_data_size());
       float* dst = out.data<float>();
       for (int64_t i = 0; i < count; ++i) {
         const int32_t v = p.int32_data(static_cast<int>(i));
-        if (v < 0 || v > 0xffff) return OutOfRange("int32_data[{}] = {} is not FLOAT16 bits", i, v);
-        dst[i] = HalfBitsToFloat(static_cast<uint16_t>(v));
+        if (v < 0 || v > 0xffff) return OutOfRange("int32_data[{}] = {} is not {} bits", i, v, OnnxTypeName(t));
+        const auto bits = static_cast<uint16_t>(v);
+        dst[i] = t == TensorProto::FLOAT16 ? HalfBitsToFloat(bits) : Bfloat16BitsToFloat(bits);
       }
       return OkStatus();
     }
@@ -306,10 +309,11 @@ Result<DType> DTypeFromOnnx(int32_t elem_type) {
     case TensorProto::UINT32: return DType::kS32;  // values above INT32_MAX saturate
     case TensorProto::UINT64: return DType::kS32;
     case TensorProto::DOUBLE: return DType::kF32;   // converted at the boundary
-    case TensorProto::FLOAT16: return DType::kF32;  // likewise (exact)
+    case TensorProto::FLOAT16: return DType::kF32;   // likewise (exact)
+    case TensorProto::BFLOAT16: return DType::kF32;  // likewise (exact)
     default:
       return Unimplemented("element type {} is not supported (octet reads FLOAT, UINT8, INT8, INT32, INT64, BOOL, "
-                           "INT16, UINT16, UINT32 and UINT64 as int32, and DOUBLE and FLOAT16 as f32)",
+                           "INT16, UINT16, UINT32 and UINT64 as int32, and DOUBLE, FLOAT16 and BFLOAT16 as f32)",
                            OnnxTypeName(elem_type));
   }
 }

@@ -550,6 +550,8 @@ Status RunConvTranspose(const Geometry& g, const OpRunArgs& r) {
 }
 
 Result<PreparedOp> PrepareConvTranspose(const OpPrepareArgs& args) {
+  // 3-D takes the direct N-D path.
+  if (!args.inputs.empty() && args.inputs[0].shape.rank() == 5) return PrepareConvTransposeNd(args);
   OCTET_RETURN_IF_ERROR(CheckConvInputs(args, true));
   const Shape& x = args.inputs[0].shape;
   const Shape& w = args.inputs[1].shape;
@@ -570,40 +572,9 @@ Result<PreparedOp> PrepareConvTranspose(const OpPrepareArgs& args) {
       return InvalidArgument("output_padding must be in [0, max(stride, dilation)), got {}", output_padding[i]);
     }
   }
-  std::vector<int64_t> pads = s.pads;
   const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
-  if (!output_shape.empty() || (s.auto_pad != "NOTSET" && s.auto_pad != "VALID")) {
-    if (!output_shape.empty() && output_shape.size() != nd) {
-      return InvalidArgument("output_shape must have {} values, got {}", nd, output_shape.size());
-    }
-    pads.assign(2 * nd, 0);
-    for (size_t i = 0; i < nd; ++i) {
-      const int64_t target = output_shape.empty() ? in[i] * s.strides[i] : output_shape[i];
-      if (!output_shape.empty() && (target < 1 || target > (int64_t{1} << 30))) {
-        return InvalidArgument("output_shape [{}] must be in [1, 2^30] on axis {}", fmt::join(output_shape, ", "), i);
-      }
-      // A negative total (output_shape beyond what the op produces) gives negative pads: the output grows and the
-      // extra rows and columns hold only the bias, as in ONNX's reference. Floor division splits it the same way.
-      const int64_t total =
-          s.strides[i] * (in[i] - 1) + output_padding[i] + ((s.kernel[i] - 1) * s.dilations[i] + 1) - target;
-      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
-      if (s.auto_pad == "SAME_UPPER") {
-        pads[i] = half;
-        pads[i + nd] = total - half;
-      } else {
-        pads[i] = total - half;
-        pads[i + nd] = half;
-      }
-    }
-  } else if (s.auto_pad == "VALID") {
-    pads.assign(2 * nd, 0);
-  } else {
-    if (pads.empty()) pads.assign(2 * nd, 0);
-    if (pads.size() != 2 * nd) return InvalidArgument("pads must have {} values", 2 * nd);
-    for (int64_t p : pads) {
-      if (p < 0) return InvalidArgument("pads must be >= 0");
-    }
-  }
+  OCTET_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ConvTransposePads(s.auto_pad, s.pads, output_shape, in, s.kernel,
+                                                                      s.strides, s.dilations, output_padding));
   Geometry g;
   SetSpatial(g, x, s, pads);
   g.groups = group;

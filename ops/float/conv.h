@@ -4,7 +4,7 @@
 // for the context (ops/float/sgemm.h); constant weights are packed once, at Prepare, in that kernel's panel layout,
 // and im2col runs in chunks of output columns, each written straight into the kernel's packed-B layout and
 // multiplied while it is in cache (chunks are split over threads; results do not depend on the thread count).
-// ConvTranspose is GEMM + col2im.
+// ConvTranspose is GEMM + col2im. 3-D Conv and ConvTranspose take ops/float/conv_nd.h's direct loops.
 #pragma once
 
 #include "core/op_registry.h"

@@ -1,10 +1,11 @@
-// IEEE half precision (ONNX FLOAT16) at octet's boundary: octet holds such
-// tensors as f32, so it needs the exact widening of half bits and, for Cast to
-// FLOAT16, the rounding of an f32 to the nearest half value.
+// IEEE half precision (ONNX FLOAT16) and bfloat16 (ONNX BFLOAT16) at octet's
+// boundary: octet holds such tensors as f32, so it needs the exact widening of
+// their bits and, for Cast to them, the rounding of an f32 to the nearest value.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace octet {
@@ -34,6 +35,26 @@ inline float RoundToHalf(float x) {
   // a / q and the product are exact (powers of two); nearbyint rounds half to
   // even in the default mode.
   return std::copysign(std::nearbyint(a / q) * q, x);
+}
+
+// The f32 value of bfloat16 bits: the upper half of the f32 bits (exact).
+inline float Bfloat16BitsToFloat(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// `x` rounded to the nearest bfloat16 value (ties to even, as ONNX's reference
+// and ONNX Runtime round), as an f32; NaN stays NaN.
+inline float RoundToBfloat16(float x) {
+  if (std::isnan(x)) return x;
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;  // overflow past the largest rounds to infinity
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
 }  // namespace octet

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
+#include <vector>
 
 #include <fmt/ranges.h>
 
@@ -119,8 +121,22 @@ Result<PreparedOp> PrepareIdentity(const OpPrepareArgs& args) {
   return CopyAs(args, args.inputs[0].shape, "identity");
 }
 
+// Training-mode Dropout's keep mask, drawn as numpy's legacy RandomState(seed).uniform(0, 1, n) >= ratio (MT19937
+// seeded with the low 32 bits of `seed`, 53-bit doubles): ONNX leaves the generator open, and this is the one that
+// ONNX's reference implementation and its backend tests use, so seeded models give their reference outputs.
+void DropoutKeepMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep) {
+  std::mt19937 gen(static_cast<uint32_t>(seed & 0xffffffffu));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t a = static_cast<uint32_t>(gen()) >> 5, b = static_cast<uint32_t>(gen()) >> 6;
+    const double u = (a * 67108864.0 + b) / 9007199254740992.0;
+    keep[i] = u >= static_cast<double>(ratio) ? 1 : 0;
+  }
+}
+
 Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
   OCTET_RETURN_IF_ERROR(CheckArity(args, 1, 3, 1, 2));
+  bool training = false;
+  float ratio = 0.5f;
   if (Present(args, 2)) {
     const ValueInfo& t = args.inputs[2];
     // training_mode is a bool in ONNX, imported as an integer; it and the ratio decide what the node computes, so
@@ -129,21 +145,37 @@ Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
       return InvalidArgument("Dropout's training_mode must be one bool, got {} {}", t.dtype, t.shape);
     }
     OCTET_ASSIGN_OR_RETURN(const Tensor* mode, InputData(t));
-    const bool on = t.dtype == DType::kS32 ? mode->values<int32_t>()[0] != 0
-                  : t.dtype == DType::kU8  ? mode->values<uint8_t>()[0] != 0
-                                           : mode->values<int8_t>()[0] != 0;
-    // Training mode drops at random unless the ratio is 0 (then it keeps everything, like inference).
-    float ratio = 0.5f;
-    if (on && Present(args, 1)) {
+    training = t.dtype == DType::kS32 ? mode->values<int32_t>()[0] != 0
+             : t.dtype == DType::kU8  ? mode->values<uint8_t>()[0] != 0
+                                      : mode->values<int8_t>()[0] != 0;
+    if (training && Present(args, 1)) {
       OCTET_ASSIGN_OR_RETURN(ratio, ConstantScalar(args, 1, 0.5f, "ratio"));
-    }
-    if (on && ratio != 0.0f) {
-      return Unimplemented("Dropout in training mode with ratio {} drops at random (octet runs inference only)", ratio);
     }
   }
   std::vector<OutputInfo> outs = {{args.inputs[0].dtype, args.inputs[0].shape}};
   const bool mask = args.node.outputs.size() > 1 && args.node.outputs[1] != kNoValue;
   if (args.node.outputs.size() > 1) outs.push_back({DType::kU8, args.inputs[0].shape});
+  // Training mode with ratio 0 keeps everything, like inference.
+  if (training && ratio != 0.0f) {
+    if (!(ratio > 0.0f && ratio < 1.0f)) {
+      return InvalidArgument("Dropout's ratio must be in [0, 1) in training mode, got {}", ratio);
+    }
+    OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
+    // ONNX generates a seed when the attribute is absent; octet stays reproducible with 0.
+    OCTET_ASSIGN_OR_RETURN(int64_t seed, args.node.attributes.GetInt("seed", 0));
+    auto kernel = MakeKernel([ratio, seed, mask](const OpRunArgs& r) -> Status {
+      const int64_t n = r.outputs[0].NumElements();
+      std::vector<uint8_t> own(mask ? 0 : static_cast<size_t>(n));  // the mask, when the node does not output it
+      uint8_t* keep = mask ? r.outputs[1].data<uint8_t>() : own.data();
+      DropoutKeepMask(static_cast<uint64_t>(seed), ratio, n, keep);
+      const float scale = 1.0f / (1.0f - ratio);
+      const float* x = r.inputs[0].data<float>();
+      float* y = r.outputs[0].data<float>();
+      for (int64_t i = 0; i < n; ++i) y[i] = keep[i] != 0 ? x[i] * scale : 0.0f;
+      return OkStatus();
+    });
+    return MakePrepared(std::move(outs), std::move(kernel), "dropout_training_mt19937");
+  }
   if (!mask) return MakePrepared(std::move(outs), CopyKernel(), "dropout_identity");
   // The mask (bool, held as u8) is all true: nothing is dropped.
   auto kernel = MakeKernel([](const OpRunArgs& r) -> Status {

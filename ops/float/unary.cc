@@ -187,13 +187,14 @@ Result<DType> OnnxElemTypeToDType(int64_t t) {
     case 13: return DType::kS32;  // UINT64, likewise
     case 9: return DType::kU8;    // BOOL, held as u8 0/1
     case 10: return DType::kF32;  // FLOAT16, held as f32 (rounded to half values)
+    case 16: return DType::kF32;  // BFLOAT16, held as f32 (rounded to bfloat16 values)
     case 11: return DType::kF32;  // DOUBLE, held as f32
     default: return Unimplemented("Cast to ONNX element type {} is not supported", t);
   }
 }
 
-// Cast to BOOL (non-zero is 1), to FLOAT16 (rounded to the nearest half value) and to the integer types held as s32
-// (clamped to their range), on top of the plain cast.
+// Cast to BOOL (non-zero is 1), to FLOAT16 and BFLOAT16 (rounded to the nearest such value) and to the integer types
+// held as s32 (clamped to their range), on top of the plain cast.
 void CastFinish(int64_t to_code, DType from, const void* src, void* dst, int64_t n) {
   if (to_code == 9) {
     auto* y = static_cast<uint8_t*>(dst);
@@ -208,6 +209,9 @@ void CastFinish(int64_t to_code, DType from, const void* src, void* dst, int64_t
   } else if (to_code == 10) {
     auto* y = static_cast<float*>(dst);
     for (int64_t i = 0; i < n; ++i) y[i] = RoundToHalf(y[i]);
+  } else if (to_code == 16) {
+    auto* y = static_cast<float*>(dst);
+    for (int64_t i = 0; i < n; ++i) y[i] = RoundToBfloat16(y[i]);
   } else if (to_code == 4 || to_code == 5 || to_code == 12 || to_code == 13) {
     const int32_t lo = to_code == 5 ? -32768 : 0;
     const int32_t hi = to_code == 4 ? 65535 : to_code == 5 ? 32767 : INT32_MAX;

@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/builder.h"
@@ -143,6 +145,61 @@ TEST_CASE("octet file round trip keeps every field of a graph", "[octet_file]") 
   // Deterministic, and the loaded graph serialises to the same bytes.
   CHECK(SerializeOctet(g, kMetadata, "again").value() == bytes);
   CHECK(SerializeOctet(model->graph, model->metadata, "reloaded").value() == bytes);
+}
+
+// If's branches (Node::subgraphs) round-trip: each is stored as a whole .octet file inside the node's record.
+TEST_CASE("octet file round trip keeps a node's subgraphs", "[octet_file]") {
+  auto branch = [](const std::string& op) {
+    auto b = std::make_shared<Graph>(op + "_branch");
+    const ValueId x = b->AddInput("x", DType::kF32, Shape{4}).value();
+    const ValueId y = b->AddNodeValue(op + "_y").value();
+    Node n;
+    n.name = op;
+    n.op_type = op;
+    n.inputs = {x};
+    n.outputs = {y};
+    REQUIRE(b->AddNode(std::move(n)).ok());
+    REQUIRE(b->AddOutput(y).ok());
+    return std::shared_ptr<const Graph>(b);
+  };
+  Graph g("if_graph");
+  const ValueId cond = g.AddInput("cond", DType::kU8, Shape{}).value();
+  const ValueId x = g.AddInput("x", DType::kF32, Shape{4}).value();
+  const ValueId y = g.AddNodeValue("y").value();
+  Node n;
+  n.name = "if";
+  n.op_type = "If";
+  n.inputs = {cond, x};
+  n.outputs = {y};
+  n.attributes.Set("octet_outer_inputs", Attribute(int64_t{1}));
+  n.subgraphs["then_branch"] = branch("Relu");
+  n.subgraphs["else_branch"] = branch("Neg");
+  REQUIRE(g.AddNode(std::move(n)).ok());
+  REQUIRE(g.AddOutput(y).ok());
+  const Result<std::string> bytes = SerializeOctet(g, kMetadata, "if.octet");
+  INFO(bytes.status().message());
+  REQUIRE(bytes.ok());
+  const Result<OctetModel> model = ParseOctet(AsBytes(*bytes), "if.octet");
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  ExpectSameGraph(g, model->graph);
+  const Node& loaded = model->graph.nodes()[0];
+  CHECK(loaded.subgraphs.size() == 2);
+  for (const auto& [name, op] : {std::pair<std::string, std::string>{"then_branch", "Relu"}, {"else_branch", "Neg"}}) {
+    INFO(name);
+    const auto it = loaded.subgraphs.find(name);
+    REQUIRE(it != loaded.subgraphs.end());
+    REQUIRE(it->second != nullptr);
+    ExpectSameGraph(*g.nodes()[0].subgraphs.at(name), *it->second);
+    REQUIRE(it->second->nodes().size() == 1);
+    CHECK(it->second->nodes()[0].op_type == op);
+  }
+  // A graph without subgraphs is written as before: the nested records appear only where a node holds them.
+  Graph plain = g;
+  plain.mutable_node(0).subgraphs.clear();
+  const Result<OctetModel> reread = ParseOctet(AsBytes(SerializeOctet(plain, kMetadata, "p.octet").value()), "p");
+  REQUIRE(reread.ok());
+  CHECK(reread->graph.nodes()[0].subgraphs.empty());
 }
 
 TEST_CASE("octet file constant data starts at multiples of 64 bytes", "[octet_file]") {
@@ -527,6 +584,23 @@ TEST_CASE("octet file: malformed records give their exact messages", "[octet_fil
     m.attributes = Bytes().U32(1).Str("alpha").U8(9).str();
     want = "section 'nodes' entry 0 ('add') attribute 'alpha': type 9 is not one of int (0), float (1), string (2), "
            "tensor (3), ints (4), floats (5), strings (6)";
+  }
+  // Subgraphs (type of::kAttrGraph): a size, then a whole .octet file, whose own errors name where it sits.
+  SECTION("a subgraph overrunning the section") {
+    m.attributes = Bytes().U32(1).Str("body").U8(of::kAttrGraph).U64(1000).str();
+    want = "section 'nodes' entry 0 ('add') attribute 'body': subgraph of 1000 bytes overruns the section (20 bytes "
+           "left)";
+    code = StatusCode::kDataLoss;
+  }
+  SECTION("a subgraph that is not an .octet file") {
+    m.attributes = Bytes().U32(1).Str("body").U8(of::kAttrGraph).U64(4).Raw("abcd").str();
+    want = "section 'nodes' entry 0 ('add') attribute 'body': not an .octet file (bad magic bytes)";
+    code = StatusCode::kDataLoss;
+  }
+  SECTION("a subgraph named like an attribute") {
+    const std::string sub = MinimalFile().File();
+    m.attributes = Bytes().U32(2).Str("a").U8(0).I64(1).Str("a").U8(of::kAttrGraph).U64(sub.size()).Raw(sub).str();
+    want = "section 'nodes' entry 0 ('add') attribute 'a': the attribute appears twice";
   }
   SECTION("a duplicate attribute") {
     m.attributes = Bytes().U32(2).Str("a").U8(0).I64(1).Str("a").U8(0).I64(2).str();

@@ -181,6 +181,12 @@ QUANTIZED_CASES = [
     "test_matmulinteger",
 ]
 AS_WRITTEN_CASES += QUANTIZED_CASES
+# Issue 22's registered ops that were under 95%: Cast to and from BFLOAT16 (held as f32), 3-D ConvTranspose
+# (ops/float/conv_nd.cc) and training-mode Dropout with a seed (numpy's MT19937 draws, as ONNX's reference).
+AS_WRITTEN_CASES += [
+    "test_cast_BFLOAT16_to_FLOAT", "test_cast_FLOAT_to_BFLOAT16", "test_convtranspose_3d", "test_training_dropout",
+    "test_training_dropout_default", "test_training_dropout_default_mask", "test_training_dropout_mask",
+]
 OPSET = 13
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -248,6 +254,12 @@ def load_pb(path):
     return numpy_helper.to_array(t)
 
 
+def bfloat16_bits_to_f32(bits):
+    """BFLOAT16 values (their bits, as python3-onnx reads them) as float32."""
+    import numpy as np
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
 def npy_form(m):
     """Why the model's inputs or outputs have no .npy form, or "" when they all do."""
     for vi in list(m.graph.input) + list(m.graph.output):
@@ -293,7 +305,9 @@ def run_case(octet, case, tmp, raise_opset):
             # octet holds BOOL as u8 0/1 and reads bool only from uint8 .npy files; it reads DOUBLE and FLOAT16
             # models as f32 and their inputs from float32 .npy files (as its message for float64 files says), and
             # INT16, UINT16, UINT32 and UINT64 as int32.
-            if x.dtype == np.bool_:
+            if vi.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
+                x = bfloat16_bits_to_f32(x)  # python3-onnx gives the bits as uint16; octet reads BFLOAT16 as f32
+            elif x.dtype == np.bool_:
                 x = x.astype(np.uint8)
             elif x.dtype in (np.float64, np.float16):
                 x = x.astype(np.float32)
@@ -317,15 +331,22 @@ def run_case(octet, case, tmp, raise_opset):
             if not os.path.exists(path):
                 return "wrong", "%s/%s: no output %s" % (case, s, vo.name), ops
             got = np.load(path)
+            bf16 = vo.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+            if bf16:
+                want = bfloat16_bits_to_f32(want)
             # Integer and bool results (comparisons, Mod, Max/Min of ints) must be exact; floats within 1e-4, and
             # FLOAT16 ones, which the reference rounded to half precision while octet computes in f32, within
-            # half a half-precision step (2^-11 relative).
+            # half a half-precision step (2^-11 relative). BFLOAT16 ones within one bfloat16 step (2^-7 relative):
+            # the suite's data (ONNX 1.12) truncates to bfloat16, while octet rounds to nearest as later ONNX
+            # references and ONNX Runtime do.
             if want.dtype.kind in "biu":
                 same = got.shape == want.shape and np.array_equal(got.astype(np.int64), want.astype(np.int64))
             else:
-                tol = 1e-3 if want.dtype == np.float16 else 1e-4
+                tol = 2.0**-7 if bf16 else 1e-3 if want.dtype == np.float16 else 1e-4
                 same = got.shape == want.shape and np.allclose(got.astype(np.float64), want.astype(np.float64),
                                                                rtol=tol, atol=tol, equal_nan=True)
+                if bf16 and got.dtype == np.float32:  # and every value is a bfloat16 value (low 16 bits zero)
+                    same = same and not np.any(got.view(np.uint32) & 0xffff)
             if not same:
                 return "wrong", "%s/%s output %s: got %s %s, want %s %s" % (
                     case, s, vo.name, got.shape, got.ravel()[:6], want.shape, want.ravel()[:6]), ops

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """If and Loop through `octet run` on models built here with onnx.helper, against numpy: a data-dependent If whose
 branches read outer-scope values (a graph input, an initializer, a node output) and hold weights in Constant nodes,
-and a Loop whose body reads a graph input, stops on its own condition and holds a nested If.
+and a Loop whose body reads a graph input, stops on its own condition and holds a nested If; both saved as .octet
+(`octet quantize`, which keeps subgraphs float) and run from there.
 
 Usage: control_flow_test.py OCTET   exits 1 on any failure, 77 (skipped) without python3-onnx.
 """
@@ -121,6 +122,19 @@ def main():
             x = x.astype(np.float32)
             got, err = run(octet, path, {"x": x}, ["y"], tmp, np)
             check("If, %s branch %s" % ("then" if k == 0 else "else", err), got and got[0], expect(x))
+        # Quantized and saved as .octet, the If keeps its branches (float: quantization does not enter subgraphs),
+        # and the saved model computes what the .onnx one does (dynamic: nothing outside the branches is quantized).
+        saved = os.path.join(tmp, "if.octet")
+        r = subprocess.run([octet, "quantize", path, "--mode", "dynamic", "-o", saved], capture_output=True, text=True,
+                           timeout=60)
+        check("quantize the If model to .octet (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]),
+              np.array(r.returncode), np.array(0))
+        note = "(If) keeps its subgraphs (else_branch, then_branch) float: quantization does not enter them"
+        check("quantize states that the branches stay float", np.array(note in r.stderr), np.array(True))
+        for k, x in enumerate([np.abs(rng.standard_normal((2, 3))), -np.abs(rng.standard_normal((2, 3)))]):
+            x = x.astype(np.float32)
+            got, err = run(octet, saved, {"x": x}, ["y"], tmp, np)
+            check("If from .octet, %s branch %s" % ("then" if k == 0 else "else", err), got and got[0], expect(x))
 
         model, expect = loop_model(onnx, helper, np)
         onnx.checker.check_model(model, full_check=True)
@@ -135,6 +149,16 @@ def main():
             check("Loop M=%d cond=%s: final %s" % (m, c0, err), got and got[0], want[0])
             if m > 0 and c0:  # with no iteration the scan output's element shape is unknown
                 check("Loop M=%d cond=%s: scan %s" % (m, c0, err), got and got[1], want[1])
+        saved = os.path.join(tmp, "loop.octet")
+        r = subprocess.run([octet, "quantize", path, "--mode", "dynamic", "-o", saved], capture_output=True, text=True,
+                           timeout=60)
+        check("quantize the Loop model to .octet (exit %d: %s)" % (r.returncode, r.stderr.strip()[-300:]),
+              np.array(r.returncode), np.array(0))
+        feeds = {"x": x, "m": np.array(3, np.int64), "c0": np.array(True), "acc0": acc0}
+        got, err = run(octet, saved, feeds, ["acc_final", "accs"], tmp, np)
+        want = expect(x, 3, True, acc0)
+        check("Loop from .octet: final %s" % err, got and got[0], want[0])
+        check("Loop from .octet: scan %s" % err, got and got[1], want[1])
     if failures:
         print("FAILED: %d check(s)" % failures)
         return 1

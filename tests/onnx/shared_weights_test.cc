@@ -57,5 +57,26 @@ TEST_CASE("Weights through Identity and Constant nodes are constants: both Batch
   CHECK(MaxAbsDiff(RunOnce(*g, x), want) < 1e-4);
 }
 
+// A torch 1.13 export (tests/data/models/corpus/make_corpus.py, training=PRESERVE from eval mode) whose fresh
+// BatchNorms' equal parameters torch merged into one initializer read through Identity nodes: every BatchNorm
+// folds, and the folded model still gives ONNX Runtime's output (committed beside it).
+TEST_CASE("A torch export with BatchNorm parameters shared through Identity folds every BatchNorm", "[onnx]") {
+  const std::string dir = std::string(OCTET_TEST_DATA_DIR) + "/models/corpus/";
+  auto g = ReadOnnxModel(dir + "resnet_shared_bn_op13.onnx");
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  int batch_norms = 0;
+  for (const Node& n : g->nodes()) batch_norms += n.op_type == "BatchNormalization";
+  CHECK(batch_norms == 5);
+  const Tensor x = ReadNpy(dir + "resnet_shared_bn_op13.input0.npy").value();
+  const Tensor want = ReadNpy(dir + "resnet_shared_bn_op13.ort0.npy").value();
+  Graph folded = *g;
+  auto names = FoldBatchNorm(folded);
+  REQUIRE(names.ok());
+  CHECK(static_cast<int>(names->size()) == batch_norms);
+  for (const Node& n : folded.nodes()) CHECK(n.op_type != "BatchNormalization");
+  CHECK(MaxAbsDiff(RunOnce(folded, x), want) < 1e-4);
+}
+
 }  // namespace
 }  // namespace octet

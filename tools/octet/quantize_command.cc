@@ -339,6 +339,14 @@ int Quantize(const QuantizeCommand& c) {
     WarnIfOnnxRuntimeSaturates(*quantized, c.onnx_output);
   }
   if (!warning.empty()) fmt::print(stderr, "{}\n", warning);
+  // Quantization does not enter If/Loop subgraphs: say so, since their Conv/MatMul stay float.
+  for (const Node& node : quantized->nodes()) {
+    if (node.subgraphs.empty()) continue;
+    std::vector<std::string> names;
+    for (const auto& [attribute, sub] : node.subgraphs) names.push_back(attribute);
+    fmt::print(stderr, "note: node '{}' ({}) keeps its subgraphs ({}) float: quantization does not enter them\n",
+               node.name, node.op_type, fmt::join(names, ", "));
+  }
   return kExitOk;
 }
 

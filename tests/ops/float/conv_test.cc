@@ -377,5 +377,68 @@ TEST_CASE("ConvTranspose grows to an output_shape larger than it produces, as ON
              Catch::Contains("output_shape [1099511627776, 8] must be in [1, 2^30] on axis 0"));
 }
 
+// A 3-D ConvTranspose (the direct N-D path, ops/float/conv_nd.cc) is, at each output depth z, the sum of the 2-D
+// ConvTransposes (the col2im path, checked against the reference above) of the input depth slices i and weight
+// depth slices t with z = i * stride - pad + t * dilation.
+TEST_CASE("ConvTranspose 3-D equals the sum of 2-D ConvTransposes over the depth taps", "[float_ops]") {
+  auto rng = testing::MakeRng("convtranspose3d");
+  const int64_t n = 2, c = 4, d = 3, h = 3, wd = 4, ocg = 3, group = 2, kd = 3, sd = 2, dd = 2, pd0 = 1, pd1 = 2,
+                opd = 1;
+  Tensor x = testing::RandomTensor(rng, Shape{n, c, d, h, wd});
+  Tensor w = testing::RandomTensor(rng, Shape{c, ocg, kd, 2, 3});
+  Tensor b = testing::RandomTensor(rng, Shape{ocg * group});
+  const AttributeMap plane = {{"group", group},
+                              {"strides", std::vector<int64_t>{2, 1}},
+                              {"pads", std::vector<int64_t>{0, 1, 1, 0}},
+                              {"output_padding", std::vector<int64_t>{1, 0}}};
+  auto y = testing::RunFloatOp("ConvTranspose", {In(x), Const(w), Const(b)},
+                               {{"group", group},
+                                {"strides", std::vector<int64_t>{sd, 2, 1}},
+                                {"dilations", std::vector<int64_t>{dd, 1, 1}},
+                                {"pads", std::vector<int64_t>{pd0, 0, 1, pd1, 1, 0}},
+                                {"output_padding", std::vector<int64_t>{opd, 1, 0}}});
+  REQUIRE(y.ok());
+  const int64_t od = sd * (d - 1) + opd + (kd - 1) * dd + 1 - pd0 - pd1;
+  // A depth slice: X[:, :, z] or W[:, :, z].
+  auto slice = [](const Tensor& t, int64_t z) {
+    const Shape& s = t.shape();
+    const int64_t area = s.dim(3) * s.dim(4);
+    std::vector<float> v;
+    for (int64_t i = 0; i < s.dim(0) * s.dim(1); ++i) {
+      const float* p = t.data<float>() + (i * s.dim(2) + z) * area;
+      v.insert(v.end(), p, p + area);
+    }
+    return testing::FloatTensor(Shape{s.dim(0), s.dim(1), s.dim(3), s.dim(4)}, v);
+  };
+  std::vector<std::vector<float>> per_depth(static_cast<size_t>(od));
+  int64_t oh = 0, ow = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t t = 0; t < kd; ++t) {
+      const int64_t z = i * sd - pd0 + t * dd;
+      if (z < 0 || z >= od) continue;
+      auto y2 = testing::RunFloatOp("ConvTranspose", {In(slice(x, i)), Const(slice(w, t))}, plane);
+      REQUIRE(y2.ok());
+      oh = (*y2)[0].shape().dim(2), ow = (*y2)[0].shape().dim(3);
+      const float* p = (*y2)[0].data<float>();
+      std::vector<float>& sum = per_depth[static_cast<size_t>(z)];
+      sum.resize(static_cast<size_t>((*y2)[0].NumElements()), 0.0f);
+      for (size_t k = 0; k < sum.size(); ++k) sum[k] += p[k];
+    }
+  }
+  const int64_t oc = ocg * group;
+  REQUIRE((*y)[0].shape() == Shape{n, oc, od, oh, ow});
+  std::vector<float> want;
+  for (int64_t i = 0; i < n * oc; ++i) {
+    for (int64_t z = 0; z < od; ++z) {
+      const std::vector<float>& sum = per_depth[static_cast<size_t>(z)];
+      for (int64_t q = 0; q < oh * ow; ++q) {
+        // A depth no tap reaches holds only the bias.
+        want.push_back((sum.empty() ? 0.0f : sum[static_cast<size_t>(i * oh * ow + q)]) + b.data<float>()[i % oc]);
+      }
+    }
+  }
+  testing::ExpectClose((*y)[0], want, 1e-5f, 1e-4f);
+}
+
 }  // namespace
 }  // namespace octet

@@ -206,6 +206,20 @@ TEST_CASE("Cast rounds half to even and saturates", "[float_ops]") {
   CHECK(ph[1] == 1.0f + 0x1p-9f);
   CHECK(std::isinf(ph[2]));
   CHECK(ph[3] == 0x1p-23f);  // 1.5 subnormal steps (of 2^-24) are a tie: to even, 2 steps
+  // BFLOAT16 keeps 7 fraction bits: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 (to even: 1), 1 + 3 * 2^-8 a tie
+  // between 1 + 2^-7 and 1 + 2^-6 (to even: 1 + 2^-6); 3.4e38 rounds past the largest (0x1.fep127) to infinity.
+  Tensor bf = testing::FloatTensor(Shape{6},
+                                   {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 3.4e38f, -0.75f, 1.0f + 0x1p-7f + 0x1p-12f, NAN});
+  auto bf16 = testing::RunFloatOp("Cast", {In(bf)}, {{"to", 16}});
+  REQUIRE(bf16.ok());
+  REQUIRE((*bf16)[0].dtype() == DType::kF32);
+  const float* pbf = (*bf16)[0].data<float>();
+  CHECK(pbf[0] == 1.0f);
+  CHECK(pbf[1] == 1.0f + 0x1p-6f);
+  CHECK(std::isinf(pbf[2]));
+  CHECK(pbf[3] == -0.75f);
+  CHECK(pbf[4] == 1.0f + 0x1p-7f);
+  CHECK(std::isnan(pbf[5]));
   auto b = testing::RunFloatOp("Cast", {In(x)}, {{"to", 9}});
   REQUIRE(b.ok());
   const uint8_t* pb = (*b)[0].data<uint8_t>();

@@ -183,6 +183,49 @@ TEST_CASE("Pad in constant, reflect and edge modes, with cropping", "[float_ops]
   REQUIRE_FALSE(testing::RunFloatOp("Pad", {In(x), Const(IntTensor(Shape{4}, {-3, 0, 0, 0}))}).ok());
 }
 
+// Training-mode Dropout: each element is kept (times 1 / (1 - ratio)) or zeroed, the mask says which, the same seed
+// draws the same mask, another seed another one, and about 1 - ratio of many elements are kept.
+TEST_CASE("Dropout in training mode drops by its seed and scales the rest", "[float_ops]") {
+  auto rng = testing::MakeRng("dropout-training");
+  Tensor x = testing::RandomTensor(rng, Shape{40, 50});
+  auto run = [&](int64_t seed, float ratio) {
+    return testing::RunFloatOp(
+        "Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {ratio})), Const(IntTensor(Shape{}, {1}))},
+        {{"seed", seed}}, 2);
+  };
+  auto a = run(7, 0.75f);
+  REQUIRE(a.ok());
+  REQUIRE((*a)[1].dtype() == DType::kU8);
+  const float* y = (*a)[0].data<float>();
+  const uint8_t* m = (*a)[1].data<uint8_t>();
+  int64_t kept = 0;
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    REQUIRE(m[i] <= 1);
+    kept += m[i];
+    CHECK(y[i] == (m[i] != 0 ? x.data<float>()[i] * 4.0f : 0.0f));
+  }
+  // 2000 draws kept with probability 1/4: 500 expected, standard deviation about 19.
+  CHECK(kept > 400);
+  CHECK(kept < 600);
+  auto again = run(7, 0.75f);
+  auto other = run(8, 0.75f);
+  REQUIRE(again.ok());
+  REQUIRE(other.ok());
+  int64_t same = 0, differ = 0;
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    same += (*again)[1].data<uint8_t>()[i] == m[i];
+    differ += (*other)[1].data<uint8_t>()[i] != m[i];
+  }
+  CHECK(same == x.NumElements());
+  CHECK(differ > 0);
+  // The output alone (no mask output) drops the same elements.
+  auto plain = testing::RunFloatOp(
+      "Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {0.75f})), Const(IntTensor(Shape{}, {1}))},
+      {{"seed", int64_t{7}}});
+  REQUIRE(plain.ok());
+  testing::ExpectClose((*plain)[0], testing::Values((*a)[0]), 0, 0);
+}
+
 TEST_CASE("Identity, Dropout, Constant, ConstantOfShape and Shape", "[float_ops]") {
   Tensor x = Iota(Shape{2, 3});
   auto id = testing::RunFloatOp("Identity", {In(x)});
@@ -191,15 +234,16 @@ TEST_CASE("Identity, Dropout, Constant, ConstantOfShape and Shape", "[float_ops]
   auto drop = testing::RunFloatOp("Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {0.5f}))});
   REQUIRE(drop.ok());
   testing::ExpectClose((*drop)[0], testing::Values(x), 0, 0);
-  // Inference keeps everything: the mask (bool as u8) is all ones. Training mode drops at random unless ratio is 0.
+  // Inference keeps everything: the mask (bool as u8) is all ones. Training mode drops unless ratio is 0.
   auto mask = testing::RunFloatOp("Dropout", {In(x)}, {}, 2);
   REQUIRE(mask.ok());
   testing::ExpectClose((*mask)[0], testing::Values(x), 0, 0);
   REQUIRE((*mask)[1].dtype() == DType::kU8);
   for (int64_t i = 0; i < x.NumElements(); ++i) CHECK((*mask)[1].data<uint8_t>()[i] == 1);
-  auto training = testing::RunFloatOp("Dropout", {In(x), testing::Absent(), Const(IntTensor(Shape{}, {1}))});
-  REQUIRE_FALSE(training.ok());
-  CHECK_THAT(training.status().message(), Catch::Contains("training mode with ratio 0.5 drops at random"));
+  auto bad_ratio = testing::RunFloatOp(
+      "Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {1.0f})), Const(IntTensor(Shape{}, {1}))});
+  REQUIRE_FALSE(bad_ratio.ok());
+  CHECK_THAT(bad_ratio.status().message(), Catch::Contains("ratio must be in [0, 1) in training mode, got 1"));
   auto keep_all = testing::RunFloatOp(
       "Dropout", {In(x), Const(testing::FloatTensor(Shape{}, {0.0f})), Const(IntTensor(Shape{}, {1}))});
   REQUIRE(keep_all.ok());
