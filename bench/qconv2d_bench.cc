@@ -41,14 +41,9 @@ void BenchConv(benchmark::State& state, Isa tier, bench::ConvShape shape, int th
   OCTET_CHECK(plan.RunInto(context, x, y).ok());
   const std::string kernel =
       context.LastKernel(std::string(plan.path()) == "depthwise" ? "qdwconv" : "qgemm");
-  if (const std::string diff = bench::CheckConv(p, y).value().mismatch; !diff.empty()) {
-    return bench::ReportMismatch(state, "octet_bench_qconv2d",
-                                 fmt::format("{} differs from the reference at {}", kernel, diff));
-  }
-  for (auto _ : state) {
-    const Status s = plan.RunInto(context, x, y);
-    benchmark::DoNotOptimize(s);
-    benchmark::ClobberMemory();
+  if (!bench::TimeCheckedKernel(state, "octet_bench_qconv2d", kernel, bench::CheckConv(p, y).value().mismatch,
+                                [&] { return plan.RunInto(context, x, y); })) {
+    return;
   }
   const double ops = bench::ConvOps(shape, y.shape().dim(1), y.shape().dim(2));
   state.counters["GOPS"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
