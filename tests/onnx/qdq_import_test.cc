@@ -17,6 +17,7 @@
 #include "io/onnx/onnx_importer.h"
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
