@@ -53,15 +53,18 @@ def time_torch(make, batches, qparams, repetitions):
     return statistics.median(wall), statistics.median(cpu)
 
 
-def time_octet(binary, repetitions):
-    flt = "(HistogramObserver_legacy_1_13|HistogramObserver_upstream|MinMaxObserver|HistogramCountingFloor)/.*batches"
+def octet_medians(binary, flt, repetitions):
+    """The median rows of octet_bench_observers' benchmarks matching the regex `flt` (Google Benchmark's JSON)."""
     out = subprocess.run([binary, f"--benchmark_filter={flt}", "--benchmark_format=json",
                           f"--benchmark_repetitions={repetitions}", "--benchmark_report_aggregates_only=true"],
                          check=True, capture_output=True, text=True).stdout
+    return [b for b in json.loads(out)["benchmarks"] if b.get("aggregate_name") == "median"]
+
+
+def time_octet(binary, repetitions):
+    flt = "(HistogramObserver_legacy_1_13|HistogramObserver_upstream|MinMaxObserver|HistogramCountingFloor)/.*batches"
     result = {}
-    for b in json.loads(out)["benchmarks"]:
-        if b.get("aggregate_name") != "median":
-            continue
+    for b in octet_medians(binary, flt, repetitions):
         name = b["run_name"].replace("/real_time", "")
         unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
         result[name] = (b["real_time"] * unit, b["cpu_time"] * unit)
@@ -72,14 +75,8 @@ def time_octet_bandwidth(binary, repetitions):
     """MinMaxObserver::Observe on 64 MiB (one thread) against a 64 MiB memcpy: bytes observed per second over
     bytes copied per second (the issue 3 target: >= 0.7)."""
     flt = "memcpy/bytes|MinMaxObserver/observe/n:.*/threads:1"
-    out = subprocess.run([binary, f"--benchmark_filter={flt}", "--benchmark_format=json",
-                          f"--benchmark_repetitions={repetitions}", "--benchmark_report_aggregates_only=true"],
-                         check=True, capture_output=True, text=True).stdout
-    rates = {}
-    for b in json.loads(out)["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            rates["memcpy" if b["run_name"].startswith("memcpy") else "minmax"] = b["bytes_per_second"]
-    return rates
+    return {"memcpy" if b["run_name"].startswith("memcpy") else "minmax": b["bytes_per_second"]
+            for b in octet_medians(binary, flt, repetitions)}
 
 
 def main():

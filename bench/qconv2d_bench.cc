@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "bench/harness/gbench_util.h"
+#include "bench/harness/kernel_isa.h"
 #include "bench/harness/peer_problem.h"
 #include "bench/harness/shapes.h"
 #include "bench/harness/spot_check.h"
@@ -39,20 +40,14 @@ void BenchConv(benchmark::State& state, Isa tier, bench::ConvShape shape, int th
   Tensor y = Tensor::Create(plan.output_dtype(), plan.OutputShape(p.x.shape()).value()).value();
   const Tensor& x = p.x.values();
   OCTET_CHECK(plan.RunInto(context, x, y).ok());
-  const std::string kernel =
-      context.LastKernel(std::string(plan.path()) == "depthwise" ? "qdwconv" : "qgemm");
-  if (const std::string diff = bench::CheckConv(p, y).value().mismatch; !diff.empty()) {
-    return bench::ReportMismatch(state, "octet_bench_qconv2d",
-                                 fmt::format("{} differs from the reference at {}", kernel, diff));
-  }
-  for (auto _ : state) {
-    const Status s = plan.RunInto(context, x, y);
-    benchmark::DoNotOptimize(s);
-    benchmark::ClobberMemory();
+  const auto [path, kernel] = bench::LastConvKernel(context);
+  if (!bench::TimeCheckedKernel(state, "octet_bench_qconv2d", kernel, bench::CheckConv(p, y).value().mismatch,
+                                [&] { return plan.RunInto(context, x, y); })) {
+    return;
   }
   const double ops = bench::ConvOps(shape, y.shape().dim(1), y.shape().dim(2));
   state.counters["GOPS"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(fmt::format("{} {}", plan.path(), kernel));
+  state.SetLabel(fmt::format("{} {}", path, kernel));
 }
 
 }  // namespace

@@ -44,14 +44,9 @@ void BenchGemm(benchmark::State& state, Isa tier, bench::GemmShape shape, bool q
   const Tensor& a = p.a.values();
   OCTET_CHECK(plan.RunInto(context, a, y).ok());
   const std::string kernel = context.LastKernel("qgemm");
-  if (const std::string diff = bench::CheckGemm(p, y).value().mismatch; !diff.empty()) {
-    return bench::ReportMismatch(state, "octet_bench_qgemm",
-                                 fmt::format("{} differs from the reference at {}", kernel, diff));
-  }
-  for (auto _ : state) {
-    const Status s = plan.RunInto(context, a, y);
-    benchmark::DoNotOptimize(s);
-    benchmark::ClobberMemory();
+  if (!bench::TimeCheckedKernel(state, "octet_bench_qgemm", kernel, bench::CheckGemm(p, y).value().mismatch,
+                                [&] { return plan.RunInto(context, a, y); })) {
+    return;
   }
   state.counters["GOPS"] =
       benchmark::Counter(bench::GemmOps(shape) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);

@@ -299,16 +299,20 @@ Result<std::map<std::string, StoringLogger::Stats>> GetMatchingActivations(const
 
 namespace {
 
-Result<std::unique_ptr<PreparedModelOutputs>> RunAll(const Graph& float_graph, const Graph& quantized,
-                                                     std::span<const std::vector<Tensor>> batches,
-                                                     const CompareOptions& options, Logger* activation_logger,
-                                                     Logger* shadow_logger) {
-  OCTET_ASSIGN_OR_RETURN(auto prepared,
-                         PrepareModelOutputs(float_graph, quantized, options, activation_logger, shadow_logger));
+// Runs every batch through both graphs comparing either the activations (matched values handed to `logger`) or,
+// with `shadow`, each int8 node against its float twin (to `logger`), and returns that comparison.
+Result<std::vector<ValueComparison>> CompareOverBatches(const Graph& float_graph, const Graph& quantized,
+                                                        std::span<const std::vector<Tensor>> batches,
+                                                        const CompareOptions& options, bool shadow, Logger* logger) {
+  CompareOptions o = options;
+  o.activations = !shadow;
+  o.shadow = shadow;
+  OCTET_ASSIGN_OR_RETURN(auto prepared, PrepareModelOutputs(float_graph, quantized, o, shadow ? nullptr : logger,
+                                                            shadow ? logger : nullptr));
   for (size_t b = 0; b < batches.size(); ++b) {
     if (Status s = prepared->Run(batches[b]); !s.ok()) return s.WithContext(fmt::format("batch {}", b));
   }
-  return prepared;
+  return shadow ? prepared->shadow() : prepared->activations();
 }
 
 }  // namespace
@@ -316,21 +320,13 @@ Result<std::unique_ptr<PreparedModelOutputs>> RunAll(const Graph& float_graph, c
 Result<std::vector<ValueComparison>> CompareModelOutputs(const Graph& float_graph, const Graph& quantized,
                                                          std::span<const std::vector<Tensor>> batches,
                                                          const CompareOptions& options, Logger* logger) {
-  CompareOptions o = options;
-  o.activations = true;
-  o.shadow = false;
-  OCTET_ASSIGN_OR_RETURN(auto prepared, RunAll(float_graph, quantized, batches, o, logger, nullptr));
-  return prepared->activations();
+  return CompareOverBatches(float_graph, quantized, batches, options, /*shadow=*/false, logger);
 }
 
 Result<std::vector<ValueComparison>> CompareModelStub(const Graph& float_graph, const Graph& quantized,
                                                       std::span<const std::vector<Tensor>> batches,
                                                       const CompareOptions& options, Logger* logger) {
-  CompareOptions o = options;
-  o.activations = false;
-  o.shadow = true;
-  OCTET_ASSIGN_OR_RETURN(auto prepared, RunAll(float_graph, quantized, batches, o, nullptr, logger));
-  return prepared->shadow();
+  return CompareOverBatches(float_graph, quantized, batches, options, /*shadow=*/true, logger);
 }
 
 }  // namespace octet

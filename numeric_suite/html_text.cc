@@ -20,6 +20,13 @@ void DropNegativeZero(std::string& text) {
   if (text.size() > 1 && text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
 }
 
+// `text`, the formatted `value`, with the sign of a rounded zero dropped; the name of `value` when it is not finite.
+std::string FinishNumber(double value, std::string text) {
+  if (!std::isfinite(value)) return NonFinite(value);
+  DropNegativeZero(text);
+  return text;
+}
+
 }  // namespace
 
 std::string EscapeHtml(std::string_view text) {
@@ -44,28 +51,20 @@ std::string EscapeHtml(std::string_view text) {
 }
 
 std::string FormatFixed(double value, int decimals) {
-  if (!std::isfinite(value)) return NonFinite(value);
-  std::string text = fmt::format("{:.{}f}", value, decimals < 0 ? 0 : decimals);
-  DropNegativeZero(text);
-  return text;
+  return FinishNumber(value, fmt::format("{:.{}f}", value, decimals < 0 ? 0 : decimals));
 }
 
 std::string FormatDecimal(double value, int max_decimals) {
-  if (!std::isfinite(value)) return NonFinite(value);
-  std::string text = fmt::format("{:.{}f}", value, max_decimals < 0 ? 0 : max_decimals);
+  std::string text = FormatFixed(value, max_decimals);  // a rounded zero already unsigned: "0.000" strips to "0"
   if (text.find('.') != std::string::npos) {
     while (text.back() == '0') text.pop_back();
     if (text.back() == '.') text.pop_back();
   }
-  DropNegativeZero(text);
   return text;
 }
 
 std::string FormatSignificant(double value, int digits) {
-  if (!std::isfinite(value)) return NonFinite(value);
-  std::string text = fmt::format("{:.{}g}", value, digits < 1 ? 1 : digits);
-  DropNegativeZero(text);
-  return text;
+  return FinishNumber(value, fmt::format("{:.{}g}", value, digits < 1 ? 1 : digits));
 }
 
 std::string FormatPercent(double fraction, int max_decimals) {

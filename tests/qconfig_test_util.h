@@ -32,16 +32,21 @@ inline QConfigMapping QnnpackMinMaxMapping() {
   return m;
 }
 
-// The x86 preset (Histogram reduce_range activations, per-channel weights) for the whole model, with its activation
-// observer replaced by `activation` (keeping x86's 7-bit activations) unless that is Histogram.
-inline QConfigMapping X86Mapping(ObserverKind activation = ObserverKind::kMinMax) {
+// The x86 preset (Histogram reduce_range activations, per-channel weights), with its activation observer replaced by
+// `activation` (keeping x86's 7-bit activations) unless that is Histogram.
+inline QConfig X86QConfig(ObserverKind activation = ObserverKind::kMinMax) {
   QConfig q = GetDefaultQConfig("x86").value();
   if (activation != ObserverKind::kHistogram) {
     q.activation = ObserverSpec{activation, {}};
     q.activation.options.reduce_range = true;
   }
+  return q;
+}
+
+// X86QConfig(activation) for the whole model.
+inline QConfigMapping X86Mapping(ObserverKind activation = ObserverKind::kMinMax) {
   QConfigMapping m;
-  m.SetGlobal(q);
+  m.SetGlobal(X86QConfig(activation));
   return m;
 }
 

@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 
 #include "core/executor.h"
+#include "io/npy.h"
 
 namespace octet::testing {
 namespace {
@@ -112,6 +114,40 @@ std::vector<Tensor> RunWithInputShapes(const Graph& graph, const Context& contex
   INFO(y.status().message());
   REQUIRE(y.ok());
   return *std::move(y);
+}
+
+const Context& ScalarContext() {
+  static const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
+  return context;
+}
+
+std::vector<Tensor> ReadNumberedNpy(const std::string& prefix, const std::string& kind) {
+  std::vector<Tensor> ts;
+  for (int k = 0;; ++k) {
+    const std::string path = prefix + "." + kind + std::to_string(k) + ".npy";
+    if (!std::filesystem::exists(path)) break;
+    ts.push_back(ReadNpy(path).value());
+  }
+  return ts;
+}
+
+Tensor DigitsImages(const std::string& file, bool cnn) {
+  Tensor x = ReadNpy(kModels + file).value();
+  REQUIRE(x.shape().rank() == 2);
+  if (!cnn) return x;
+  return x.Reshaped(Shape{x.shape().dim(0), 1, 8, 8}).value();
+}
+
+std::vector<std::vector<Tensor>> NormalBatches(const Shape& shape, int count, uint32_t seed) {
+  std::vector<std::vector<Tensor>> batches;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int b = 0; b < count; ++b) {
+    Tensor x = Tensor::Create(DType::kF32, shape).value();
+    for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = normal(rng);
+    batches.push_back({x});
+  }
+  return batches;
 }
 
 }  // namespace octet::testing

@@ -1,4 +1,5 @@
-// Shared test helpers: seeded random generators, the ISAs a test can run, and visible skips.
+// Shared test helpers: seeded random generators, the ISAs a test can run, visible skips, running a graph, and reading
+// the test models' data files.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,8 @@ std::vector<std::string> SkippedVariants();
 
 // A context enabling exactly `isa` (and scalar), with `threads` threads, ignoring OCTET_ISA.
 Context ContextFor(Isa isa, int threads = 1);
+// The scalar kernels on one thread: the reference results, the same on every machine.
+const Context& ScalarContext();
 
 // True if `isa` can run here (and counts one kernel case for it); otherwise records a skip for `what` and returns
 // false.
@@ -57,6 +60,17 @@ Tensor RunFirstOutput(const Graph& graph, const Context& context, const OpRegist
 // them and returns every output; a failure to compile or run fails the test with octet's message.
 std::vector<Tensor> RunWithInputShapes(const Graph& graph, const Context& context, const OpRegistry& registry,
                                        const std::vector<Tensor>& inputs);
+
+// PREFIX.KIND0.npy, PREFIX.KIND1.npy, ... up to the first missing one (the test models' numbered inputs and
+// outputs: KIND "input" or "output").
+std::vector<Tensor> ReadNumberedNpy(const std::string& prefix, const std::string& kind);
+
+// The digits images of `file` in tests/data/models ([N, 64]) as the MLP's input, or with `cnn` as the CNN's [N, 1, 8,
+// 8].
+Tensor DigitsImages(const std::string& file, bool cnn);
+
+// `count` batches of `shape` with N(0, 1) values from std::mt19937(seed), for calibration.
+std::vector<std::vector<Tensor>> NormalBatches(const Shape& shape, int count, uint32_t seed);
 
 // Every ISA compiled into this build (whether it can run or not), scalar first.
 std::vector<Isa> CompiledIsaList();

@@ -1,5 +1,6 @@
 // What the Google Benchmark programs of bench/ share beside the harness library: the --shapes=FILE argument, a skip for
-// kernels whose ISA this CPU lacks, and the reference-mismatch flag that makes a program exit 1. Header only: just
+// kernels whose ISA this CPU lacks, the reference check before timing, and the reference-mismatch flag that makes a
+// program exit 1. Header only: just
 // those programs link Google Benchmark.
 #pragma once
 
@@ -26,6 +27,24 @@ inline void ReportMismatch(benchmark::State& state, const char* program, const s
   g_mismatch = true;
   fmt::print(stderr, "{}: {}\n", program, what);
   state.SkipWithError(what.c_str());
+}
+
+// Times `run` (one Status-returning call of the kernel under test) in the benchmark loop, unless the output it already
+// computed differs from the reference: `mismatch` names the first differing element ("" when none), and a mismatch is
+// reported (ReportMismatch, naming `kernel`) instead of timed. Returns whether it timed.
+template <typename Run>
+bool TimeCheckedKernel(benchmark::State& state, const char* program, const std::string& kernel,
+                       const std::string& mismatch, Run run) {
+  if (!mismatch.empty()) {
+    ReportMismatch(state, program, fmt::format("{} differs from the reference at {}", kernel, mismatch));
+    return false;
+  }
+  for (auto _ : state) {
+    const Status s = run();
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  return true;
 }
 
 // False (and the benchmark marked as skipped) when this CPU cannot run `isa`.

@@ -866,6 +866,17 @@ class Recognizer {
     return OkStatus();
   }
 
+  // The quantized values n's inputs dequantize, or nullopt when one is not a per-tensor u8/s8 DequantizeLinear.
+  std::optional<std::vector<ValueId>> PerTensorDequantizedInputs(const Node& n) const {
+    std::vector<ValueId> in;
+    for (ValueId v : n.inputs) {
+      const ValueId q = DequantizedFrom(v);
+      if (q == kNoValue || !Is8BitPerTensor(g_.value(q).qparams)) return std::nullopt;
+      in.push_back(q);
+    }
+    return in;
+  }
+
   Status TryGroup(int i) {
     const Node& n = g_.node(i);
     if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return OkStatus();
@@ -889,14 +900,8 @@ class Recognizer {
     switch (info.convert) {
       case ConvertForm::kWeighted: return TryWeighted(i, *op);
       case ConvertForm::kBinary: {
-        std::vector<ValueId> in;
-        for (ValueId v : n.inputs) {
-          const ValueId q = DequantizedFrom(v);
-          if (q == kNoValue || !Is8BitPerTensor(g_.value(q).qparams)) {
-            return KeepFloat(n, "an input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
-          }
-          in.push_back(q);
-        }
+        std::optional<std::vector<ValueId>> in = PerTensorDequantizedInputs(n);
+        if (!in) return KeepFloat(n, "an input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
         std::optional<OutputChain> c = FollowOutput(n.outputs[0], true, why);
         if (!c) return KeepFloat(n, why), OkStatus();
         AttributeMap attributes;
@@ -905,7 +910,7 @@ class Recognizer {
         if (*op == Int8Op::kQBatchMatMul && (!act.ok() || (!act->empty() && *act != "Relu"))) {
           return KeepFloat(n, "QBatchMatMul fuses only a Relu, not a Clip"), OkStatus();
         }
-        Rewrite(i, *op, std::move(in), std::move(attributes), *c);
+        Rewrite(i, *op, std::move(*in), std::move(attributes), *c);
         return OkStatus();
       }
       case ConvertForm::kShared:
@@ -971,18 +976,12 @@ class Recognizer {
         return OkStatus();
       }
       case ConvertForm::kConcat: {
-        std::vector<ValueId> in;
-        for (ValueId v : n.inputs) {
-          const ValueId q = DequantizedFrom(v);
-          if (q == kNoValue || !Is8BitPerTensor(g_.value(q).qparams)) {
-            return KeepFloat(n, "an input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
-          }
-          in.push_back(q);
-        }
+        std::optional<std::vector<ValueId>> in = PerTensorDequantizedInputs(n);
+        if (!in) return KeepFloat(n, "an input is not a per-tensor u8/s8 DequantizeLinear"), OkStatus();
         std::optional<OutputChain> c = FollowOutput(n.outputs[0], false, why);
         if (!c) return KeepFloat(n, why), OkStatus();
         // Inputs quantized otherwise than the output are requantized by QConcat itself.
-        Rewrite(i, *op, std::move(in), n.attributes, *c);
+        Rewrite(i, *op, std::move(*in), n.attributes, *c);
         return OkStatus();
       }
       case ConvertForm::kDynamic:

@@ -17,6 +17,7 @@
 #include "core/context.h"
 #include "core/op_registry.h"
 #include "core/op_table.h"
+#include "ops/float/linear_qparams.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool.h"
 #include "ops/reference/fused_activation_reference.h"
@@ -69,14 +70,8 @@ Status CheckActivation(const NodeVectors& v, const VectorTensor& t) {
 }
 
 int32_t CodeAt(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kU8: return t.data<uint8_t>()[i];
-    case DType::kS8: return t.data<int8_t>()[i];
-    case DType::kS32: return t.data<int32_t>()[i];
-    case DType::kF32: break;
-  }
-  OCTET_CHECK(false);
-  return 0;
+  OCTET_CHECK(t.dtype() != DType::kF32);
+  return float_ops::IntAt(ConstTensorView(t), i);
 }
 
 void SetCode(Tensor& t, int64_t i, int32_t code) {

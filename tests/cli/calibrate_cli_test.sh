@@ -9,31 +9,13 @@
 set -uo pipefail
 octet=$1
 models=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-calibrate-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
-
-# expect STATUS PATTERN -- command...: the exit status, and PATTERN in stdout+stderr.
-expect() {
-  local want=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-  [ -z "$pattern" ] || grep -qF -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
-}
-# run -- command...: must succeed (output kept for failures only).
-run() {
-  local out
-  out=$("$@" 2>&1) || fail "'$*' failed: $out"
-}
-same() { cmp -s "$1" "$2" || fail "$3: '$1' and '$2' differ"; }
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+test_begin octet-calibrate-test
 
 # The CNN reads images [N, 1, 8, 8]; the calibration set (256 samples) also as a folder of three files whose
 # boundaries fall inside batches.
-/usr/bin/python3 - "$models" "$tmp" <<'PY'
+/usr/bin/python3 - "$models" "$TMP" <<'PY'
 import os, sys, numpy as np
 m, t = sys.argv[1], sys.argv[2]
 x = np.load(m + "/digits_calib_x.npy").reshape(-1, 1, 8, 8)
@@ -43,92 +25,92 @@ for i, (a, b) in enumerate([(0, 100), (100, 156), (156, 256)]):
     np.save(f"{t}/parts/{i}.npy", x[a:b])
 PY
 m="$models/digits_cnn.onnx"
-data=(--calib "image=$tmp/calib.npy" --calib-batch 24)  # 11 batches: shards of 2, 3, 3, 3
+data=(--calib "image=$TMP/calib.npy" --calib-batch 24)  # 11 batches: shards of 2, 3, 3, 3
 
 for flags in "--activation-observer minmax" "--activation-observer minmax --per-channel" \
              "--activation-observer percentile" "--activation-observer entropy" "--activation-observer mse" \
              "--activation-observer pow2_histogram"; do
   read -r -a f <<<"$flags"
-  d="$tmp/${f[1]}${f[2]:-}"
+  d="$TMP/${f[1]}${f[2]:-}"
   mkdir -p "$d"
-  run "$octet" calibrate "$m" "${data[@]}" "${f[@]}" -o "$d/single.json"
-  for i in 0 1 2 3; do run "$octet" calibrate "$m" "${data[@]}" "${f[@]}" --shard "$i/4" -o "$d/s$i.json"; done
-  run "$octet" merge "$d/s2.json" "$d/s0.json" "$d/s3.json" "$d/s1.json" -o "$d/merged.json"
-  run "$octet" merge "$d/s3.json" "$d/s1.json" -o "$d/b.json"
-  run "$octet" merge "$d/s0.json" "$d/s2.json" -o "$d/a.json"
-  run "$octet" merge "$d/b.json" "$d/a.json" -o "$d/merged2.json"
-  same "$d/single.json" "$d/merged.json" "$flags: 4 shards merged vs one process"
-  same "$d/single.json" "$d/merged2.json" "$flags: shards merged in pairs vs one process"
+  expect_ok "$octet" calibrate "$m" "${data[@]}" "${f[@]}" -o "$d/single.json"
+  for i in 0 1 2 3; do expect_ok "$octet" calibrate "$m" "${data[@]}" "${f[@]}" --shard "$i/4" -o "$d/s$i.json"; done
+  expect_ok "$octet" merge "$d/s2.json" "$d/s0.json" "$d/s3.json" "$d/s1.json" -o "$d/merged.json"
+  expect_ok "$octet" merge "$d/s3.json" "$d/s1.json" -o "$d/b.json"
+  expect_ok "$octet" merge "$d/s0.json" "$d/s2.json" -o "$d/a.json"
+  expect_ok "$octet" merge "$d/b.json" "$d/a.json" -o "$d/merged2.json"
+  expect_same "$d/single.json" "$d/merged.json" "$flags: 4 shards merged vs one process"
+  expect_same "$d/single.json" "$d/merged2.json" "$flags: shards merged in pairs vs one process"
   cmp -s "$d/s0.json" "$d/s1.json" && fail "$flags: two shards wrote the same state"
-  run "$octet" quantize "$m" --state "$d/single.json" "${f[@]}" -o "$d/single.octet"
-  run "$octet" quantize "$m" --state "$d/merged.json" "${f[@]}" -o "$d/merged.octet"
-  run "$octet" quantize "$m" "${data[@]}" "${f[@]}" --no-guard -o "$d/direct.octet"
-  same "$d/single.octet" "$d/merged.octet" "$flags: .octet from the merged state vs one process"
-  same "$d/single.octet" "$d/direct.octet" "$flags: .octet from the state vs octet quantize --calib"
+  expect_ok "$octet" quantize "$m" --state "$d/single.json" "${f[@]}" -o "$d/single.octet"
+  expect_ok "$octet" quantize "$m" --state "$d/merged.json" "${f[@]}" -o "$d/merged.octet"
+  expect_ok "$octet" quantize "$m" "${data[@]}" "${f[@]}" --no-guard -o "$d/direct.octet"
+  expect_same "$d/single.octet" "$d/merged.octet" "$flags: .octet from the merged state vs one process"
+  expect_same "$d/single.octet" "$d/direct.octet" "$flags: .octet from the state vs octet quantize --calib"
 done
 
 # Streaming from a folder, and from a list, equals the single file.
-d="$tmp/minmax"
-run "$octet" calibrate "$m" --calib "image=$tmp/parts" --calib-batch 24 --activation-observer minmax -o "$d/folder.json"
-same "$d/single.json" "$d/folder.json" "a folder of .npy files vs one file"
-run "$octet" calibrate "$m" --calib "image=$tmp/parts/0.npy,$tmp/parts/1.npy,$tmp/parts/2.npy" --calib-batch 24 \
+d="$TMP/minmax"
+expect_ok "$octet" calibrate "$m" --calib "image=$TMP/parts" --calib-batch 24 --activation-observer minmax \
+  -o "$d/folder.json"
+expect_same "$d/single.json" "$d/folder.json" "a folder of .npy files vs one file"
+expect_ok "$octet" calibrate "$m" --calib "image=$TMP/parts/0.npy,$TMP/parts/1.npy,$TMP/parts/2.npy" --calib-batch 24 \
   --activation-observer minmax -o "$d/list.json"
-same "$d/single.json" "$d/list.json" "a list of .npy files vs one file"
+expect_same "$d/single.json" "$d/list.json" "a list of .npy files vs one file"
 # `octet quantize --calib` streams its files too (folders and lists included): the same .octet as from one file.
-run "$octet" quantize "$m" --calib "image=$tmp/parts" --calib-batch 24 --activation-observer minmax --no-guard \
+expect_ok "$octet" quantize "$m" --calib "image=$TMP/parts" --calib-batch 24 --activation-observer minmax --no-guard \
   -o "$d/folder.octet"
-same "$d/direct.octet" "$d/folder.octet" "octet quantize --calib: a folder of .npy files vs one file"
-run "$octet" quantize "$m" --calib "image=$tmp/parts/0.npy,$tmp/parts/1.npy,$tmp/parts/2.npy" --calib-batch 24 \
+expect_same "$d/direct.octet" "$d/folder.octet" "octet quantize --calib: a folder of .npy files vs one file"
+expect_ok "$octet" quantize "$m" --calib "image=$TMP/parts/0.npy,$TMP/parts/1.npy,$TMP/parts/2.npy" --calib-batch 24 \
   --activation-observer minmax --no-guard -o "$d/list.octet"
-same "$d/direct.octet" "$d/list.octet" "octet quantize --calib: a list of .npy files vs one file"
+expect_same "$d/direct.octet" "$d/list.octet" "octet quantize --calib: a list of .npy files vs one file"
 # With the guard, the streamed run holds back the last fifth of the 11 batches (2 batches: 24 + 16 samples).
-expect 0 "on 40 held-back calibration samples" -- "$octet" quantize "$m" --calib "image=$tmp/parts" --calib-batch 24 \
+expect_output 0 "on 40 held-back calibration samples" -- "$octet" quantize "$m" --calib "image=$TMP/parts" --calib-batch 24 \
   --activation-observer minmax -o "$d/guarded.octet"
 grep -q "\"num_samples\":256" "$d/single.json" || fail "the state does not count 256 samples"
 grep -q "\"model_fingerprint\":\"fnv1a64:" "$d/single.json" || fail "the state has no model fingerprint"
 
 # Order-dependent observers are refused in shards, with the reason; in one process they work.
-expect 1 "rebins its histogram" -- "$octet" calibrate "$m" "${data[@]}" --activation-observer histogram --shard 1/4 \
-  -o "$tmp/x.json"
-expect 1 "moving average" -- "$octet" calibrate "$m" "${data[@]}" --activation-observer moving_average_minmax \
-  --shard 0/2 -o "$tmp/x.json"
-[ ! -e "$tmp/x.json" ] || fail "a refused calibration wrote its output"
-run "$octet" calibrate "$m" "${data[@]}" --activation-observer histogram -o "$tmp/h.json"
-run "$octet" quantize "$m" --state "$tmp/h.json" --activation-observer histogram -o "$tmp/h.octet"
-run "$octet" quantize "$m" "${data[@]}" --activation-observer histogram --no-guard -o "$tmp/h2.octet"
-same "$tmp/h.octet" "$tmp/h2.octet" "histogram: .octet from the state vs octet quantize --calib"
+expect_output 1 "rebins its histogram" -- "$octet" calibrate "$m" "${data[@]}" --activation-observer histogram \
+  --shard 1/4 -o "$TMP/x.json"
+expect_output 1 "moving average" -- "$octet" calibrate "$m" "${data[@]}" --activation-observer moving_average_minmax \
+  --shard 0/2 -o "$TMP/x.json"
+[ ! -e "$TMP/x.json" ] || fail "a refused calibration wrote its output"
+expect_ok "$octet" calibrate "$m" "${data[@]}" --activation-observer histogram -o "$TMP/h.json"
+expect_ok "$octet" quantize "$m" --state "$TMP/h.json" --activation-observer histogram -o "$TMP/h.octet"
+expect_ok "$octet" quantize "$m" "${data[@]}" --activation-observer histogram --no-guard -o "$TMP/h2.octet"
+expect_same "$TMP/h.octet" "$TMP/h2.octet" "histogram: .octet from the state vs octet quantize --calib"
 
 # Merging refuses doubled data, mixed flags, mixed shard counts; quantize refuses partial states, other flags, and
 # states of another model.
-p="$tmp/pow2_histogram"
-expect 1 "shard 1/4 is also in another state" -- "$octet" merge "$p/s1.json" "$p/b.json" -o "$tmp/x.json"
-expect 1 "already covers all the data" -- "$octet" merge "$p/single.json" "$p/s1.json" -o "$tmp/x.json"
-expect 1 "different flags" -- "$octet" merge "$p/s0.json" "$tmp/minmax/s1.json" -o "$tmp/x.json"
-run "$octet" calibrate "$m" "${data[@]}" --activation-observer pow2_histogram --shard 1/2 -o "$tmp/half.json"
-expect 1 "one --shard count" -- "$octet" merge "$p/s0.json" "$tmp/half.json" -o "$tmp/x.json"
-expect 1 "merge the states of all 4 shards" -- "$octet" quantize "$m" --state "$p/a.json" \
-  --activation-observer pow2_histogram -o "$tmp/x.octet"
-expect 1 "give the same quantization flags" -- "$octet" quantize "$m" --state "$p/single.json" \
-  --activation-observer minmax -o "$tmp/x.octet"
-/usr/bin/python3 - "$models" "$tmp" <<'PY'
+p="$TMP/pow2_histogram"
+expect_output 1 "shard 1/4 is also in another state" -- "$octet" merge "$p/s1.json" "$p/b.json" -o "$TMP/x.json"
+expect_output 1 "already covers all the data" -- "$octet" merge "$p/single.json" "$p/s1.json" -o "$TMP/x.json"
+expect_output 1 "different flags" -- "$octet" merge "$p/s0.json" "$TMP/minmax/s1.json" -o "$TMP/x.json"
+expect_ok "$octet" calibrate "$m" "${data[@]}" --activation-observer pow2_histogram --shard 1/2 -o "$TMP/half.json"
+expect_output 1 "one --shard count" -- "$octet" merge "$p/s0.json" "$TMP/half.json" -o "$TMP/x.json"
+expect_output 1 "merge the states of all 4 shards" -- "$octet" quantize "$m" --state "$p/a.json" \
+  --activation-observer pow2_histogram -o "$TMP/x.octet"
+expect_output 1 "give the same quantization flags" -- "$octet" quantize "$m" --state "$p/single.json" \
+  --activation-observer minmax -o "$TMP/x.octet"
+/usr/bin/python3 - "$models" "$TMP" <<'PY'
 import sys, numpy as np
 np.save(sys.argv[2] + "/mlp.npy", np.load(sys.argv[1] + "/digits_calib_x.npy"))
 PY
-run "$octet" calibrate "$models/digits_mlp.onnx" --calib "x=$tmp/mlp.npy" -o "$tmp/mlp.json"
-expect 1 "made from another model" -- "$octet" quantize "$m" --state "$tmp/mlp.json" -o "$tmp/x.octet"
-[ ! -e "$tmp/x.octet" ] || fail "a refused quantize wrote its output"
-expect 2 "--state applies to --mode static only" -- "$octet" quantize "$m" --mode dynamic --state "$p/single.json" \
-  -o "$tmp/x.octet"
+expect_ok "$octet" calibrate "$models/digits_mlp.onnx" --calib "x=$TMP/mlp.npy" -o "$TMP/mlp.json"
+expect_output 1 "made from another model" -- "$octet" quantize "$m" --state "$TMP/mlp.json" -o "$TMP/x.octet"
+[ ! -e "$TMP/x.octet" ] || fail "a refused quantize wrote its output"
+expect_output 2 "--state applies to --mode static only" -- "$octet" quantize "$m" --mode dynamic \
+  --state "$p/single.json" -o "$TMP/x.octet"
 
 # --shard usage errors name the flag (exit 2).
 for bad in 4/4 -1/4 1/0 x/4 1/ /4 1/4x 14; do
-  expect 2 "--shard must be I/N" -- "$octet" calibrate "$m" "${data[@]}" --shard "$bad" -o "$tmp/x.json"
+  expect_output 2 "--shard must be I/N" -- "$octet" calibrate "$m" "${data[@]}" --shard "$bad" -o "$TMP/x.json"
 done
-expect 2 "--shard and --mpi" -- "$octet" calibrate "$m" "${data[@]}" --shard 0/2 --mpi -o "$tmp/x.json"
+expect_output 2 "--shard and --mpi" -- "$octet" calibrate "$m" "${data[@]}" --shard 0/2 --mpi -o "$TMP/x.json"
 # Data errors name the flag and the file.
-expect 1 "--calib image" -- "$octet" calibrate "$m" --calib "image=$tmp/missing.npy" -o "$tmp/x.json"
-expect 1 "calibration needs samples for input 'image'" -- "$octet" calibrate "$m" --calib "other=$tmp/calib.npy" \
-  -o "$tmp/x.json"
+expect_output 1 "--calib image" -- "$octet" calibrate "$m" --calib "image=$TMP/missing.npy" -o "$TMP/x.json"
+expect_output 1 "calibration needs samples for input 'image'" -- "$octet" calibrate "$m" \
+  --calib "other=$TMP/calib.npy" -o "$TMP/x.json"
 
-[ "$failures" -eq 0 ] && echo "calibrate_cli: all checks passed"
-exit $((failures > 0))
+test_end calibrate_cli

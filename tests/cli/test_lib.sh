@@ -1,6 +1,6 @@
 # Shared by the end-to-end shell tests of the octet command and runtime; sourced, not run. It gives a temporary folder
 # removed on exit, pass/fail counting (ctest fails a test whose output holds "FAILED:"), a command run with its output
-# captured, the fixed-string expectation on a command's status and output, and the closing summary.
+# captured, the fixed-string expectation on a command's status and output, byte-equal files, and the closing summary.
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/../cli/test_lib.sh"
 #   test_begin octet_cli_test   # $TMP: a new folder, removed on exit; passed=0, failed=0
@@ -30,20 +30,28 @@ run() {
 }
 
 # expect_output STATUS PATTERN -- CMD...: CMD exits STATUS and PATTERN (a fixed string; "" = anything) is in its
-# stdout+stderr.
+# stdout+stderr, which stays in $output for further checks.
 expect_output() {
   local want=$1 pattern=$2
   shift 3
-  local out status
-  out=$("$@" 2>&1)
+  local status
+  output=$("$@" 2>&1)
   status=$?
   if [[ $status -ne $want ]]; then
-    fail "'$*' exited $status, expected $want: $out"
-  elif [[ -n "$pattern" ]] && ! grep -qF -- "$pattern" <<<"$out"; then
-    fail "'$*' output lacks '$pattern': $out"
+    fail "'$*' exited $status, expected $want: $output"
+  elif [[ -n "$pattern" ]] && ! grep -qF -- "$pattern" <<<"$output"; then
+    fail "'$*' output lacks '$pattern': $output"
   else
     pass
   fi
+}
+
+# expect_ok CMD...: CMD succeeds (its output is shown only when it fails).
+expect_ok() { expect_output 0 "" -- "$@"; }
+
+# expect_same FILE1 FILE2 WHAT: the two files are byte-identical.
+expect_same() {
+  if cmp -s "$1" "$2"; then pass; else fail "$3: '$1' and '$2' differ"; fi
 }
 
 # test_end NAME: prints NAME and the counts; its status is 0 only when nothing failed.

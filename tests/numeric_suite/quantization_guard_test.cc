@@ -38,9 +38,7 @@ Quantized QuantizeWith(const Graph& float_graph, const QConfigMapping& mapping,
   auto prepared = Prepare(float_graph, mapping);
   INFO(prepared.status().message());
   REQUIRE(prepared.ok());
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, Context::Create().value(), calibration, quiet).ok());
+  testing::CalibrateQuietly(*prepared, calibration, Context::Create().value());
   auto graph = Convert(*prepared);
   INFO(graph.status().message());
   REQUIRE(graph.ok());

@@ -20,6 +20,7 @@
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
 #include "tests/onnx/large_models.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -68,16 +69,8 @@ int CheckFusedModel(const std::string& path, const Tensor& input) {
   INFO(prepared.status().message());
   REQUIRE(prepared.ok());
   std::vector<std::vector<Tensor>> batches = {{input}};
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int b = 0; b < 2; ++b) {
-    Tensor x = Tensor::Create(DType::kF32, input.shape()).value();
-    for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = normal(rng);
-    batches.push_back({x});
-  }
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, Context::ForIsas(DetectedIsas(), 2), batches, quiet).ok());
+  for (std::vector<Tensor>& b : testing::NormalBatches(input.shape(), 2, 11)) batches.push_back(std::move(b));
+  testing::CalibrateQuietly(*prepared, batches, Context::ForIsas(DetectedIsas(), 2));
   ConvertOptions options;
   options.fuse_activations = false;
   auto unfused = Convert(*prepared, options);

@@ -18,6 +18,7 @@
 #include "quant/convert.h"
 #include "quant/dynamic.h"
 #include "quant/prepare.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -80,6 +81,18 @@ double FirstSampleSqnr(const Logger& logger, const std::string& name, int axis) 
   return Sqnr(Tensor::FromValues<float>(shape, a).value(), Tensor::FromValues<float>(shape, b).value()).value();
 }
 
+// One single-weight layer's four figures (weight, propagated activation, shadow, shadow's first sample along axis
+// 0) against PyTorch's `layer` entry.
+void CheckLayer(const nlohmann::json& layer, const std::vector<WeightComparison>& weights,
+                const PreparedModelOutputs& p) {
+  const std::string node = layer["node"];
+  const WeightComparison& w = FindWeight(weights, node, 1);
+  CheckClose(node + " weight", Sqnr(w.float_weight, w.dequantized).value(), layer["weight"]);
+  CheckClose(node + " activation", FindComparison(p.activations(), node).sqnr_db(), layer["activation"]);
+  CheckClose(node + " shadow", FindComparison(p.shadow(), node).sqnr_db(), layer["shadow"]);
+  CheckClose(node + " shadow, first sample", FirstSampleSqnr(p.shadow_logger(), node, 0), layer["shadow_first_sample"]);
+}
+
 TEST_CASE("numeric suite on the static digits CNN agrees with PyTorch 1.13 within 2 dB per layer",
           "[numeric_suite]") {
   const nlohmann::json pt = PyTorchFigures()["digits_cnn"];
@@ -94,13 +107,8 @@ TEST_CASE("numeric suite on the static digits CNN agrees with PyTorch 1.13 withi
 
   // generate.py's qconfig: MinMax quint8 activations, per-channel symmetric qint8 weights; PyTorch's onednn engine
   // adds the bias in float like the pytorch-fbgemm profile.
-  QConfig qc;
-  qc.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  qc.weight.kind = ObserverKind::kPerChannelMinMax;
-  qc.weight.options.dtype = DType::kS8;
-  qc.weight.options.qscheme = QScheme::kPerChannelSymmetric;
   QConfigMapping mapping;
-  mapping.SetGlobal(qc);
+  mapping.SetGlobal(testing::MinMaxPerChannelQConfig());
   PreparedGraph prepared = Prepare(model, mapping).value();
   const Context context = Context::Create().value();
   REQUIRE(Calibrate(prepared, context, batches).ok());
@@ -119,15 +127,7 @@ TEST_CASE("numeric suite on the static digits CNN agrees with PyTorch 1.13 withi
   REQUIRE(s.ok());
 
   std::printf("digits CNN, octet vs PyTorch 1.13 numeric suite (SQNR):\n");
-  for (const auto& layer : pt["layers"]) {
-    const std::string node = layer["node"];
-    const WeightComparison& w = FindWeight(weights, node, 1);
-    CheckClose(node + " weight", Sqnr(w.float_weight, w.dequantized).value(), layer["weight"]);
-    CheckClose(node + " activation", FindComparison(p->activations(), node).sqnr_db(), layer["activation"]);
-    CheckClose(node + " shadow", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow"]);
-    CheckClose(node + " shadow, first sample", FirstSampleSqnr(p->shadow_logger(), node, 0),
-               layer["shadow_first_sample"]);
-  }
+  for (const auto& layer : pt["layers"]) CheckLayer(layer, weights, *p);
   CheckClose("logits", FindComparison(p->outputs(), "logits").sqnr_db(), pt["outputs"]["logits"]);
   // The shadows see no propagated error: none is worse than its propagated activation.
   for (const ValueComparison& a : p->activations()) {
@@ -176,13 +176,7 @@ TEST_CASE("numeric suite on the dynamic LSTM LM agrees with PyTorch 1.13 within 
       CheckClose(node + " shadow Y, ShadowLogger", FindComparison(p->shadow(), node).sqnr_db(),
                  layer["shadow_first_sample"]);
     } else {
-      const WeightComparison& w = FindWeight(weights, node, 1);
-      CheckClose(node + " weight", Sqnr(w.float_weight, w.dequantized).value(), layer["weight"]);
-      CheckClose(node + " activation", FindComparison(p->activations(), node).sqnr_db(), layer["activation"]);
-      CheckClose(node + " shadow", FindComparison(p->shadow(), node).sqnr_db(), layer["shadow"]);
-      // x[0] of the decoder's [seq, batch, vocab] output: the first time step.
-      CheckClose(node + " shadow, first sample", FirstSampleSqnr(p->shadow_logger(), node, 0),
-                 layer["shadow_first_sample"]);
+      CheckLayer(layer, weights, *p);  // the decoder: its first sample is x[0] of [seq, batch, vocab], time step 0
     }
   }
   for (const char* out : {"logits", "h", "c"})

@@ -41,16 +41,6 @@ double RelativeL2(const Tensor& a, const Tensor& b) {
   return std::sqrt(num) / std::sqrt(std::max(den, 1e-30));
 }
 
-std::vector<Tensor> Numbered(const std::string& dir, const std::string& name, const char* kind) {
-  std::vector<Tensor> ts;
-  for (int k = 0;; ++k) {
-    const std::string path = dir + name + "." + kind + std::to_string(k) + ".npy";
-    if (!std::filesystem::exists(path)) break;
-    ts.push_back(ReadNpy(path).value());
-  }
-  return ts;
-}
-
 // Every ISA this machine has (the kernels a user gets), with `threads` threads.
 Context DetectedContext(int threads) {
   ContextOptions options;
@@ -65,26 +55,19 @@ std::vector<Tensor> CheckModel(const std::string& dir, const std::string& name, 
                 << " thread(s)");
   auto graph = ReadOnnxModel(dir + name + ".onnx");
   REQUIRE(graph.ok());
-  const std::vector<Tensor> inputs = Numbered(dir, name, "input");
-  const std::vector<Tensor> expected = Numbered(dir, name, "output");
+  const std::vector<Tensor> inputs = testing::ReadNumberedNpy(dir + name, "input");
+  const std::vector<Tensor> expected = testing::ReadNumberedNpy(dir + name, "output");
   REQUIRE(inputs.size() == graph->inputs().size());
   REQUIRE(expected.size() == graph->outputs().size());
-  CompileOptions options;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    options.input_shapes.emplace_back(graph->value(graph->inputs()[i]).name, inputs[i].shape());
-  }
-  auto exec = Executor::Compile(*graph, context, Registry(), options);
-  REQUIRE(exec.ok());
-  auto outputs = exec->Run(inputs);
-  REQUIRE(outputs.ok());
+  std::vector<Tensor> outputs = testing::RunWithInputShapes(*graph, context, Registry(), inputs);
   for (size_t k = 0; k < expected.size(); ++k) {
     INFO("output " << k << " '" << graph->value(graph->outputs()[k]).name << "'");
-    REQUIRE((*outputs)[k].shape() == expected[k].shape());
-    const double err = RelativeL2((*outputs)[k], expected[k]);
+    REQUIRE(outputs[k].shape() == expected[k].shape());
+    const double err = RelativeL2(outputs[k], expected[k]);
     CHECK(err < 1e-4);
     UNSCOPED_INFO(name << " output " << k << " relative L2 error " << err);
   }
-  return std::move(*outputs);
+  return outputs;
 }
 
 TEST_CASE("PyTorch-exported models match PyTorch within 1e-4 relative L2", "[onnx]") {

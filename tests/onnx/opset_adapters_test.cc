@@ -20,16 +20,6 @@ namespace {
 
 const std::string kDir = std::string(OCTET_TEST_DATA_DIR) + "/models/opsets/";
 
-std::vector<Tensor> Numbered(const std::string &name, const char *kind) {
-  std::vector<Tensor> ts;
-  for (int k = 0;; ++k) {
-    const std::string path = kDir + name + "." + kind + std::to_string(k) + ".npy";
-    if (!std::filesystem::exists(path)) break;
-    ts.push_back(ReadNpy(path).value());
-  }
-  return ts;
-}
-
 TEST_CASE("Models at opsets 6-12 and 18-21 (IR up to 10) run as their opset defines", "[onnx]") {
   static const OpRegistry registry = FloatOpRegistry();
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
@@ -42,24 +32,16 @@ TEST_CASE("Models at opsets 6-12 and 18-21 (IR up to 10) run as their opset defi
     auto graph = ReadOnnxModel(kDir + file);
     INFO(graph.status().ToString());
     REQUIRE(graph.ok());
-    const std::vector<Tensor> inputs = Numbered(name, "input");
-    const std::vector<Tensor> expected = Numbered(name, "output");
+    const std::vector<Tensor> inputs = testing::ReadNumberedNpy(kDir + name, "input");
+    const std::vector<Tensor> expected = testing::ReadNumberedNpy(kDir + name, "output");
     REQUIRE(inputs.size() == graph->inputs().size());
     REQUIRE(expected.size() == graph->outputs().size());
-    CompileOptions options;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      options.input_shapes.emplace_back(graph->value(graph->inputs()[i]).name, inputs[i].shape());
-    }
-    auto exec = Executor::Compile(*graph, context, registry, options);
-    INFO(exec.status().ToString());
-    REQUIRE(exec.ok());
-    auto outputs = exec->Run(inputs);
-    REQUIRE(outputs.ok());
+    const std::vector<Tensor> outputs = testing::RunWithInputShapes(*graph, context, registry, inputs);
     for (size_t k = 0; k < expected.size(); ++k) {
       INFO("output " << k);
-      REQUIRE((*outputs)[k].shape() == expected[k].shape());
+      REQUIRE(outputs[k].shape() == expected[k].shape());
       for (int64_t i = 0; i < expected[k].NumElements(); ++i) {
-        const float got = (*outputs)[k].data<float>()[i], want = expected[k].data<float>()[i];
+        const float got = outputs[k].data<float>()[i], want = expected[k].data<float>()[i];
         INFO("element " << i << ": " << got << " vs " << want);
         CHECK(std::fabs(got - want) <= 1e-5f * std::max(1.0f, std::fabs(want)));
       }

@@ -25,6 +25,7 @@
 #include "quant/qat/prepare_qat.h"
 #include "quant/qat/train_qat.h"
 #include "quant/quantized_registry.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/quant/training/digits_data.h"
 #include "tests/test_util.h"
 
@@ -90,9 +91,7 @@ double PtqAccuracy(const Graph& model, const Weights& weights, const Context& co
   std::vector<std::vector<Tensor>> batches;
   const std::vector<Tensor> calib = SplitBatches(Digits().calib, 32).value();
   for (const Tensor& t : calib) batches.push_back({t});
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, context, batches, quiet).ok());
+  testing::CalibrateQuietly(*prepared, batches, context);
   auto converted = Convert(*prepared);
   INFO(converted.status().message());
   REQUIRE(converted.ok());

@@ -17,6 +17,7 @@
 #include "io/onnx/onnx_importer.h"
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
+#include "tests/test_util.h"
 
 namespace octet {
 namespace {
@@ -41,71 +42,61 @@ std::vector<std::string> QdqImportOps(const Graph& g) {
 
 // Runs `g` on x, compiled for x's shape (the models' batch dim is dynamic).
 Tensor QdqImportRun(const Graph& g, const OpRegistry& registry, const Tensor& x) {
-  const Context context = Context::Create().value();
-  CompileOptions options;
-  options.input_shapes = {{g.value(g.inputs()[0]).name, x.shape()}};
-  auto exec = Executor::Compile(g, context, registry, options);
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunWithInputShapes(g, Context::Create().value(), registry, {x})[0];
+}
+
+// Reads `file` of the quantized test models, recognizing QDQ groups (counted in `report` when given) or, with
+// `recognize` false, keeping the ONNX ops as written; a failure fails the test with octet's message.
+Graph QdqImportModel(const std::string& file, QdqImportReport* report, bool recognize = true) {
+  OnnxImportOptions options;
+  options.qdq_report = report;
+  options.recognize_qdq = recognize;
+  auto g = ReadOnnxModel(kQuantizedModelsDir + file, options);
+  INFO(g.status().message());
+  REQUIRE(g.ok());
+  return std::move(*g);
 }
 
 TEST_CASE("A QDQ model in ONNX Runtime's layout imports as octet's int8 graph, within 1 LSB of ONNX Runtime",
           "[onnx][qdq_import]") {
   QdqImportReport report;
-  OnnxImportOptions options;
-  options.qdq_report = &report;
-  auto g = ReadOnnxModel(kQuantizedModelsDir + "qdq_cnn.onnx", options);
-  INFO(g.status().message());
-  REQUIRE(g.ok());
-  INFO(g->ToString());
-  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd", "QConv",
-                                                     "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+  const Graph g = QdqImportModel("qdq_cnn.onnx", &report);
+  INFO(g.ToString());
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd", "QConv",
+                                                    "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
   CHECK(report.kept_float.empty());
   CHECK(report.groups == 7);
   // The folded Relu of conv1 and the Clip(0, 6) of conv3 (exactly codes 0 and 255 of scale 6/255: its output's full
   // range, so nothing to narrow or fuse); conv2's u8 weight shifted to s8 with its zero point.
-  const Node& conv1 = g->node(1);
+  const Node& conv1 = g.node(1);
   CHECK(conv1.attributes.GetString("activation", "").value() == "Relu");
-  const Value& w2 = g->value(g->node(3).inputs[1]);
+  const Value& w2 = g.value(g.node(3).inputs[1]);
   CHECK(w2.dtype == DType::kS8);
   REQUIRE(w2.qparams);
   CHECK(w2.qparams->zero_point() == 132 - 128);  // the u8 zero point make_quantized.py wrote, minus 128
-  CHECK(g->value(g->node(1).inputs[1]).qparams->per_channel());
+  CHECK(g.value(g.node(1).inputs[1]).qparams->per_channel());
 
   const Tensor x = ReadNpy(kQuantizedModelsDir + "qdq_cnn.input0.npy").value();
   const Tensor want = ReadNpy(kQuantizedModelsDir + "qdq_cnn.output0.npy").value();
   const float lsb = 0.02f;  // the output's scale
-  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(g, QuantizedGraphRegistry(), x), want, lsb) == 0);
 
   // The same model with its Q/DQ ops run as ONNX ops (no recognition): also within 1 LSB.
-  OnnxImportOptions plain;
-  plain.recognize_qdq = false;
-  auto onnx_ops = ReadOnnxModel(kQuantizedModelsDir + "qdq_cnn.onnx", plain);
-  REQUIRE(onnx_ops.ok());
-  CHECK_FALSE(HasInt8Ops(*onnx_ops));
-  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*onnx_ops, FloatOpRegistry(), x), want, lsb) == 0);
+  const Graph onnx_ops = QdqImportModel("qdq_cnn.onnx", nullptr, /*recognize=*/false);
+  CHECK_FALSE(HasInt8Ops(onnx_ops));
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(onnx_ops, FloatOpRegistry(), x), want, lsb) == 0);
 }
 
 TEST_CASE("A QOperator model (QLinearConv, QLinearMatMul) runs within 1 LSB of ONNX Runtime", "[onnx][qdq_import]") {
-  auto g = ReadOnnxModel(kQuantizedModelsDir + "qop_cnn.onnx");
-  INFO(g.status().message());
-  REQUIRE(g.ok());
+  const Graph g = QdqImportModel("qop_cnn.onnx", nullptr);
   // The DequantizeLinear -> Flatten -> QuantizeLinear between them has equal qparams: Flatten moves the codes.
-  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QConv", "Flatten", "QMatMul", "Dequantize"});
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "QConv", "QConv", "Flatten", "QMatMul", "Dequantize"});
   const Tensor x = ReadNpy(kQuantizedModelsDir + "qop_cnn.input0.npy").value();
   const Tensor want = ReadNpy(kQuantizedModelsDir + "qop_cnn.output0.npy").value();
-  const Tensor got = QdqImportRun(*g, QuantizedGraphRegistry(), x);
+  const Tensor got = QdqImportRun(g, QuantizedGraphRegistry(), x);
   CHECK(QdqImportBeyondOneLsb(got, want, 2.0f) == 0);
   // The QLinear ops run as written (octet's kernels not used) give the same integers as QConv / QMatMul.
-  OnnxImportOptions plain;
-  plain.recognize_qdq = false;
-  auto as_written = ReadOnnxModel(kQuantizedModelsDir + "qop_cnn.onnx", plain);
-  REQUIRE(as_written.ok());
-  const Tensor ref = QdqImportRun(*as_written, FloatOpRegistry(), x);
+  const Tensor ref = QdqImportRun(QdqImportModel("qop_cnn.onnx", nullptr, /*recognize=*/false), FloatOpRegistry(), x);
   REQUIRE(ref.shape() == got.shape());
   for (int64_t i = 0; i < got.NumElements(); ++i) CHECK(got.data<float>()[i] == ref.data<float>()[i]);
 }
@@ -115,40 +106,31 @@ TEST_CASE(
     "Runtime",
     "[onnx][qdq_import]") {
   QdqImportReport report;
-  OnnxImportOptions options;
-  options.qdq_report = &report;
-  auto g = ReadOnnxModel(kQuantizedModelsDir + "torch_qdq_cnn.onnx", options);
-  INFO(g.status().message());
-  REQUIRE(g.ok());
-  INFO(g->ToString());
-  CHECK(QdqImportOps(*g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd",
-                                                     "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
+  const Graph g = QdqImportModel("torch_qdq_cnn.onnx", &report);
+  INFO(g.ToString());
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "QConv", "QMaxPool", "QConv", "QAdd",
+                                                    "QGlobalAveragePool", "Flatten", "QGemm", "Dequantize"});
   CHECK(report.kept_float.empty());
   // The output's LSB: the scale of the integers its Dequantize reads.
-  const Node& last = g->node(g->num_nodes() - 1);
-  REQUIRE(g->value(last.inputs[0]).qparams);
-  const float lsb = g->value(last.inputs[0]).qparams->scale();
+  const Node& last = g.node(g.num_nodes() - 1);
+  REQUIRE(g.value(last.inputs[0]).qparams);
+  const float lsb = g.value(last.inputs[0]).qparams->scale();
   const Tensor x = ReadNpy(kQuantizedModelsDir + "torch_qdq_cnn.input0.npy").value();
   const Tensor want = ReadNpy(kQuantizedModelsDir + "torch_qdq_cnn.output0.npy").value();
-  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, lsb) == 0);
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(g, QuantizedGraphRegistry(), x), want, lsb) == 0);
 }
 
 TEST_CASE("QDQ groups of Concat, Sigmoid, LeakyRelu and Mul import as QConcat, QLookup and QMul",
           "[onnx][qdq_import]") {
   QdqImportReport report;
-  OnnxImportOptions options;
-  options.qdq_report = &report;
-  auto g = ReadOnnxModel(kQuantizedModelsDir + "qdq_misc.onnx", options);
-  INFO(g.status().message());
-  REQUIRE(g.ok());
-  CHECK(QdqImportOps(*g) ==
-        std::vector<std::string>{"Quantize", "QLookup", "QConcat", "QLookup", "QMul", "Dequantize"});
+  const Graph g = QdqImportModel("qdq_misc.onnx", &report);
+  CHECK(QdqImportOps(g) == std::vector<std::string>{"Quantize", "QLookup", "QConcat", "QLookup", "QMul", "Dequantize"});
   CHECK(report.kept_float.empty());
-  CHECK(g->node(1).attributes.GetString("function").value() == "Sigmoid");
-  CHECK(g->node(3).attributes.GetFloat("alpha").value() == 0.1f);
+  CHECK(g.node(1).attributes.GetString("function").value() == "Sigmoid");
+  CHECK(g.node(3).attributes.GetFloat("alpha").value() == 0.1f);
   const Tensor x = ReadNpy(kQuantizedModelsDir + "qdq_misc.input0.npy").value();
   const Tensor want = ReadNpy(kQuantizedModelsDir + "qdq_misc.output0.npy").value();
-  CHECK(QdqImportBeyondOneLsb(QdqImportRun(*g, QuantizedGraphRegistry(), x), want, 0.04f) == 0);
+  CHECK(QdqImportBeyondOneLsb(QdqImportRun(g, QuantizedGraphRegistry(), x), want, 0.04f) == 0);
 }
 
 // x -> QuantizeLinear -> DequantizeLinear -> Conv (float weight) -> y: the Q/DQ become octet's ops, the Conv stays

@@ -10,31 +10,30 @@
 set -uo pipefail
 octet=$1
 m=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-qdq-roundtrip.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/test_lib.sh"
+test_begin octet-qdq-roundtrip
 
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
-  "$m/digits_calib_x.npy" "$tmp/calib_images.npy" || exit 77
+  "$m/digits_calib_x.npy" "$TMP/calib_images.npy" || exit 77
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200])" \
-  "$m/digits_test_x.npy" "$tmp/test_mlp.npy"
+  "$m/digits_test_x.npy" "$TMP/test_mlp.npy"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200].reshape(-1, 1, 8, 8))" \
-  "$m/digits_test_x.npy" "$tmp/test_images.npy"
+  "$m/digits_test_x.npy" "$TMP/test_images.npy"
 
 ops() { "$octet" inspect "$1" | grep '^ops: '; }
 
 check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
   local name=$1 model=$2 input=$3 calib=$4 test=$5
   shift 5
-  if ! "$octet" quantize "$model" --calib "$input=$calib" -o "$tmp/$name.octet" --onnx "$tmp/$name.onnx" "$@" \
-       >"$tmp/$name.log" 2>&1; then
-    fail "$name: octet quantize $*: $(cat "$tmp/$name.log")"
+  if ! "$octet" quantize "$model" --calib "$input=$calib" -o "$TMP/$name.octet" --onnx "$TMP/$name.onnx" "$@" \
+       >"$TMP/$name.log" 2>&1; then
+    fail "$name: octet quantize $*: $(cat "$TMP/$name.log")"
     return
   fi
-  local a b before=$failures
-  a=$(ops "$tmp/$name.octet")
-  b=$(ops "$tmp/$name.onnx")
+  local a b before=$failed
+  a=$(ops "$TMP/$name.octet")
+  b=$(ops "$TMP/$name.onnx")
   [ "$a" = "$b" ] || fail "$name: the imported QDQ graph differs: .octet has '$a', the ONNX import '$b'"
   # The qparams of every integer value (activations, weights, biases), as `octet inspect` prints them. ONNX has no
   # field for a weight's narrowed quant range: symmetric weights of [-127, 127] (the symmetric preset) come back
@@ -51,42 +50,42 @@ check() {  # NAME MODEL INPUT CALIB TEST [quantize options...]
   # the same is checked below, by the outputs byte for byte and by the `octet compare` report.
   local shift='s/per_tensor_affine s8 \[(-?\d+), (-?\d+)\] scale (\S+) zero_point (-?\d+)/'
   shift+='sprintf("per_tensor_affine u8 [%d, %d] scale %s zero_point %d", $1 + 128, $2 + 128, $3, $4 + 128)/e'
-  if ! diff <("$octet" inspect "$tmp/$name.octet" | grep ' qparams ' | sed "$narrow" | perl -pe "$shift" | sort) \
-            <("$octet" inspect "$tmp/$name.onnx" | grep ' qparams ' | sed "$narrow" | perl -pe "$shift" | sort) \
-            >"$tmp/$name.qparams.diff"; then
+  if ! diff <("$octet" inspect "$TMP/$name.octet" | grep ' qparams ' | sed "$narrow" | perl -pe "$shift" | sort) \
+            <("$octet" inspect "$TMP/$name.onnx" | grep ' qparams ' | sed "$narrow" | perl -pe "$shift" | sort) \
+            >"$TMP/$name.qparams.diff"; then
     fail "$name: qparams differ between the .octet model (<) and its QDQ export imported back (>):" \
-         "$(head -c 2000 "$tmp/$name.qparams.diff")"
+         "$(head -c 2000 "$TMP/$name.qparams.diff")"
   fi
-  "$octet" run "$tmp/$name.octet" --input "$input=$test" --output-dir "$tmp/$name.octet.out" >/dev/null ||
+  "$octet" run "$TMP/$name.octet" --input "$input=$test" --output-dir "$TMP/$name.octet.out" >/dev/null ||
     fail "$name: octet run of the .octet model"
-  if ! "$octet" run "$tmp/$name.onnx" --input "$input=$test" --output-dir "$tmp/$name.onnx.out" \
-       >"$tmp/$name.run" 2>&1; then
-    fail "$name: octet run of the QDQ export: $(cat "$tmp/$name.run")"
+  if ! "$octet" run "$TMP/$name.onnx" --input "$input=$test" --output-dir "$TMP/$name.onnx.out" \
+       >"$TMP/$name.run" 2>&1; then
+    fail "$name: octet run of the QDQ export: $(cat "$TMP/$name.run")"
     return
   fi
   local n=0
-  for f in "$tmp/$name.octet.out"/*.npy; do
+  for f in "$TMP/$name.octet.out"/*.npy; do
     n=$((n + 1))
-    cmp -s "$f" "$tmp/$name.onnx.out/$(basename "$f")" ||
+    cmp -s "$f" "$TMP/$name.onnx.out/$(basename "$f")" ||
       fail "$name: output $(basename "$f") differs between the .octet model and its QDQ export imported back"
   done
   [ "$n" -gt 0 ] || fail "$name: no outputs written"
   # `octet compare` with the float original: the imported model's report is the .octet model's, figure for figure.
-  "$octet" compare "$model" "$tmp/$name.octet" --input "$input=$test" >"$tmp/$name.cmp.octet" 2>&1 ||
-    fail "$name: octet compare with the .octet model: $(cat "$tmp/$name.cmp.octet")"
-  "$octet" compare "$model" "$tmp/$name.onnx" --input "$input=$test" >"$tmp/$name.cmp.onnx" 2>&1 ||
-    fail "$name: octet compare with the imported QDQ model: $(cat "$tmp/$name.cmp.onnx")"
-  cmp -s "$tmp/$name.cmp.octet" "$tmp/$name.cmp.onnx" ||
-    fail "$name: octet compare reports differ: $(diff "$tmp/$name.cmp.octet" "$tmp/$name.cmp.onnx" | head -20)"
-  [ "$failures" -eq "$before" ] && echo "ok: $name: $a; $n output(s) bit-identical"
+  "$octet" compare "$model" "$TMP/$name.octet" --input "$input=$test" >"$TMP/$name.cmp.octet" 2>&1 ||
+    fail "$name: octet compare with the .octet model: $(cat "$TMP/$name.cmp.octet")"
+  "$octet" compare "$model" "$TMP/$name.onnx" --input "$input=$test" >"$TMP/$name.cmp.onnx" 2>&1 ||
+    fail "$name: octet compare with the imported QDQ model: $(cat "$TMP/$name.cmp.onnx")"
+  cmp -s "$TMP/$name.cmp.octet" "$TMP/$name.cmp.onnx" ||
+    fail "$name: octet compare reports differ: $(diff "$TMP/$name.cmp.octet" "$TMP/$name.cmp.onnx" | head -20)"
+  [ "$failed" -eq "$before" ] && echo "ok: $name: $a; $n output(s) bit-identical"
 }
 
-check cnn_x86 "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend x86
-check cnn_onednn "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend onednn
-check cnn_qnnpack "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend qnnpack
-check cnn_symmetric "$m/digits_cnn.onnx" image "$tmp/calib_images.npy" "$tmp/test_images.npy" --backend symmetric
-check mlp_x86 "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend x86
-check mlp_qnnpack "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$tmp/test_mlp.npy" --backend qnnpack
+check cnn_x86 "$m/digits_cnn.onnx" image "$TMP/calib_images.npy" "$TMP/test_images.npy" --backend x86
+check cnn_onednn "$m/digits_cnn.onnx" image "$TMP/calib_images.npy" "$TMP/test_images.npy" --backend onednn
+check cnn_qnnpack "$m/digits_cnn.onnx" image "$TMP/calib_images.npy" "$TMP/test_images.npy" --backend qnnpack
+check cnn_symmetric "$m/digits_cnn.onnx" image "$TMP/calib_images.npy" "$TMP/test_images.npy" --backend symmetric
+check mlp_x86 "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$TMP/test_mlp.npy" --backend x86
+check mlp_qnnpack "$m/digits_mlp.onnx" x "$m/digits_calib_x.npy" "$TMP/test_mlp.npy" --backend qnnpack
 # Grouped, dilated and depthwise convolutions, fused clamps, HardSwish / Sigmoid / LeakyRelu / Tanh lookups, pools and
 # float islands (ConvTranspose, Pad); and a transformer block (QMatMul, QAdd, QMul, QLayerNorm, QBatchMatMul,
 # QSoftmax, the GELU QLookup: the export writes LayerNorm and GELU as opset-13 arithmetic, fused back at import).
@@ -102,15 +101,11 @@ grep -qF "7 QDQ group(s) imported as int8 operators" <<<"$out" ||
   fail "octet inspect qdq_cnn.onnx: no group count: $out"
 grep -qF "conv1_w_quantized qparams per_channel_symmetric s8" <<<"$out" ||
   fail "octet inspect qdq_cnn.onnx: no weight qparams: $out"
-if "$octet" vectors "$q/qdq_cnn.onnx" --input "x=$q/qdq_cnn.input0.npy" --out "$tmp/vectors" >"$tmp/vectors.log" 2>&1 &&
-   "$octet" vectors --replay "$tmp/vectors" >>"$tmp/vectors.log" 2>&1; then
-  echo "ok: qdq_cnn: $(tail -1 "$tmp/vectors.log")"
+if "$octet" vectors "$q/qdq_cnn.onnx" --input "x=$q/qdq_cnn.input0.npy" --out "$TMP/vectors" >"$TMP/vectors.log" 2>&1 &&
+   "$octet" vectors --replay "$TMP/vectors" >>"$TMP/vectors.log" 2>&1; then
+  echo "ok: qdq_cnn: $(tail -1 "$TMP/vectors.log")"
 else
-  fail "octet vectors of the imported qdq_cnn.onnx: $(cat "$tmp/vectors.log")"
+  fail "octet vectors of the imported qdq_cnn.onnx: $(cat "$TMP/vectors.log")"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "FAILED: $failures check(s)"
-  exit 1
-fi
-echo "QDQ round trip: all checks passed"
+test_end "QDQ round trip"

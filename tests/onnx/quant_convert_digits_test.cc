@@ -15,6 +15,7 @@
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
 #include "tests/qconfig_test_util.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -22,13 +23,6 @@ namespace {
 
 using testing::kModels;
 
-// ConvertImages [N, 64] as the model's input: [N, 1, 8, 8] for the CNN.
-Tensor ConvertImages(const std::string& file, bool cnn) {
-  Tensor x = ReadNpy(kModels + file).value();
-  REQUIRE(x.shape().rank() == 2);
-  if (!cnn) return x;
-  return x.Reshaped(Shape{x.shape().dim(0), 1, 8, 8}).value();
-}
 
 Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x) {
   return testing::RunWithInputShapes(g, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), r, {x})[0];
@@ -52,8 +46,8 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
   for (const char* model : {"digits_mlp", "digits_cnn"}) {
     const bool cnn = std::string(model) == "digits_cnn";
     const Graph original = ReadOnnxModel(kModels + model + ".onnx").value();
-    const Tensor test = ConvertImages("digits_test_x.npy", cnn);
-    const std::vector<Tensor> calib = SplitBatches(ConvertImages("digits_calib_x.npy", cnn), 32).value();
+    const Tensor test = testing::DigitsImages("digits_test_x.npy", cnn);
+    const std::vector<Tensor> calib = SplitBatches(testing::DigitsImages("digits_calib_x.npy", cnn), 32).value();
     std::vector<std::vector<Tensor>> batches;
     for (const Tensor& t : calib) batches.push_back({t});
     const Tensor float_logits = Run(original, FloatOpRegistry(), test);
@@ -62,12 +56,7 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
       INFO(model << " with " << ObserverClassName(kind));
       auto prepared = Prepare(original, testing::X86Mapping(kind));
       REQUIRE(prepared.ok());
-      CalibrateOptions quiet;
-      quiet.progress = [](int64_t, int64_t) {};
-      const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-      const Status calibrated = Calibrate(*prepared, context, batches, quiet);
-      INFO(calibrated.message());
-      REQUIRE(calibrated.ok());
+      testing::CalibrateQuietly(*prepared, batches);
       ConvertReport report;
       auto converted = Convert(*prepared, {}, &report);
       INFO(converted.status().message());

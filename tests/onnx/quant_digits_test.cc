@@ -11,6 +11,7 @@
 #include "quant/fuse.h"
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -19,19 +20,8 @@ namespace {
 
 using testing::kModels;
 
-const Context& Scalar() {
-  static const Context c = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  return c;
-}
-
 Tensor RunOnce(const Graph& g, const OpRegistry& r, const Tensor& x) {
-  CompileOptions co;
-  co.input_shapes = {{g.value(g.inputs()[0]).name, x.shape()}};
-  auto exec = Executor::Compile(g, Scalar(), r, co);
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunWithInputShapes(g, testing::ScalarContext(), r, {x})[0];
 }
 
 TEST_CASE("The digits CNN folds both BatchNorms and fuses both ReLUs; logits stay the same", "[onnx][quant]") {
@@ -63,12 +53,7 @@ TEST_CASE("Calibrating the digits models observes the float model's input and ou
   for (const char* name : {"digits_mlp", "digits_cnn"}) {
     INFO(name);
     const Graph original = ReadOnnxModel(kModels + name + ".onnx").value();
-    QConfig q = GetDefaultQConfig("x86").value();
-    q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-    q.activation.options.reduce_range = true;
-    QConfigMapping mapping;
-    mapping.SetGlobal(q);
-    auto prepared = Prepare(original, mapping);
+    auto prepared = Prepare(original, testing::X86Mapping(ObserverKind::kMinMax));
     REQUIRE(prepared.ok());
     const Tensor samples = ReadNpy(kModels + name + ".input0.npy").value();
     const Graph& g = prepared->graph();
@@ -86,11 +71,7 @@ TEST_CASE("Calibrating the digits models observes the float model's input and ou
       batches = {{samples}, {scaled}};
     }
     REQUIRE(batches.size() >= 2);
-    CalibrateOptions quiet;
-    quiet.progress = [](int64_t, int64_t) {};
-    const Status calibrated = Calibrate(*prepared, Scalar(), batches, quiet);
-    INFO(calibrated.message());
-    REQUIRE(calibrated.ok());
+    testing::CalibrateQuietly(*prepared, batches);
     auto seen = testing::RunAndRecord(original, FloatOpRegistry(), batches, {in, out});
     const auto [xlo, xhi] = testing::MinMaxOf(seen[in]);
     const Observer* ox = prepared->FindObserver(in);

@@ -21,6 +21,7 @@
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
 #include "tests/onnx/large_models.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -47,23 +48,12 @@ void CheckPtq(const std::string& name, double min_sqnr_db) {
   const Tensor input = ReadNpy(base + ".input0.npy").value();
   const Tensor expected = ReadNpy(base + ".output0.npy").value();
 
-  std::vector<std::vector<Tensor>> batches;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int b = 0; b < 8; ++b) {
-    Tensor x = Tensor::Create(DType::kF32, input.shape()).value();
-    for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = normal(rng);
-    batches.push_back({x});
-  }
+  std::vector<std::vector<Tensor>> batches = testing::NormalBatches(input.shape(), 8, 7);
   auto prepared = Prepare(graph, GetDefaultQConfigMapping("onednn").value());
   INFO(prepared.status().message());
   REQUIRE(prepared.ok());
   const Context context = Context::ForIsas(DetectedIsas(), 2);
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  const Status calibrated = Calibrate(*prepared, context, batches, quiet);
-  INFO(calibrated.message());
-  REQUIRE(calibrated.ok());
+  testing::CalibrateQuietly(*prepared, batches, context);
   auto converted = Convert(*prepared);
   INFO(converted.status().message());
   REQUIRE(converted.ok());

@@ -6,33 +6,26 @@
 set -uo pipefail
 octet=$1
 models=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/octet-run-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/test_lib.sh"
+test_begin octet-run-test
 
-# expect STATUS PATTERN -- command...: the exit status, and PATTERN in stdout+stderr.
+# expect STATUS PATTERN -- command...: expect_output, and no C++ field name in the output: a command-line user cannot
+# act on one, so messages name the option instead.
 expect() {
-  local want=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-  [ -z "$pattern" ] || grep -qF -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
-  # A command-line user cannot act on a C++ field name: messages name the option instead.
-  ! grep -qF "CompileOptions" <<<"$out" || fail "'$*' names a C++ option: $out"
+  expect_output "$@"
+  ! grep -qF "CompileOptions" <<<"$output" || fail "'${*:4}' names a C++ option: $output"
 }
 
 m=$models
-/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.ones((1, 4), np.float32))" "$tmp/x14.npy"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.ones((1, 4), np.float32))" "$TMP/x14.npy"
 expect 0 "logits: f32 [7, 3, 50]" -- "$octet" run "$m/lstm_lm.onnx" --input tokens="$m/lstm_lm.input0.npy" \
-  --input h0="$m/lstm_lm.input1.npy" --input c0="$m/lstm_lm.input2.npy" --output-dir "$tmp/lm"
+  --input h0="$m/lstm_lm.input1.npy" --input c0="$m/lstm_lm.input2.npy" --output-dir "$TMP/lm"
 for k in 0 1 2; do
   name=$(echo logits h c | cut -d' ' -f$((k + 1)))
-  [ -f "$tmp/lm/$name.npy" ] || fail "missing $tmp/lm/$name.npy"
+  [ -f "$TMP/lm/$name.npy" ] || fail "missing $TMP/lm/$name.npy"
 done
-/usr/bin/python3 - "$m" "$tmp/lm" <<'PY' || fail "octet run outputs differ from PyTorch's"
+/usr/bin/python3 - "$m" "$TMP/lm" <<'PY' || fail "octet run outputs differ from PyTorch's"
 import sys, numpy as np
 m, out = sys.argv[1], sys.argv[2]
 for k, name in enumerate(["logits", "h", "c"]):
@@ -41,46 +34,46 @@ for k, name in enumerate(["logits", "h", "c"]):
     assert got.dtype == np.float32 and got.shape == want.shape and err < 1e-4, (name, err)
 PY
 
-expect 0 "" -- "$octet" run "$m/digits_cnn.onnx" --input image="$m/digits_cnn.input0.npy" --output-dir "$tmp/cnn" --threads 2
-[ -f "$tmp/cnn/logits.npy" ] || fail "missing $tmp/cnn/logits.npy"
+expect 0 "" -- "$octet" run "$m/digits_cnn.onnx" --input image="$m/digits_cnn.input0.npy" --output-dir "$TMP/cnn" --threads 2
+[ -f "$TMP/cnn/logits.npy" ] || fail "missing $TMP/cnn/logits.npy"
 
 # Output names that are not file names are sanitised.
-expect 0 "" -- "$octet" run "$m/odd_output_names.onnx" --input x="$tmp/x14.npy" --output-dir "$tmp/odd"
-[ -f "$tmp/odd/_hidden.npy" ] && [ -f "$tmp/odd/_._logits_y_0.npy" ] || fail "unexpected files: $(ls -A "$tmp/odd")"
-[ ! -e "$tmp/logits" ] || fail "an output name escaped the output folder"
+expect 0 "" -- "$octet" run "$m/odd_output_names.onnx" --input x="$TMP/x14.npy" --output-dir "$TMP/odd"
+[ -f "$TMP/odd/_hidden.npy" ] && [ -f "$TMP/odd/_._logits_y_0.npy" ] || fail "unexpected files: $(ls -A "$TMP/odd")"
+[ ! -e "$TMP/logits" ] || fail "an output name escaped the output folder"
 
 # Failures (exit 1) name the file, the input or the node.
 expect 1 "input 'h0' is not given" -- "$octet" run "$m/lstm_lm.onnx" --input tokens="$m/lstm_lm.input0.npy" \
-  --output-dir "$tmp/x"
+  --output-dir "$TMP/x"
 expect 1 "has no input named 'nope'" -- "$octet" run "$m/digits_mlp.onnx" --input nope="$m/digits_mlp.input0.npy" \
-  --output-dir "$tmp/x"
+  --output-dir "$TMP/x"
 expect 1 "input 'image' is declared [-1, 1, 8, 8], which shape [32, 64] does not match" -- "$octet" run "$m/digits_cnn.onnx" \
-  --input image="$m/digits_mlp.input0.npy" --output-dir "$tmp/x"
+  --input image="$m/digits_mlp.input0.npy" --output-dir "$TMP/x"
 expect 1 "unsupported_ops.onnx" -- "$octet" run "$m/malformed/unsupported_ops.onnx" --input x="$m/digits_mlp.input0.npy" \
-  --output-dir "$tmp/x"
-expect 1 "node 'softmax' (Softmax)" -- "$octet" run "$m/malformed/bad_axis_softmax.onnx" --input x="$tmp/x14.npy" \
-  --output-dir "$tmp/x"
-expect 0 "y: f32 [1, 3]" -- "$octet" run "$m/malformed/base.onnx" --input x="$tmp/x14.npy" --output-dir "$tmp/base"
-expect 1 "no_such.onnx" -- "$octet" run "$tmp/no_such.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$tmp/x"
-[ ! -e "$tmp/x" ] || fail "a failed run created its output folder"
+  --output-dir "$TMP/x"
+expect 1 "node 'softmax' (Softmax)" -- "$octet" run "$m/malformed/bad_axis_softmax.onnx" --input x="$TMP/x14.npy" \
+  --output-dir "$TMP/x"
+expect 0 "y: f32 [1, 3]" -- "$octet" run "$m/malformed/base.onnx" --input x="$TMP/x14.npy" --output-dir "$TMP/base"
+expect 1 "no_such.onnx" -- "$octet" run "$TMP/no_such.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$TMP/x"
+[ ! -e "$TMP/x" ] || fail "a failed run created its output folder"
 # An output folder that cannot be written: no output, exit 1.
-touch "$tmp/file"
-expect 1 "" -- "$octet" run "$m/digits_mlp.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$tmp/file/sub"
+touch "$TMP/file"
+expect 1 "" -- "$octet" run "$m/digits_mlp.onnx" --input x="$m/digits_mlp.input0.npy" --output-dir "$TMP/file/sub"
 
 # A model without graph inputs runs without --input.
-expect 0 "y: f32 [2, 3]" -- "$octet" run "$m/constant_only.onnx" --output-dir "$tmp/const"
+expect 0 "y: f32 [2, 3]" -- "$octet" run "$m/constant_only.onnx" --output-dir "$TMP/const"
 /usr/bin/python3 -c "import numpy as np, sys; y = np.load(sys.argv[1]); assert (y == np.arange(6, dtype=np.float32).reshape(2, 3) ** 2).all(), y" \
-  "$tmp/const/y.npy" || fail "octet run of a model without inputs: wrong output"
+  "$TMP/const/y.npy" || fail "octet run of a model without inputs: wrong output"
 # A training-domain model names its unsupported op, not a missing opset.
 expect 1 "'Adagrad_0' (ai.onnx.preview.training.Adagrad)" -- "$octet" run "$m/malformed/training_domain.onnx" \
-  --output-dir "$tmp/x"
+  --output-dir "$TMP/x"
 
 # Usage errors (exit 2).
 expect 2 "--input is required: '$m/digits_mlp.onnx' has input(s) x (use --input x=FILE.npy)" -- "$octet" run \
-  "$m/digits_mlp.onnx" --output-dir "$tmp/x"
+  "$m/digits_mlp.onnx" --output-dir "$TMP/x"
 expect 2 "--input must be NAME=VALUE" -- "$octet" run "$m/digits_mlp.onnx" --input "$m/digits_mlp.input0.npy" \
-  --output-dir "$tmp/x"
-expect 2 "names 'x' twice" -- "$octet" run "$m/digits_mlp.onnx" --input x=a.npy --input x=b.npy --output-dir "$tmp/x"
+  --output-dir "$TMP/x"
+expect 2 "names 'x' twice" -- "$octet" run "$m/digits_mlp.onnx" --input x=a.npy --input x=b.npy --output-dir "$TMP/x"
 
 # inspect: nodes, shapes (a symbolic batch bound with --input-shape), parameter counts.
 expect 0 "/cnn/bn1/BatchNormalization" -- "$octet" inspect "$m/digits_cnn.onnx"
@@ -155,35 +148,35 @@ expect 0 "which shape [36, 4] does not match" -- "$octet" inspect "$dyn/lstm_unn
 expect 0 "must be [1, 4, 12], got [1, 1, 12]; give the input shapes with --input-shape" -- "$octet" inspect \
   "$dyn/lstm_unnamed.onnx" --input-shape tokens=35,4
 
-# bench_dyn NAME ARGS...: runs bench model --json, keeping stdout in $tmp/NAME.out and stderr in $tmp/NAME.err.
+# bench_dyn NAME ARGS...: runs bench model --json, keeping stdout in $TMP/NAME.out and stderr in $TMP/NAME.err.
 bench_dyn() {
   local name=$1
   shift
-  "$octet" bench model "$@" --repetitions 1 --json >"$tmp/$name.out" 2>"$tmp/$name.err" || fail "bench model $*: $(cat "$tmp/$name.err")"
+  "$octet" bench model "$@" --repetitions 1 --json >"$TMP/$name.out" 2>"$TMP/$name.err" || fail "bench model $*: $(cat "$TMP/$name.err")"
 }
 arena() { /usr/bin/python3 -c "import json, sys; print(json.loads(open(sys.argv[1]).readline())['arena_bytes'])" "$1"; }
 bench_dyn mlp "$m/digits_mlp.onnx"
 bench_dyn mlp1 "$m/digits_mlp.onnx" --input-shape x=1,64
 bench_dyn mlp4 "$m/digits_mlp.onnx" --input-shape x=4,64
-[ "$(cat "$tmp/mlp.err")" = "octet: input 'x' dim 0 ('batch') is dynamic: assuming 1 (set it with --input-shape x=1,64 or --input x=FILE.npy)" ] ||
-  fail "bench model digits_mlp: stderr is: $(cat "$tmp/mlp.err")"
-[ ! -s "$tmp/mlp1.err" ] || fail "bench model with --input-shape: stderr is: $(cat "$tmp/mlp1.err")"
-[ "$(arena "$tmp/mlp.out")" -eq "$(arena "$tmp/mlp1.out")" ] && [ "$(arena "$tmp/mlp4.out")" -gt "$(arena "$tmp/mlp1.out")" ] ||
-  fail "bench model did not run batch 1: arena $(arena "$tmp/mlp.out"), $(arena "$tmp/mlp1.out") at 1, $(arena "$tmp/mlp4.out") at 4"
+[ "$(cat "$TMP/mlp.err")" = "octet: input 'x' dim 0 ('batch') is dynamic: assuming 1 (set it with --input-shape x=1,64 or --input x=FILE.npy)" ] ||
+  fail "bench model digits_mlp: stderr is: $(cat "$TMP/mlp.err")"
+[ ! -s "$TMP/mlp1.err" ] || fail "bench model with --input-shape: stderr is: $(cat "$TMP/mlp1.err")"
+[ "$(arena "$TMP/mlp.out")" -eq "$(arena "$TMP/mlp1.out")" ] && [ "$(arena "$TMP/mlp4.out")" -gt "$(arena "$TMP/mlp1.out")" ] ||
+  fail "bench model did not run batch 1: arena $(arena "$TMP/mlp.out"), $(arena "$TMP/mlp1.out") at 1, $(arena "$TMP/mlp4.out") at 4"
 bench_dyn lstm "$dyn/lstm_unnamed.onnx"
-[ "$(wc -l <"$tmp/lstm.err")" -eq 3 ] || fail "bench model lstm_unnamed: want 3 assumption lines: $(cat "$tmp/lstm.err")"
-grep -qF "octet: input 'tokens' dim 1 (unnamed) is dynamic: assuming 1 (set it with --input-shape tokens=35,1" "$tmp/lstm.err" ||
-  fail "bench model lstm_unnamed: $(cat "$tmp/lstm.err")"
-grep -qF "input 'c0' dim 1 (unnamed) is dynamic: assuming 1 (set it with --input-shape c0=1,1,12" "$tmp/lstm.err" ||
-  fail "bench model lstm_unnamed: $(cat "$tmp/lstm.err")"
+[ "$(wc -l <"$TMP/lstm.err")" -eq 3 ] || fail "bench model lstm_unnamed: want 3 assumption lines: $(cat "$TMP/lstm.err")"
+grep -qF "octet: input 'tokens' dim 1 (unnamed) is dynamic: assuming 1 (set it with --input-shape tokens=35,1" "$TMP/lstm.err" ||
+  fail "bench model lstm_unnamed: $(cat "$TMP/lstm.err")"
+grep -qF "input 'c0' dim 1 (unnamed) is dynamic: assuming 1 (set it with --input-shape c0=1,1,12" "$TMP/lstm.err" ||
+  fail "bench model lstm_unnamed: $(cat "$TMP/lstm.err")"
 bench_dyn seq "$dyn/seq_named.onnx" --input-shape x=2,3,16
-[ "$(cat "$tmp/seq.err")" = "octet: input 'img' dim 2 ('h') is dynamic: assuming 1 (set it with --input-shape img=1,1,1,4 or --input img=FILE.npy)" ] ||
-  fail "bench model seq_named: stderr is: $(cat "$tmp/seq.err")"
+[ "$(cat "$TMP/seq.err")" = "octet: input 'img' dim 2 ('h') is dynamic: assuming 1 (set it with --input-shape img=1,1,1,4 or --input img=FILE.npy)" ] ||
+  fail "bench model seq_named: stderr is: $(cat "$TMP/seq.err")"
 # --input files give the shape (and the data): no assumption.
 bench_dyn cnn_file "$dyn/cnn_named.onnx" --input x="$m/digits_cnn.input0.npy"
 bench_dyn cnn_shape "$dyn/cnn_named.onnx" --input-shape x=32,1,8,8
-[ ! -s "$tmp/cnn_file.err" ] || fail "bench model with --input: stderr is: $(cat "$tmp/cnn_file.err")"
-[ "$(arena "$tmp/cnn_file.out")" -eq "$(arena "$tmp/cnn_shape.out")" ] || fail "bench model --input: not the file's shape"
+[ ! -s "$TMP/cnn_file.err" ] || fail "bench model with --input: stderr is: $(cat "$TMP/cnn_file.err")"
+[ "$(arena "$TMP/cnn_file.out")" -eq "$(arena "$TMP/cnn_shape.out")" ] || fail "bench model --input: not the file's shape"
 bench_dyn lm "$m/lstm_lm.onnx" --input tokens="$m/lstm_lm.input0.npy" --input h0="$m/lstm_lm.input1.npy" \
   --input c0="$m/lstm_lm.input2.npy"
 expect 2 "name 'x' more than once" -- "$octet" bench model "$dyn/cnn_named.onnx" --input x="$m/digits_cnn.input0.npy" \
@@ -193,45 +186,45 @@ expect 1 "does not match" -- "$octet" bench model "$dyn/cnn_named.onnx" --input 
 # train: the MLP on 200 test images for 2 epochs; one line per epoch, a checkpoint folder with a manifest, usage
 # and runtime errors. (The digits CNN's accuracy figure is the [train] test in tests/quant/training.)
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:200]); np.save(sys.argv[4], np.load(sys.argv[3])[:200])" \
-  "$m/digits_test_x.npy" "$tmp/tx.npy" "$m/digits_test_labels.npy" "$tmp/ty.npy"
-expect 0 "epoch 2/2: lr 0.1" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
-  --epochs 2 --lr 0.1 --reset-parameters -o "$tmp/ckpt"
-[ -f "$tmp/ckpt/manifest.json" ] || fail "octet train wrote no $tmp/ckpt/manifest.json"
-grep -qF '"fc1.weight"' "$tmp/ckpt/manifest.json" || fail "checkpoint manifest lacks fc1.weight"
-ls -d "$tmp"/ckpt.tmp-* >/dev/null 2>&1 && fail "octet train left a temporary checkpoint folder"
-expect 0 "test accuracy" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
-  --epochs 1 --test-data "$tmp/tx.npy" --test-labels "$tmp/ty.npy" --schedule step -o "$tmp/ckpt"
-expect 2 "unknown learning-rate schedule" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" \
-  --labels "$tmp/ty.npy" --schedule linear -o "$tmp/ckpt2"
-expect 2 "" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" -o "$tmp/ckpt2"
-expect 1 "do not match" -- "$octet" train "$m/digits_mlp.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
-  -o "$tmp/ckpt2"
-[ -e "$tmp/ckpt2" ] && fail "a failed octet train left $tmp/ckpt2"
+  "$m/digits_test_x.npy" "$TMP/tx.npy" "$m/digits_test_labels.npy" "$TMP/ty.npy"
+expect 0 "epoch 2/2: lr 0.1" -- "$octet" train "$m/digits_mlp.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" \
+  --epochs 2 --lr 0.1 --reset-parameters -o "$TMP/ckpt"
+[ -f "$TMP/ckpt/manifest.json" ] || fail "octet train wrote no $TMP/ckpt/manifest.json"
+grep -qF '"fc1.weight"' "$TMP/ckpt/manifest.json" || fail "checkpoint manifest lacks fc1.weight"
+ls -d "$TMP"/ckpt.tmp-* >/dev/null 2>&1 && fail "octet train left a temporary checkpoint folder"
+expect 0 "test accuracy" -- "$octet" train "$m/digits_mlp.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" \
+  --epochs 1 --test-data "$TMP/tx.npy" --test-labels "$TMP/ty.npy" --schedule step -o "$TMP/ckpt"
+expect 2 "unknown learning-rate schedule" -- "$octet" train "$m/digits_mlp.onnx" --data "$TMP/tx.npy" \
+  --labels "$TMP/ty.npy" --schedule linear -o "$TMP/ckpt2"
+expect 2 "" -- "$octet" train "$m/digits_mlp.onnx" --data "$TMP/tx.npy" -o "$TMP/ckpt2"
+expect 1 "do not match" -- "$octet" train "$m/digits_mlp.onnx" --data "$TMP/tx.npy" --labels "$m/digits_labels.npy" \
+  -o "$TMP/ckpt2"
+[ -e "$TMP/ckpt2" ] && fail "a failed octet train left $TMP/ckpt2"
 
 # compare: quantize the digits CNN, then the numeric suite on two batches of test images; the JSON report (schema
 # version 1, three weights) and the HTML page are written; failures write neither (no partial output).
 /usr/bin/python3 -c "import numpy as np, sys; x = np.load(sys.argv[1]).reshape(-1, 1, 8, 8); np.save(sys.argv[2], x[:64]); np.save(sys.argv[3], x[64:128])" \
-  "$m/digits_test_x.npy" "$tmp/img0.npy" "$tmp/img1.npy"
+  "$m/digits_test_x.npy" "$TMP/img0.npy" "$TMP/img1.npy"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).reshape(-1, 1, 8, 8))" \
-  "$m/digits_calib_x.npy" "$tmp/calib.npy"
+  "$m/digits_calib_x.npy" "$TMP/calib.npy"
 expect 0 "guard: passed: output SQNR >= 15.0 dB (--min-sqnr) on 32 held-back calibration samples: logits" -- \
-  "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" -o "$tmp/cnn.octet"
-expect 0 "guard: passed" -- "$octet" inspect "$tmp/cnn.octet"
-expect 0 "metadata guard:" -- "$octet" inspect "$tmp/cnn.octet"
+  "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" -o "$TMP/cnn.octet"
+expect 0 "guard: passed" -- "$octet" inspect "$TMP/cnn.octet"
+expect 0 "metadata guard:" -- "$octet" inspect "$TMP/cnn.octet"
 
 # The guard (issue 21): 2-bit activations break the digits CNN; quantize warns naming the worst layer and the fixes
 # it measured, and still writes the model (with the figures in its metadata, shown by inspect); --strict fails with
 # exit 1 and writes nothing; --no-guard is silent; a calibration set of few batches is checked on itself.
-out=$("$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --activation-bits 2 -o "$tmp/broken.octet" 2>&1)
+out=$("$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" --activation-bits 2 -o "$TMP/broken.octet" 2>&1)
 rc=$?
 [ "$rc" -eq 0 ] || fail "quantize --activation-bits 2 exited $rc: $out"
 for want in "warning: guard: output SQNR" "below 15.0 dB (--min-sqnr) on 32 held-back calibration samples" \
     "worst layers by shadow SQNR" "/cnn/fc/Gemm (QGemm): shadow SQNR" "--activation-observer minmax:" "--skip /cnn/"; do
   grep -qF -- "$want" <<<"$out" || fail "quantize --activation-bits 2 output lacks '$want': $out"
 done
-[ -f "$tmp/broken.octet" ] || fail "quantize without --strict wrote no model"
-expect 0 "warning: guard: output SQNR" -- "$octet" inspect "$tmp/broken.octet"
-/usr/bin/python3 - "$tmp/broken.octet" <<'PY' || fail "the .octet metadata lacks the guard's figures"
+[ -f "$TMP/broken.octet" ] || fail "quantize without --strict wrote no model"
+expect 0 "warning: guard: output SQNR" -- "$octet" inspect "$TMP/broken.octet"
+/usr/bin/python3 - "$TMP/broken.octet" <<'PY' || fail "the .octet metadata lacks the guard's figures"
 import json, re, sys
 data = open(sys.argv[1], "rb").read()
 start = data.index(b'{"fixes"')
@@ -241,65 +234,65 @@ assert guard["samples_source"] == "held-back" and guard["outputs"][0]["name"] ==
 assert guard["worst_sqnr_db"] < 15 and guard["worst_by_shadow"], guard
 assert any(f["option"] == "--activation-observer minmax" for f in guard["fixes"]), guard
 PY
-expect 1 "the guard failed (--strict)" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --activation-bits 2 --strict -o "$tmp/strict.octet" --onnx "$tmp/strict.onnx"
-[ -e "$tmp/strict.octet" ] || [ -e "$tmp/strict.onnx" ] && fail "a failed --strict guard left an output file"
-expect 1 "below 60.0 dB (--min-sqnr)" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --min-sqnr 60 --strict -o "$tmp/strict.octet"
-[ -e "$tmp/strict.octet" ] && fail "a failed --strict guard left $tmp/strict.octet"
-out=$("$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --activation-bits 2 --no-guard \
-  -o "$tmp/plain.octet" 2>&1) || fail "quantize --no-guard failed: $out"
+expect 1 "the guard failed (--strict)" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --activation-bits 2 --strict -o "$TMP/strict.octet" --onnx "$TMP/strict.onnx"
+[ -e "$TMP/strict.octet" ] || [ -e "$TMP/strict.onnx" ] && fail "a failed --strict guard left an output file"
+expect 1 "below 60.0 dB (--min-sqnr)" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --min-sqnr 60 --strict -o "$TMP/strict.octet"
+[ -e "$TMP/strict.octet" ] && fail "a failed --strict guard left $TMP/strict.octet"
+out=$("$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" --activation-bits 2 --no-guard \
+  -o "$TMP/plain.octet" 2>&1) || fail "quantize --no-guard failed: $out"
 grep -q "guard:" <<<"$out" && fail "quantize --no-guard mentions the guard: $out"
-"$octet" inspect "$tmp/plain.octet" | grep -q "guard:" && fail "a --no-guard model has guard metadata"
+"$octet" inspect "$TMP/plain.octet" | grep -q "guard:" && fail "a --no-guard model has guard metadata"
 expect 0 "on 256 calibration samples (too few batches to hold some back)" -- "$octet" quantize "$m/digits_cnn.onnx" \
-  --calib image="$tmp/calib.npy" --calib-batch 64 -o "$tmp/small.octet"
-expect 2 "--strict needs the guard" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --strict --no-guard -o "$tmp/x.octet"
-expect 2 "--activation-bits must be 2..8" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --activation-bits 1 -o "$tmp/x.octet"
+  --calib image="$TMP/calib.npy" --calib-batch 64 -o "$TMP/small.octet"
+expect 2 "--strict needs the guard" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --strict --no-guard -o "$TMP/x.octet"
+expect 2 "--activation-bits must be 2..8" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --activation-bits 1 -o "$TMP/x.octet"
 # Dynamic quantization: --calib feeds the guard only.
 expect 0 "guard: passed" -- "$octet" quantize "$m/digits_mlp.onnx" --mode dynamic --calib x="$m/digits_mlp.input0.npy" \
-  -o "$tmp/dyn.octet"
-expect 0 "guard: skipped: no samples" -- "$octet" quantize "$m/digits_mlp.onnx" --mode dynamic -o "$tmp/dyn.octet"
+  -o "$TMP/dyn.octet"
+expect 0 "guard: skipped: no samples" -- "$octet" quantize "$m/digits_mlp.onnx" --mode dynamic -o "$TMP/dyn.octet"
 # --skip takes scopes ('cnn/conv1' covers /cnn/conv1/Conv); one that matches nothing is an error naming it; a
 # quantization that leaves every Conv/Gemm float says so (issue 21).
-expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --skip cnn/conv1 \
-  -o "$tmp/skip.octet"
-expect 2 "--skip cnn/conv9: " -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --skip cnn/conv9 -o "$tmp/skip.octet"
+expect 0 "" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" --skip cnn/conv1 \
+  -o "$TMP/skip.octet"
+expect 2 "--skip cnn/conv9: " -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --skip cnn/conv9 -o "$TMP/skip.octet"
 expect 0 "warning: static quantization quantized none of the 3 Conv/Gemm/MatMul nodes" -- "$octet" quantize \
-  "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" --skip cnn -o "$tmp/skip.octet"
+  "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" --skip cnn -o "$TMP/skip.octet"
 
 # --equalize --bias-correction (issue 18) on the spread-range MobileNetV2: the report names the pairs and the
 # corrected layers, the guard passes with per-tensor weights; usage errors name the flag.
 sm="$m/spread_mobilenet_v2"
 expect 0 "equalize: 12 pairs" -- "$octet" quantize "$sm.onnx" --calib image="$sm.input0.npy" --calib-batch 8 \
-  --backend onednn --per-tensor --equalize --bias-correction -o "$tmp/spread.octet"
+  --backend onednn --per-tensor --equalize --bias-correction -o "$TMP/spread.octet"
 expect 0 "bias correction (empirical, 4 calibration batches): 17 layers corrected" -- "$octet" quantize "$sm.onnx" \
-  --calib image="$sm.input0.npy" --calib-batch 8 --backend onednn --per-tensor --bias-correction -o "$tmp/spread.octet"
+  --calib image="$sm.input0.npy" --calib-batch 8 --backend onednn --per-tensor --bias-correction -o "$TMP/spread.octet"
 expect 0 "skipped /cnn/conv1/Conv: its input has no BatchNorm statistics" -- "$octet" quantize "$m/digits_cnn.onnx" \
-  --calib image="$tmp/calib.npy" --bias-correction --bias-correction-mode analytic -o "$tmp/bc.octet"
+  --calib image="$TMP/calib.npy" --bias-correction --bias-correction-mode analytic -o "$TMP/bc.octet"
 expect 2 "--equalize and --bias-correction apply to --mode static only" -- "$octet" quantize "$m/digits_mlp.onnx" \
-  --mode dynamic --equalize -o "$tmp/dyn.octet"
+  --mode dynamic --equalize -o "$TMP/dyn.octet"
 expect 2 "--equalize-relu6 must be refuse or relu, got 'clip'" -- "$octet" quantize "$sm.onnx" \
-  --calib image="$sm.input0.npy" --equalize --equalize-relu6 clip -o "$tmp/spread.octet"
+  --calib image="$sm.input0.npy" --equalize --equalize-relu6 clip -o "$TMP/spread.octet"
 expect 2 "--bias-correction-mode must be empirical or analytic" -- "$octet" quantize "$sm.onnx" \
-  --calib image="$sm.input0.npy" --bias-correction --bias-correction-mode exact -o "$tmp/spread.octet"
+  --calib image="$sm.input0.npy" --bias-correction --bias-correction-mode exact -o "$TMP/spread.octet"
 # --target (issue 18): the built-in pow2-int8 target quantizes the digits CNN and its vectors replay bit for bit; a
 # target file with an unknown key fails naming it; --target excludes --backend.
 expect 0 "(static, target pow2-int8, reference profile)" -- "$octet" quantize "$m/digits_cnn.onnx" \
-  --calib image="$tmp/calib.npy" --target pow2-int8 -o "$tmp/pow2.octet"
-expect 0 "replayed bit-exactly" -- "$octet" vectors "$tmp/pow2.octet" --input image="$tmp/img0.npy" --out "$tmp/pow2v"
-expect 0 "replayed bit-exactly" -- "$octet" vectors --replay "$tmp/pow2v"
-echo '{"activation": {"dtype": "int8"}, "weight": {"dtype": "int8", "rounding": "up"}}' >"$tmp/bad_target.json"
-expect 2 "weight.rounding: unknown key" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --target "$tmp/bad_target.json" -o "$tmp/bad.octet"
-[ -e "$tmp/bad.octet" ] && fail "a refused --target wrote $tmp/bad.octet"
-expect 2 "--backend excludes --target" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$tmp/calib.npy" \
-  --target pow2-int8 --backend x86 -o "$tmp/bad.octet"
-expect 0 "/cnn/conv2/Conv" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" \
-  --input image="$tmp/img1.npy" --json "$tmp/report.json" --html "$tmp/report.html"
-/usr/bin/python3 - "$tmp/report.json" <<'PY' || fail "octet compare: the JSON report is not as documented"
+  --calib image="$TMP/calib.npy" --target pow2-int8 -o "$TMP/pow2.octet"
+expect 0 "replayed bit-exactly" -- "$octet" vectors "$TMP/pow2.octet" --input image="$TMP/img0.npy" --out "$TMP/pow2v"
+expect 0 "replayed bit-exactly" -- "$octet" vectors --replay "$TMP/pow2v"
+echo '{"activation": {"dtype": "int8"}, "weight": {"dtype": "int8", "rounding": "up"}}' >"$TMP/bad_target.json"
+expect 2 "weight.rounding: unknown key" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --target "$TMP/bad_target.json" -o "$TMP/bad.octet"
+[ -e "$TMP/bad.octet" ] && fail "a refused --target wrote $TMP/bad.octet"
+expect 2 "--backend excludes --target" -- "$octet" quantize "$m/digits_cnn.onnx" --calib image="$TMP/calib.npy" \
+  --target pow2-int8 --backend x86 -o "$TMP/bad.octet"
+expect 0 "/cnn/conv2/Conv" -- "$octet" compare "$m/digits_cnn.onnx" "$TMP/cnn.octet" --input image="$TMP/img0.npy" \
+  --input image="$TMP/img1.npy" --json "$TMP/report.json" --html "$TMP/report.html"
+/usr/bin/python3 - "$TMP/report.json" <<'PY' || fail "octet compare: the JSON report is not as documented"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["schema_version"] == 1, r["schema_version"]
@@ -310,61 +303,57 @@ conv = [a for a in r["activations"] if a["name"] == "/cnn/conv1/Conv"][0]
 assert conv["sqnr_db"] > 25 and "accumulator_headroom_bits" in conv and "clipped_fraction" in conv, conv
 assert r["outputs"][0]["name"] == "logits" and r["outputs"][0]["sqnr_db"] > 25, r["outputs"]
 PY
-grep -q "<svg" "$tmp/report.html" || fail "octet compare: the HTML report has no SVG chart"
-grep -q '<section id="worst">' "$tmp/report.html" || fail "octet compare: the HTML report has no worst-layers table"
-out=$("$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" --input image="$tmp/img0.npy" 2>&1)
+grep -q "<svg" "$TMP/report.html" || fail "octet compare: the HTML report has no SVG chart"
+grep -q '<section id="worst">' "$TMP/report.html" || fail "octet compare: the HTML report has no worst-layers table"
+out=$("$octet" compare "$m/digits_cnn.onnx" "$TMP/cnn.octet" --input image="$TMP/img0.npy" 2>&1)
 [ "$(grep -n '^worst 5 of 5 layers (lowest shadow SQNR):' <<<"$out" | cut -d: -f1)" = 1 ] &&
   [ "$(grep -c '^all layers:' <<<"$out")" = 1 ] || fail "octet compare does not lead with the worst layers: $out"
-expect 1 "has no input named 'tokens'" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet" \
-  --input tokens="$tmp/img0.npy" --json "$tmp/bad.json"
+expect 1 "has no input named 'tokens'" -- "$octet" compare "$m/digits_cnn.onnx" "$TMP/cnn.octet" \
+  --input tokens="$TMP/img0.npy" --json "$TMP/bad.json"
 expect 1 "no quantized node has a float node of the same name" -- "$octet" compare "$m/digits_mlp.onnx" \
-  "$tmp/cnn.octet" --input x="$m/digits_mlp.input0.npy" --json "$tmp/bad.json" --html "$tmp/bad.html"
-expect 2 "" -- "$octet" compare "$m/digits_cnn.onnx" "$tmp/cnn.octet"
-[ -e "$tmp/bad.json" ] || [ -e "$tmp/bad.html" ] && fail "a failed octet compare left a report behind"
+  "$TMP/cnn.octet" --input x="$m/digits_mlp.input0.npy" --json "$TMP/bad.json" --html "$TMP/bad.html"
+expect 2 "" -- "$octet" compare "$m/digits_cnn.onnx" "$TMP/cnn.octet"
+[ -e "$TMP/bad.json" ] || [ -e "$TMP/bad.html" ] && fail "a failed octet compare left a report behind"
 
 # train -o MODEL.onnx: the trained float model as ONNX, which octet runs; --checkpoint adds the folder.
-expect 0 "epoch 1/1" -- "$octet" train "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 1 \
-  --lr 0.01 -o "$tmp/trained.onnx" --checkpoint "$tmp/ckpt3"
-[ -f "$tmp/ckpt3/manifest.json" ] || fail "octet train --checkpoint wrote no manifest"
-expect 0 "logits: f32 [32, 10]" -- "$octet" run "$tmp/trained.onnx" --input image="$m/digits_cnn.input0.npy" \
-  --output-dir "$tmp/trained_run"
-/usr/bin/python3 - "$m" "$tmp" <<'PY' || fail "octet train -o X.onnx did not write the trained weights"
+expect 0 "epoch 1/1" -- "$octet" train "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" --epochs 1 \
+  --lr 0.01 -o "$TMP/trained.onnx" --checkpoint "$TMP/ckpt3"
+[ -f "$TMP/ckpt3/manifest.json" ] || fail "octet train --checkpoint wrote no manifest"
+expect 0 "logits: f32 [32, 10]" -- "$octet" run "$TMP/trained.onnx" --input image="$m/digits_cnn.input0.npy" \
+  --output-dir "$TMP/trained_run"
+/usr/bin/python3 - "$m" "$TMP" <<'PY' || fail "octet train -o X.onnx did not write the trained weights"
 import sys, numpy as np
 m, tmp = sys.argv[1], sys.argv[2]
 before = np.load("%s/digits_cnn.output0.npy" % m); after = np.load("%s/trained_run/logits.npy" % tmp)
 assert after.shape == before.shape and np.isfinite(after).all() and np.abs(after - before).max() > 1e-3
 PY
-expect 1 "" -- "$octet" train "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
-  -o "$tmp/bad.onnx"
-[ -e "$tmp/bad.onnx" ] && fail "a failed octet train left $tmp/bad.onnx"
+expect 1 "" -- "$octet" train "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$m/digits_labels.npy" \
+  -o "$TMP/bad.onnx"
+[ -e "$TMP/bad.onnx" ] && fail "a failed octet train left $TMP/bad.onnx"
 
 # qat: the digits CNN on 200 images for 2 epochs, then int8 (.octet and ONNX QDQ) that octet runs; usage and
 # runtime errors leave no output. (The accuracy figures are the [qat] test in tests/onnx/qat_digits_test.cc.)
-expect 0 "int8 test accuracy" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
-  --epochs 2 --lr 0.002 --freeze-bn-after 1 --freeze-observers-after 1 --test-data "$tmp/tx.npy" \
-  --test-labels "$tmp/ty.npy" -o "$tmp/qat.octet" --onnx "$tmp/qat.onnx"
-[ -f "$tmp/qat.octet" ] && [ -f "$tmp/qat.onnx" ] || fail "octet qat wrote no $tmp/qat.octet or $tmp/qat.onnx"
-expect 0 "logits: f32 [32, 10]" -- "$octet" run "$tmp/qat.octet" --input image="$m/digits_cnn.input0.npy" \
-  --output-dir "$tmp/qat_run"
-expect 0 "epoch 1/1" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 1 \
-  --weight-bits 4 --backend qnnpack --qconfig-version 0 -o "$tmp/qat4.octet"
-expect 0 "learnable" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" --epochs 2 \
-  --learnable --convert-qparams calculate -o "$tmp/qat_lsq.octet"
-[ -f "$tmp/qat_lsq.octet" ] || fail "octet qat --learnable wrote no $tmp/qat_lsq.octet"
-expect 2 "--weight-quant-range" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
-  --weight-quant-range 7,-8 -o "$tmp/qat_bad.octet"
-expect 2 "unknown backend" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$tmp/ty.npy" \
-  --backend nope -o "$tmp/qat_bad.octet"
-expect 1 "do not match" -- "$octet" qat "$m/digits_cnn.onnx" --data "$tmp/tx.npy" --labels "$m/digits_labels.npy" \
-  --qconfig-version 0 -o "$tmp/qat_bad.octet"
-[ -e "$tmp/qat_bad.octet" ] && fail "a failed octet qat left $tmp/qat_bad.octet"
+expect 0 "int8 test accuracy" -- "$octet" qat "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" \
+  --epochs 2 --lr 0.002 --freeze-bn-after 1 --freeze-observers-after 1 --test-data "$TMP/tx.npy" \
+  --test-labels "$TMP/ty.npy" -o "$TMP/qat.octet" --onnx "$TMP/qat.onnx"
+[ -f "$TMP/qat.octet" ] && [ -f "$TMP/qat.onnx" ] || fail "octet qat wrote no $TMP/qat.octet or $TMP/qat.onnx"
+expect 0 "logits: f32 [32, 10]" -- "$octet" run "$TMP/qat.octet" --input image="$m/digits_cnn.input0.npy" \
+  --output-dir "$TMP/qat_run"
+expect 0 "epoch 1/1" -- "$octet" qat "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" --epochs 1 \
+  --weight-bits 4 --backend qnnpack --qconfig-version 0 -o "$TMP/qat4.octet"
+expect 0 "learnable" -- "$octet" qat "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" --epochs 2 \
+  --learnable --convert-qparams calculate -o "$TMP/qat_lsq.octet"
+[ -f "$TMP/qat_lsq.octet" ] || fail "octet qat --learnable wrote no $TMP/qat_lsq.octet"
+expect 2 "--weight-quant-range" -- "$octet" qat "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" \
+  --weight-quant-range 7,-8 -o "$TMP/qat_bad.octet"
+expect 2 "unknown backend" -- "$octet" qat "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$TMP/ty.npy" \
+  --backend nope -o "$TMP/qat_bad.octet"
+expect 1 "do not match" -- "$octet" qat "$m/digits_cnn.onnx" --data "$TMP/tx.npy" --labels "$m/digits_labels.npy" \
+  --qconfig-version 0 -o "$TMP/qat_bad.octet"
+[ -e "$TMP/qat_bad.octet" ] && fail "a failed octet qat left $TMP/qat_bad.octet"
 
 # ONNX's checker (Debian's python3-onnx) on the ONNX files train and qat wrote.
-/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/check_onnx_models.py" "$tmp/trained.onnx" "$tmp/qat.onnx" ||
+/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/check_onnx_models.py" "$TMP/trained.onnx" "$TMP/qat.onnx" ||
   fail "onnx.checker rejects the ONNX files of octet train / octet qat"
 
-if [ "$failures" -ne 0 ]; then
-  echo "FAILED: $failures check(s)"
-  exit 1
-fi
-echo "octet run / inspect: all checks passed"
+test_end "octet run / inspect"

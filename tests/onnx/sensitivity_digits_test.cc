@@ -17,6 +17,7 @@
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -26,8 +27,7 @@ using testing::kModels;
 
 // Images [N, 64] as the CNN's input [N, 1, 8, 8], in batches.
 std::vector<std::vector<Tensor>> DigitsBatches(const std::string& file, int64_t batch) {
-  Tensor x = ReadNpy(kModels + file).value();
-  x = x.Reshaped(Shape{x.shape().dim(0), 1, 8, 8}).value();
+  const Tensor x = testing::DigitsImages(file, /*cnn=*/true);
   std::vector<std::vector<Tensor>> out;
   const std::vector<Tensor> split = SplitBatches(x, batch).value();
   for (const Tensor& t : split) out.push_back({t});
@@ -61,10 +61,8 @@ double SqnrKeepingFloatByMapping(const Graph& model, const std::vector<std::stri
   QConfigMapping mapping = GetDefaultQConfigMapping("x86").value();
   for (const std::string& n : keep_float) mapping.SetModuleName(n, std::nullopt);
   PreparedGraph prepared = Prepare(model, mapping).value();
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
   const Context context = Context::Create().value();
-  REQUIRE(Calibrate(prepared, context, calib, quiet).ok());
+  testing::CalibrateQuietly(prepared, calib, context);
   const Graph converted = Convert(prepared).value();
   auto run = [&](const Graph& g, const OpRegistry& registry) {
     CompileOptions co;

@@ -18,45 +18,25 @@
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
 #include "quant/quantized_registry.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-const Context& SpreadContext() {
-  static const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  return context;
-}
 
 Tensor RunSpread(const Graph& g, const OpRegistry& registry, const Tensor& x) {
-  CompileOptions co;
-  co.input_shapes.emplace_back(g.value(g.inputs()[0]).name, x.shape());
-  auto exec = Executor::Compile(g, SpreadContext(), registry, co);
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  auto y = exec->Run(std::vector<Tensor>{x});
-  INFO(y.status().message());
-  REQUIRE(y.ok());
-  return (*y)[0];
+  return testing::RunWithInputShapes(g, testing::ScalarContext(), registry, {x})[0];
 }
 
 // Output SQNR (dB) against `reference` of `graph` quantized statically with `qconfig`, calibrated through `calibrated`
 // (the graph before bias correction; `graph` when null), on `x`.
 double SpreadSqnr(const Graph& reference, const Graph& graph, const QConfig& qconfig,
                   const std::vector<std::vector<Tensor>>& calib, const Tensor& x, const Graph* calibrated = nullptr) {
-  QConfigMapping mapping;
-  mapping.SetGlobal(qconfig);
-  auto observed = Prepare(calibrated != nullptr ? *calibrated : graph, mapping);
-  REQUIRE(observed.ok());
-  REQUIRE(Calibrate(*observed, SpreadContext(), calib).ok());
-  auto prepared = Prepare(graph, mapping);
-  REQUIRE(prepared.ok());
-  REQUIRE(TransferActivationObservers(*observed, *prepared).ok());
-  auto converted = Convert(*prepared);
-  INFO(converted.status().message());
-  REQUIRE(converted.ok());
+  const Graph converted =
+      testing::ConvertCalibratedThrough(graph, qconfig, calib, testing::ScalarContext(), calibrated);
   return testing::TensorSqnrDb(RunSpread(reference, QuantFloatRegistry(), x),
-                               RunSpread(*converted, QuantizedGraphRegistry(), x));
+                               RunSpread(converted, QuantizedGraphRegistry(), x));
 }
 
 TEST_CASE(
@@ -103,9 +83,9 @@ TEST_CASE(
   Graph corrected = with_hba;
   QConfigMapping mapping;
   mapping.SetGlobal(per_tensor);
-  auto qparams = WeightQParamsByNode(corrected, mapping, &SpreadContext());
+  auto qparams = WeightQParamsByNode(corrected, mapping, &testing::ScalarContext());
   REQUIRE(qparams.ok());
-  auto bc = CorrectBias(corrected, *qparams, BiasCorrectionMode::kEmpirical, calib, nullptr, SpreadContext());
+  auto bc = CorrectBias(corrected, *qparams, BiasCorrectionMode::kEmpirical, calib, nullptr, testing::ScalarContext());
   REQUIRE(bc.ok());
 
   const double plain = SpreadSqnr(*model, *model, per_tensor, calib, x);

@@ -16,6 +16,7 @@
 #include "quant/training/train_classifier.h"
 #include "quant/training/training_graph.h"
 #include "tests/quant/training/digits_data.h"
+#include "tests/quant/training/gradient_check.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -73,20 +74,10 @@ TEST_CASE("LSTM language model: whole-graph gradients equal finite differences",
   std::vector<Tensor> grads;
   loss_of(outputs, &grads);
   REQUIRE(model.Backward(grads).ok());
+  const auto loss = [&] { return loss_of(model.Forward(inputs, training::Mode::kTraining).value(), nullptr); };
   int64_t compared = 0;
   for (size_t p = 0; p < model.parameters().size(); ++p) {
-    Tensor param = model.parameter(p);
-    for (int64_t i = 0; i < param.NumElements(); i += 97) {
-      const float saved = param.data<float>()[i];
-      param.data<float>()[i] = saved + 1e-2f;
-      const double plus = loss_of(model.Forward(inputs, training::Mode::kTraining).value(), nullptr);
-      param.data<float>()[i] = saved - 1e-2f;
-      const double minus = loss_of(model.Forward(inputs, training::Mode::kTraining).value(), nullptr);
-      param.data<float>()[i] = saved;
-      INFO(model.parameter_name(p) << "[" << i << "]");
-      CHECK(model.gradient(p).data<float>()[i] == Approx((plus - minus) / 2e-2).margin(2e-5).epsilon(5e-3));
-      ++compared;
-    }
+    compared += testing::CheckFiniteDifferences(model, p, 97, loss, {.margin = 2e-5, .epsilon = 5e-3});
   }
   CHECK(compared > 40);
 }

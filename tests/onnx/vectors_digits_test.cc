@@ -21,6 +21,8 @@
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/prepare.h"
+#include "quant/qconfig_mapping.h"
+#include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -31,27 +33,16 @@ using nlohmann::json;
 
 using testing::kModels;
 
-Tensor VectorsImages(const std::string& file, bool cnn) {
-  Tensor x = ReadNpy(kModels + file).value();
-  REQUIRE(x.shape().rank() == 2);
-  if (!cnn) return x;
-  return x.Reshaped(Shape{x.shape().dim(0), 1, 8, 8}).value();
-}
-
 // The static int8 model (x86 preset: Histogram activations with reduce_range, per-channel weights).
 Graph Quantized(const std::string& model, NumericsProfile profile) {
   const bool cnn = model == "digits_cnn";
   const Graph original = ReadOnnxModel(kModels + model + ".onnx").value();
   std::vector<std::vector<Tensor>> batches;
-  const std::vector<Tensor> calib = SplitBatches(VectorsImages("digits_calib_x.npy", cnn), 64).value();
+  const std::vector<Tensor> calib = SplitBatches(testing::DigitsImages("digits_calib_x.npy", cnn), 64).value();
   for (const Tensor& t : calib) batches.push_back({t});
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(original, mapping);
+  auto prepared = Prepare(original, GetDefaultQConfigMapping("x86").value());
   REQUIRE(prepared.ok());
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), batches, quiet).ok());
+  testing::CalibrateQuietly(*prepared, batches);
   ConvertOptions options;
   options.profile = profile;
   auto converted = Convert(*prepared, options);
@@ -65,7 +56,7 @@ TEST_CASE("Vectors of the int8 digits CNN and MLP replay bit-exactly for every n
   fs::remove_all(tmp);
   for (const char* model : {"digits_cnn", "digits_mlp"}) {
     const bool cnn = std::string(model) == "digits_cnn";
-    const Tensor x = VectorsImages("digits_test_x.npy", cnn).Clone().value();
+    const Tensor x = testing::DigitsImages("digits_test_x.npy", cnn).Clone().value();
     const Tensor batch =
         Tensor::FromValues<float>(cnn ? Shape{16, 1, 8, 8} : Shape{16, 64}, x.values<float>().subspan(0, 16 * 64))
             .value();

@@ -27,6 +27,7 @@
 #include "core/qparams.h"
 #include "core/tensor.h"
 #include "io/npy.h"
+#include "ops/float/linear_qparams.h"
 #include "ops/quantize.h"
 #include "tests/data_manifest.h"
 #include "tests/test_util.h"
@@ -146,14 +147,8 @@ std::string FloatText(float v) {
 }
 
 int64_t IntAt(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kU8: return t.data<uint8_t>()[i];
-    case DType::kS8: return t.data<int8_t>()[i];
-    case DType::kS32: return t.data<int32_t>()[i];
-    case DType::kF32: break;
-  }
-  FAIL("not an integer tensor");
-  return 0;
+  if (t.dtype() == DType::kF32) FAIL("not an integer tensor");
+  return float_ops::IntAt(ConstTensorView(t), i);
 }
 
 // The input element as text, for messages.

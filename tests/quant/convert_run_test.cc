@@ -16,6 +16,8 @@
 #include "quant/convert.h"
 #include "quant/prepare.h"
 #include "quant/quantized_registry.h"
+#include "tests/ops/stage_arrays.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -81,31 +83,24 @@ std::vector<int8_t> QuantizeWeights(const Tensor& w, const QParams& q, const Num
 std::vector<uint8_t> OutputStage(const std::vector<int32_t>& acc, size_t m, size_t n, const NumericsSpec& spec,
                                  const QParams& xq, const QParams& wq, const QParams& yq, const Tensor& bias,
                                  bool relu) {
-  std::vector<int32_t> bias_s32(n), q31_m(n), q31_s(n);
-  std::vector<float> mult(n), bias_f32(n);
+  testing::StageArrays s(n);
   for (size_t c = 0; c < n; ++c) {
     const float ws = wq.scales()[c], b = bias.data<float>()[c];
     switch (spec.requantization) {
       case reference::QGemmStage::kQ31:
-        reference::QGemmQ31Multiplier(xq.scale(), ws, yq.scale(), &q31_m[c], &q31_s[c]);
-        bias_s32[c] = reference::QuantizeBias(b, xq.scale(), ws);
+        reference::QGemmQ31Multiplier(xq.scale(), ws, yq.scale(), &s.q31_m[c], &s.q31_s[c]);
+        s.bias_s32[c] = reference::QuantizeBias(b, xq.scale(), ws);
         break;
       case reference::QGemmStage::kFbgemm:
-        reference::QGemmFbgemmParams(xq.scale(), ws, yq.scale(), b, &mult[c], &bias_f32[c]);
+        reference::QGemmFbgemmParams(xq.scale(), ws, yq.scale(), b, &s.multipliers[c], &s.bias_f32[c]);
         break;
       default:
-        mult[c] = reference::QGemmFp32Multiplier(xq.scale(), ws, yq.scale());
-        bias_s32[c] = reference::QuantizeBias(b, xq.scale(), ws);
+        s.multipliers[c] = reference::QGemmFp32Multiplier(xq.scale(), ws, yq.scale());
+        s.bias_s32[c] = reference::QuantizeBias(b, xq.scale(), ws);
         break;
     }
   }
-  reference::QGemmStageParams params;
-  params.stage = spec.requantization;
-  params.bias_s32 = bias_s32.data();
-  params.multipliers = mult.data();
-  params.q31_multipliers = q31_m.data();
-  params.q31_shifts = q31_s.data();
-  params.bias_f32 = bias_f32.data();
+  reference::QGemmStageParams params = s.Params(spec.requantization, /*a_scale=*/1.0f);  // no f32 stage here
   params.signed_output = false;
   params.zero_point = yq.zero_point();
   params.lo = relu ? std::max(yq.zero_point(), yq.quant_min()) : yq.quant_min();
@@ -186,19 +181,8 @@ std::vector<float> HandComposed(const PreparedGraph& p, const NumericsSpec& spec
 TEST_CASE("A converted conv-relu-pool-gemm chain equals the reference kernels composed by hand", "[convert]") {
   std::mt19937_64 rng = testing::MakeRng("convert_run_chain");
   const Graph original = Chain(rng());
-  QConfig q = GetDefaultQConfig("x86").value();
-  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  q.activation.options.reduce_range = true;
-  QConfigMapping mapping;
-  mapping.SetGlobal(q);
-  auto prepared = Prepare(original, mapping);
-  REQUIRE(prepared.ok());
-  std::vector<std::vector<Tensor>> batches;
-  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kRunC, kRunH, kRunW}, -1.0f, 1.0f)});
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  const Context scalar = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  REQUIRE(Calibrate(*prepared, scalar, batches, quiet).ok());
+  const PreparedGraph prepared = testing::CalibratedOnRandom(original, testing::X86Mapping(ObserverKind::kMinMax), rng,
+                                                             Shape{4, kRunC, kRunH, kRunW});
   // A fresh batch reaching a little beyond the calibrated range, so the input saturates somewhere.
   const Tensor x = RandomTensor(rng, Shape{16, kRunC, kRunH, kRunW}, -1.2f, 1.2f);
 
@@ -207,29 +191,22 @@ TEST_CASE("A converted conv-relu-pool-gemm chain equals the reference kernels co
     INFO("profile " << NumericsProfileName(profile));
     ConvertOptions options;
     options.profile = profile;
-    auto converted = Convert(*prepared, options);
+    auto converted = Convert(prepared, options);
     INFO(converted.status().message());
     REQUIRE(converted.ok());
-    const std::vector<float> expect = HandComposed(*prepared, GetNumericsSpec(profile), x);
+    const std::vector<float> expect = HandComposed(prepared, GetNumericsSpec(profile), x);
     std::set<float> distinct(expect.begin(), expect.end());
     CHECK(distinct.size() > expect.size() / 2);  // not saturated nor constant
     for (Isa isa : testing::CompiledIsaList()) {
       if (!testing::CanRun(isa, "convert run chain")) continue;
       for (int threads : {1, 3}) {
         INFO("isa " << IsaName(isa) << ", " << threads << " threads");
-        CompileOptions co;
-        co.input_shapes = {{"x", x.shape()}};
-        const Context context = testing::ContextFor(isa, threads);  // outlives the executor
-        auto exec = Executor::Compile(*converted, context, QuantizedGraphRegistry(), co);
-        INFO(exec.status().message());
-        REQUIRE(exec.ok());
-        auto y = exec->Run(std::vector<Tensor>{x});
-        INFO(y.status().message());
-        REQUIRE(y.ok());
-        REQUIRE((*y)[0].NumElements() == static_cast<int64_t>(expect.size()));
+        const Tensor y = testing::RunWithInputShapes(*converted, testing::ContextFor(isa, threads),
+                                                     QuantizedGraphRegistry(), {x})[0];
+        REQUIRE(y.NumElements() == static_cast<int64_t>(expect.size()));
         for (size_t i = 0; i < expect.size(); ++i) {
           INFO("element " << i);
-          REQUIRE((*y)[0].data<float>()[i] == expect[i]);
+          REQUIRE(y.data<float>()[i] == expect[i]);
         }
       }
     }

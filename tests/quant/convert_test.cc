@@ -15,6 +15,7 @@
 #include "quant/convert.h"
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -24,12 +25,7 @@ namespace {
 using testing::RandomTensor;
 
 // x86's layout (u8 [0, 127] activations, per-channel symmetric s8 weights) with MinMax activations.
-QConfig ConvertMinMaxQConfig() {
-  QConfig q = GetDefaultQConfig("x86").value();
-  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  q.activation.options.reduce_range = true;
-  return q;
-}
+QConfig ConvertMinMaxQConfig() { return testing::X86QConfig(ObserverKind::kMinMax); }
 
 PreparedGraph Calibrated(const Graph& graph, const QConfigMapping& mapping, const Shape& batch_shape,
                          std::string_view salt) {
@@ -39,12 +35,7 @@ PreparedGraph Calibrated(const Graph& graph, const QConfigMapping& mapping, cons
   std::mt19937_64 rng = testing::MakeRng(salt);
   std::vector<std::vector<Tensor>> batches;
   for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, batch_shape, -1.5f + 0.3f * i, 1.2f + 0.2f * i)});
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  const Status s = Calibrate(*prepared, context, batches, quiet);
-  INFO(s.message());
-  REQUIRE(s.ok());
+  testing::CalibrateQuietly(*prepared, batches);
   return std::move(*prepared);
 }
 

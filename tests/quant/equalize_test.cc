@@ -106,19 +106,10 @@ double QuantizedSqnr(const Graph& reference, const Graph& graph, const std::stri
                      const std::vector<std::vector<Tensor>>& calib, const Tensor& x,
                      const Graph* calibrated = nullptr) {
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig(backend).value());
-  auto observed = Prepare(calibrated != nullptr ? *calibrated : graph, mapping);
-  REQUIRE(observed.ok());
-  REQUIRE(Calibrate(*observed, context, calib).ok());
-  auto prepared = Prepare(graph, mapping);
-  REQUIRE(prepared.ok());
-  REQUIRE(TransferActivationObservers(*observed, *prepared).ok());
-  auto converted = Convert(*prepared);
-  INFO(converted.status().message());
-  REQUIRE(converted.ok());
+  const Graph converted =
+      testing::ConvertCalibratedThrough(graph, GetDefaultQConfig(backend).value(), calib, context, calibrated);
   return testing::TensorSqnrDb(RunEqualizeFloat(reference, x),
-                               testing::RunFirstOutput(*converted, context, QuantizedGraphRegistry(), x));
+                               testing::RunFirstOutput(converted, context, QuantizedGraphRegistry(), x));
 }
 
 double MaxRelativeError(const Tensor& want, const Tensor& got) {

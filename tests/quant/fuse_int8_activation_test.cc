@@ -17,6 +17,7 @@
 #include "quant/convert.h"
 #include "quant/fuse_int8_activation.h"
 #include "quant/prepare.h"
+#include "quant/qconfig_mapping.h"
 #include "quant/quantized_registry.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
@@ -103,14 +104,10 @@ TEST_CASE("Int8 activations fold into their producers and the outputs stay the s
       testing::MinMaxOf(testing::RunAndRecord(probe, FloatOpRegistry(), batches, {fc_out})[fc_out]);
   const float fc_lo = fc_min + 0.25f * (fc_max - fc_min), fc_hi = fc_max - 0.25f * (fc_max - fc_min);
   const Graph original = Model(seed, fc_lo, fc_hi);
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(original, mapping);
+  auto prepared = Prepare(original, GetDefaultQConfigMapping("x86").value());
   INFO(prepared.status().message());
   REQUIRE(prepared.ok());
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), batches, quiet).ok());
+  testing::CalibrateQuietly(*prepared, batches);
   const Tensor x = RandomTensor(rng, Shape{8, kFuseC, kFuseH, kFuseW}, -2.5f, 2.5f);
 
   for (NumericsProfile profile : {NumericsProfile::kReference, NumericsProfile::kTflite}) {

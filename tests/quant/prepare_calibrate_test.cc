@@ -7,6 +7,7 @@
 #include "quant/calibrate.h"
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -17,12 +18,7 @@ using testing::MinMaxOf;
 using testing::RandomTensor;
 
 // x86's layout with MinMax activations, so observed ranges can be checked exactly.
-QConfig CalibrateMinMaxQConfig() {
-  QConfig q = GetDefaultQConfig("x86").value();
-  q.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  q.activation.options.reduce_range = true;
-  return q;
-}
+QConfig CalibrateMinMaxQConfig() { return testing::X86QConfig(ObserverKind::kMinMax); }
 
 std::vector<std::vector<Tensor>> Batches(std::mt19937_64& rng, int n, const Shape& shape) {
   std::vector<std::vector<Tensor>> b;
@@ -154,9 +150,7 @@ TEST_CASE("Concat shares one observer across its inputs and output; Add observes
   std::mt19937_64 rng = testing::MakeRng("concat_batches");
   const auto batches = Batches(rng, 2, Shape{2, 6});
   const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, context, batches, quiet).ok());
+  testing::CalibrateQuietly(*prepared, batches, context);
   auto seen = testing::RunAndRecord(graph, FloatOpRegistry(), batches, {"cat", "add"});
   CHECK(oa->min_val()[0] == MinMaxOf(seen["cat"]).first);
   CHECK(oa->max_val()[0] == MinMaxOf(seen["cat"]).second);

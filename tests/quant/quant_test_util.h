@@ -1,10 +1,12 @@
-// Helpers for the quant/ tests: small builder models with non-trivial BatchNorm statistics, random batches, and
-// running a graph while recording chosen values through hooks. Header-only: the test binary compiles main.cc,
+// Helpers for the quant/ tests: small builder models with non-trivial BatchNorm statistics, random batches, running a
+// graph while recording chosen values through hooks, and static quantization with observers calibrated on another
+// graph. Header-only: the test binary compiles main.cc,
 // test_util.cc and the *_test.cc files.
 #pragma once
 
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,11 @@
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/tensor.h"
+#include "quant/bias_correction.h"
+#include "quant/calibrate.h"
+#include "quant/convert.h"
+#include "quant/prepare.h"
+#include "quant/qconfig.h"
 #include "tests/test_util.h"
 
 #include <algorithm>
@@ -62,6 +69,49 @@ inline std::map<std::string, std::vector<Tensor>> RunAndRecord(const Graph& grap
     REQUIRE(y.ok());
   }
   return out;
+}
+
+// Calibrates `prepared` on `batches` in `context` (the scalar kernels by default) without the progress line; a
+// failure fails the test with octet's message.
+inline void CalibrateQuietly(PreparedGraph& prepared, std::span<const std::vector<Tensor>> batches,
+                             const Context& context = ScalarContext()) {
+  CalibrateOptions quiet;
+  quiet.progress = [](int64_t, int64_t) {};
+  const Status s = Calibrate(prepared, context, batches, quiet);
+  INFO(s.message());
+  REQUIRE(s.ok());
+}
+
+// `graph` prepared with `mapping` and calibrated quietly on the scalar kernels over three batches of `batch_shape`,
+// uniform in [-1, 1) from `rng`.
+inline PreparedGraph CalibratedOnRandom(const Graph& graph, const QConfigMapping& mapping, std::mt19937_64& rng,
+                                        const Shape& batch_shape) {
+  auto prepared = Prepare(graph, mapping);
+  INFO(prepared.status().message());
+  REQUIRE(prepared.ok());
+  std::vector<std::vector<Tensor>> batches;
+  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, batch_shape, -1.0f, 1.0f)});
+  CalibrateQuietly(*prepared, batches);
+  return std::move(*prepared);
+}
+
+// `graph` quantized statically with `qconfig`, its activation observers calibrated on `calib` through `calibrated`
+// (for example the graph before bias correction; `graph` itself when null) on `context`.
+inline Graph ConvertCalibratedThrough(const Graph& graph, const QConfig& qconfig,
+                                      const std::vector<std::vector<Tensor>>& calib, const Context& context,
+                                      const Graph* calibrated = nullptr) {
+  QConfigMapping mapping;
+  mapping.SetGlobal(qconfig);
+  auto observed = Prepare(calibrated != nullptr ? *calibrated : graph, mapping);
+  REQUIRE(observed.ok());
+  REQUIRE(Calibrate(*observed, context, calib).ok());
+  auto prepared = Prepare(graph, mapping);
+  REQUIRE(prepared.ok());
+  REQUIRE(TransferActivationObservers(*observed, *prepared).ok());
+  auto converted = Convert(*prepared);
+  INFO(converted.status().message());
+  REQUIRE(converted.ok());
+  return std::move(*converted);
 }
 
 inline std::pair<float, float> MinMaxOf(const std::vector<Tensor>& tensors) {

@@ -18,9 +18,11 @@
 #include "quant/fused_ops.h"
 #include "quant/nothing_quantized.h"
 #include "quant/prepare.h"
+#include "quant/qconfig_mapping.h"
 #include "quant/quantized_registry.h"
 #include "quant/weight_only.h"
 #include "tests/observers/observer_test_util.h"
+#include "tests/qconfig_test_util.h"
 #include "tests/quant/quant_test_util.h"
 #include "tests/test_util.h"
 
@@ -28,24 +30,12 @@ namespace octet {
 namespace {
 
 using testing::RandomTensor;
-
-const Context &ScalarContext() {
-  static const Context c = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  return c;
-}
+using testing::ScalarContext;
 
 // Runs `g` on each input with `registry`; one output tensor per input.
 std::vector<Tensor> RunEach(const Graph &g, const OpRegistry &registry, const std::vector<Tensor> &inputs) {
   std::vector<Tensor> out;
-  for (const Tensor &x : inputs) {
-    CompileOptions co;
-    co.input_shapes.emplace_back(g.value(g.inputs()[0]).name, x.shape());
-    auto exec = Executor::Compile(g, ScalarContext(), registry, co);
-    REQUIRE(exec.ok());
-    auto y = exec->Run(std::vector<Tensor>{x});
-    if (!y.ok()) FAIL(y.status().ToString());
-    out.push_back(std::move((*y)[0]));
-  }
+  for (const Tensor &x : inputs) out.push_back(testing::RunWithInputShapes(g, ScalarContext(), registry, {x})[0]);
   return out;
 }
 
@@ -110,9 +100,7 @@ TEST_CASE(
   std::vector<Tensor> test;
   for (int i = 0; i < 64; ++i) calib.push_back({RandomTensor(rng, Shape{1, 8}, -2.0f, 2.0f)});
   for (const auto& batch : calib) test.push_back(batch[0]);  // the calibrated range, not outliers beyond it
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(g, mapping);
+  auto prepared = Prepare(g, GetDefaultQConfigMapping("x86").value());
   REQUIRE(prepared.ok());
   REQUIRE(Calibrate(*prepared, ScalarContext(), calib).ok());
   auto q = Convert(*prepared);
@@ -157,13 +145,8 @@ TEST_CASE("Shape-building Shape/Gather/Unsqueeze/Concat on integers are never ob
   const std::vector<DType> dtypes = InferValueDTypes(g);
   CHECK(dtypes[static_cast<size_t>(g.FindValue("target"))] == DType::kS32);
   CHECK(dtypes[static_cast<size_t>(g.FindValue("flatten"))] == DType::kF32);
-  QConfigMapping mapping;
   // MinMax activations: the point is the shape subgraph, not the histogram's 1.13 quirks on 12-value tensors.
-  QConfig qconfig = GetDefaultQConfig("x86").value();
-  qconfig.activation = ObserverSpec{ObserverKind::kMinMax, {}};
-  qconfig.activation.options.reduce_range = true;
-  mapping.SetGlobal(qconfig);
-  auto prepared = Prepare(g, mapping);
+  auto prepared = Prepare(g, testing::X86Mapping(ObserverKind::kMinMax));
   REQUIRE(prepared.ok());
   CHECK(prepared->FindObserver("target") == nullptr);  // was observed, never fed (folded at Compile): "saw no data"
   CHECK(prepared->FindObserver("batch1") == nullptr);
@@ -187,9 +170,7 @@ TEST_CASE("Observers that saw no data are all named in one error", "[robust]") {
   b.Output(b.Linear("fc_a", x, 8, 4));
   b.Output(b.Linear("fc_b", x, 8, 4));
   const Graph g = std::move(b).Build().value();
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(g, mapping);
+  auto prepared = Prepare(g, GetDefaultQConfigMapping("x86").value());
   REQUIRE(prepared.ok());
   auto q = Convert(*prepared);  // no calibration at all
   REQUIRE_FALSE(q.ok());
@@ -375,9 +356,7 @@ TEST_CASE("A calibration batch a fixed-batch input rejects names --calib-batch",
   const ValueId x = b.Input("x", DType::kF32, Shape{1, 8});
   b.Output(b.Linear("fc", x, 8, 2));
   const Graph g = std::move(b).Build().value();
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(g, mapping);
+  auto prepared = Prepare(g, GetDefaultQConfigMapping("x86").value());
   REQUIRE(prepared.ok());
   const Status s = CalibrateOn(*prepared, {{RandomTensor(rng, Shape{32, 8}, -1.0f, 1.0f)}});
   REQUIRE_FALSE(s.ok());

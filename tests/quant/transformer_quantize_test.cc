@@ -13,6 +13,7 @@
 #include "quant/fused_ops.h"
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
+#include "quant/qconfig_mapping.h"
 #include "quant/quantized_registry.h"
 #include "tests/test_util.h"
 
@@ -55,9 +56,7 @@ TEST_CASE(
     "[convert]") {
   std::mt19937_64 rng = testing::MakeRng("encoder block");
   const Graph g = EncoderBlock(rng(), 12, 16);
-  QConfigMapping mapping;
-  mapping.SetGlobal(GetDefaultQConfig("x86").value());
-  auto prepared = Prepare(g, mapping);
+  auto prepared = Prepare(g, GetDefaultQConfigMapping("x86").value());
   REQUIRE(prepared.ok());
   CHECK(prepared->fuse_report().fused_layer_norms.size() == 2);
   CHECK(prepared->fuse_report().fused_gelus.size() == 1);

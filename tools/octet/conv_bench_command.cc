@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/harness/kernel_isa.h"
 #include "bench/harness/peer_problem.h"
 #include "bench/harness/spot_check.h"
 #include "core/context.h"
@@ -65,10 +66,7 @@ int RunConvBench(const ConvBenchCommand& c) {
   Tensor& out = *y;
   const Tensor& x = problem->x.values();
   if (Status s = plan->RunInto(*context, x, out); !s.ok()) return ReportFailure(s);
-  // The path the call took (an im2col plan may run the indirect kernels) and its kernel family.
-  const std::string path = context->LastKernel("qconv2d");
-  const std::string family = path == "depthwise" ? "qdwconv" : path == "indirect" ? "qigemm" : "qgemm";
-  const std::string kernel = context->LastKernel(family);
+  const auto [path, kernel] = bench::LastConvKernel(*context);
   // Every output of small layers, else 300 samples and the four corners; most outputs must not be clamped.
   Result<bench::SpotCheck> check = bench::CheckConv(*problem, out);
   if (!check.ok()) return ReportFailure(check.status());

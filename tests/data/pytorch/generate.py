@@ -307,6 +307,21 @@ def base_case(name, op, dtype, scales, zps, axis, lo, hi, kind):
     }
 
 
+def add_case(st, name, op, dtype, scales, zps, axis, lo, hi, kind, expect_equal, reason, inp, expected, mask=None):
+    """Saves a case's arrays (inp and expected: (suffix, array); the file NAME.SUFFIX.npy; then the mask) and adds
+    its manifest entry."""
+    c = base_case(name, op, dtype, scales, zps, axis, lo, hi, kind)
+    c["shape"] = list(inp[1].shape)
+    c["input"] = st.save(f"{name}.{inp[0]}", inp[1])
+    c["expected"] = st.save(f"{name}.{expected[0]}", expected[1])
+    if mask is not None:
+        c["expected_mask"] = st.save(f"{name}.mask", mask)
+    c["expect_equal"] = bool(expect_equal)
+    if reason:
+        c["reason"] = reason
+    st.add(c)
+
+
 def add_quantize(st, name, kind, x, dtype, scale, zp, expect_equal=True, reason=None):
     lo, hi = INT_RANGES[dtype]
     if expect_equal is True:
@@ -317,14 +332,8 @@ def add_quantize(st, name, kind, x, dtype, scale, zp, expect_equal=True, reason=
         check_equal(name, q, formula)
     elif expect_equal is None:
         expect_equal = same_bits(q, formula)
-    c = base_case(name, "quantize_per_tensor", dtype, [scale], [zp], None, lo, hi, kind)
-    c["shape"] = list(x.shape)
-    c["input"] = st.save(f"{name}.x", x.astype(F32))
-    c["expected"] = st.save(f"{name}.q", q.astype(NP_DTYPES[dtype]))
-    c["expect_equal"] = bool(expect_equal)
-    if reason:
-        c["reason"] = reason
-    st.add(c)
+    add_case(st, name, "quantize_per_tensor", dtype, [scale], [zp], None, lo, hi, kind,
+             expect_equal, reason, ("x", x.astype(F32)), ("q", q.astype(NP_DTYPES[dtype])))
     return q
 
 
@@ -349,14 +358,8 @@ def add_dequantize(st, name, kind, q, dtype, scale, zp, expect_equal=True, reaso
         check_equal(name, y, octet_dequantize(q, scale, zp))
     elif expect_equal is None:
         expect_equal = same_bits(y, octet_dequantize(q, scale, zp))
-    c = base_case(name, "dequantize", dtype, [scale], [zp], None, lo, hi, kind)
-    c["shape"] = list(q.shape)
-    c["input"] = st.save(f"{name}.q", q.astype(NP_DTYPES[dtype]))
-    c["expected"] = st.save(f"{name}.y", y.astype(F32))
-    c["expect_equal"] = bool(expect_equal)
-    if reason:
-        c["reason"] = reason
-    st.add(c)
+    add_case(st, name, "dequantize", dtype, [scale], [zp], None, lo, hi, kind,
+             expect_equal, reason, ("q", q.astype(NP_DTYPES[dtype])), ("y", y.astype(F32)))
 
 
 def add_quantize_per_channel(st, name, kind, x, dtype, scales, zps, axis, expect_equal=True, reason=None):
@@ -371,14 +374,8 @@ def add_quantize_per_channel(st, name, kind, x, dtype, scales, zps, axis, expect
         equal = equal and same_bits(q[idx], octet_quantize(x[idx], scales[c_], zps[c_], lo, hi))
     if expect_equal is None:
         expect_equal = equal
-    c = base_case(name, "quantize_per_channel", dtype, scales, zps, axis, lo, hi, kind)
-    c["shape"] = list(x.shape)
-    c["input"] = st.save(f"{name}.x", x.astype(F32))
-    c["expected"] = st.save(f"{name}.q", q.astype(NP_DTYPES[dtype]))
-    c["expect_equal"] = bool(expect_equal)
-    if reason:
-        c["reason"] = reason
-    st.add(c)
+    add_case(st, name, "quantize_per_channel", dtype, scales, zps, axis, lo, hi, kind,
+             expect_equal, reason, ("x", x.astype(F32)), ("q", q.astype(NP_DTYPES[dtype])))
     return q
 
 
@@ -414,14 +411,8 @@ def add_dequantize_per_channel(st, name, kind, q, dtype, scales, zps, axis, expe
         equal = equal and same_bits(y[idx], octet_dequantize(q[idx], scales[c_], zps[c_]))
     if expect_equal is None:
         expect_equal = equal
-    c = base_case(name, "dequantize", dtype, scales, zps, axis, lo, hi, kind)
-    c["shape"] = list(q.shape)
-    c["input"] = st.save(f"{name}.q", q.astype(NP_DTYPES[dtype]))
-    c["expected"] = st.save(f"{name}.y", y.astype(F32))
-    c["expect_equal"] = bool(expect_equal)
-    if reason:
-        c["reason"] = reason
-    st.add(c)
+    add_case(st, name, "dequantize", dtype, scales, zps, axis, lo, hi, kind,
+             expect_equal, reason, ("q", q.astype(NP_DTYPES[dtype])), ("y", y.astype(F32)))
 
 
 def fq_dtype(lo, hi):
@@ -453,15 +444,8 @@ def add_fake_quantize(st, name, kind, x, scale, zp, lo, hi, expect_equal=True, r
         check_equal(name + " mask", m, fm)
     elif expect_equal is None:
         expect_equal = same_bits(y, fy) and same_bits(m, fm)
-    c = base_case(name, "fake_quantize_per_tensor_affine", fq_dtype(lo, hi), [scale], [zp], None, lo, hi, kind)
-    c["shape"] = list(x.shape)
-    c["input"] = st.save(f"{name}.x", x.astype(F32))
-    c["expected"] = st.save(f"{name}.y", y.astype(F32))
-    c["expected_mask"] = st.save(f"{name}.mask", m)
-    c["expect_equal"] = bool(expect_equal)
-    if reason:
-        c["reason"] = reason
-    st.add(c)
+    add_case(st, name, "fake_quantize_per_tensor_affine", fq_dtype(lo, hi), [scale], [zp], None, lo, hi, kind,
+             expect_equal, reason, ("x", x.astype(F32)), ("y", y.astype(F32)), mask=m)
     return y, m
 
 
@@ -476,15 +460,8 @@ def add_fake_quantize_per_channel(st, name, kind, x, scales, zps, axis, lo, hi, 
         equal = equal and same_bits(y[idx], fy) and same_bits(m[idx], fm)
     if expect_equal is None:
         expect_equal = equal
-    c = base_case(name, "fake_quantize_per_channel_affine", fq_dtype(lo, hi), scales, zps, axis, lo, hi, kind)
-    c["shape"] = list(x.shape)
-    c["input"] = st.save(f"{name}.x", x.astype(F32))
-    c["expected"] = st.save(f"{name}.y", y.astype(F32))
-    c["expected_mask"] = st.save(f"{name}.mask", m)
-    c["expect_equal"] = bool(expect_equal)
-    if reason:
-        c["reason"] = reason
-    st.add(c)
+    add_case(st, name, "fake_quantize_per_channel_affine", fq_dtype(lo, hi), scales, zps, axis, lo, hi, kind,
+             expect_equal, reason, ("x", x.astype(F32)), ("y", y.astype(F32)), mask=m)
 
 
 # ---------------------------------------------------------------------------------------------------------------

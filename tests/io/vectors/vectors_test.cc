@@ -77,14 +77,9 @@ struct Model {
 Model Calibrated() {
   std::mt19937_64 rng = testing::MakeRng("vectors_mixed");
   const Graph original = Mixed(rng());
-  auto prepared = Prepare(original, testing::X86Mapping(ObserverKind::kMinMax));
-  REQUIRE(prepared.ok());
-  std::vector<std::vector<Tensor>> batches;
-  for (int i = 0; i < 3; ++i) batches.push_back({RandomTensor(rng, Shape{4, kC, kH, kW}, -1.0f, 1.0f)});
-  CalibrateOptions quiet;
-  quiet.progress = [](int64_t, int64_t) {};
-  REQUIRE(Calibrate(*prepared, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), batches, quiet).ok());
-  return {std::move(*prepared), RandomTensor(rng, Shape{5, kC, kH, kW}, -1.2f, 1.2f)};
+  PreparedGraph prepared =
+      testing::CalibratedOnRandom(original, testing::X86Mapping(ObserverKind::kMinMax), rng, Shape{4, kC, kH, kW});
+  return {std::move(prepared), RandomTensor(rng, Shape{5, kC, kH, kW}, -1.2f, 1.2f)};
 }
 
 Graph Converted(const Model& m, NumericsProfile profile) {

@@ -11,21 +11,13 @@
 # Models: the digits CNN and MLP, the transformers (opset 13, and 17 with LayerNormalization) and the convs model of
 # tests/data/models, and ResNet-18 and MobileNetV2
 # when they are in $OCTET_LARGE_MODELS (default /tmp/octet_large_models; tests/data/models/generate.py --large DIR
-# writes them), skipped with a line saying so otherwise. onnxruntime-node is installed as run_ort_qdq_test.sh does.
+# writes them), skipped with a line saying so otherwise. onnxruntime-node is installed by ort_env.sh.
 set -euo pipefail
 octet=$(realpath "$1")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-models="$here/../../data/models"
 large=${OCTET_LARGE_MODELS:-/tmp/octet_large_models}
-ort_dir=${OCTET_ORT_DIR:-$HOME/.cache/octet/onnxruntime-node-1.30}
 
-if [ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]; then
-  echo "installing onnxruntime-node 1.30 into $ort_dir"
-  mkdir -p "$ort_dir"
-  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save --no-audit --no-fund --loglevel=error \
-     onnxruntime-node@1.30.0)
-fi
-export NODE_PATH="$ort_dir/node_modules"
+# shellcheck source=tests/onnx/ort_qdq/ort_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ort_env.sh"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -21,21 +21,13 @@
 # AVX2-only CPU).
 #
 # onnxruntime-node is installed from the npm registry with ONNXRUNTIME_NODE_INSTALL=skip (its bundled CPU build,
-# no CUDA download) into $OCTET_ORT_DIR (default ~/.cache/octet/onnxruntime-node-1.30), once.
+# no CUDA download) into $OCTET_ORT_DIR (default ~/.cache/octet/onnxruntime-node-1.30), once (ort_env.sh).
 set -euo pipefail
 octet=$(realpath "$1")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-models="$here/../../data/models"
-ort_dir=${OCTET_ORT_DIR:-$HOME/.cache/octet/onnxruntime-node-1.30}
 read -r -a node_cmd <<<"${OCTET_ORT_NODE:-node}"
 
-if [ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]; then
-  echo "installing onnxruntime-node 1.30 into $ort_dir"
-  mkdir -p "$ort_dir"
-  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save --no-audit --no-fund --loglevel=error \
-     onnxruntime-node@1.30.0)
-fi
-export NODE_PATH="$ort_dir/node_modules"
+# shellcheck source=tests/onnx/ort_qdq/ort_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ort_env.sh"
 
 # Whether ONNX Runtime's int8 kernels here have VNNI (exact u8 x s8 dot products).
 vnni=${OCTET_ORT_VNNI:-}

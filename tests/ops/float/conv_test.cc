@@ -15,7 +15,34 @@ using testing::In;
 struct ConvCase {
   int64_t n, c, h, w, oc, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group;
   bool bias;
+
+  int64_t OutH() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t OutW() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  AttributeMap Attributes() const {
+    return {{"kernel_shape", std::vector<int64_t>{kh, kw}},
+            {"strides", std::vector<int64_t>{sh, sw}},
+            {"dilations", std::vector<int64_t>{dh, dw}},
+            {"pads", std::vector<int64_t>{pt, pl, pb, pr}},
+            {"group", group}};
+  }
 };
+
+// A case's random input, weight and bias (drawn in that order), and the op inputs reading them: the weight and bias
+// as constants or as graph inputs.
+struct ConvOperands {
+  Tensor x, w, b;
+  std::vector<testing::OpInput> ins;
+};
+
+ConvOperands RandomConvOperands(const ConvCase& p, std::mt19937_64& rng, bool weights_constant) {
+  ConvOperands o{testing::RandomTensor(rng, Shape{p.n, p.c, p.h, p.w}),
+                 testing::RandomTensor(rng, Shape{p.oc, p.c / p.group, p.kh, p.kw}),
+                 testing::RandomTensor(rng, Shape{p.oc}),
+                 {}};
+  o.ins = {In(o.x), weights_constant ? Const(o.w) : In(o.w)};
+  if (p.bias) o.ins.push_back(weights_constant ? Const(o.b) : In(o.b));
+  return o;
+}
 
 std::vector<float> ReferenceConv(const ConvCase& p, const Tensor& x, const Tensor& wt, const Tensor* b, int64_t oh,
                                  int64_t ow) {
@@ -45,19 +72,11 @@ std::vector<float> ReferenceConv(const ConvCase& p, const Tensor& x, const Tenso
 void CheckConv(const ConvCase& p, std::mt19937_64& rng, bool weights_constant) {
   // Windows larger than the padded input are an error (tested separately).
   if (p.h + p.pt + p.pb < p.dh * (p.kh - 1) + 1 || p.w + p.pl + p.pr < p.dw * (p.kw - 1) + 1) return;
-  const int64_t oh = (p.h + p.pt + p.pb - p.dh * (p.kh - 1) - 1) / p.sh + 1;
-  const int64_t ow = (p.w + p.pl + p.pr - p.dw * (p.kw - 1) - 1) / p.sw + 1;
-  Tensor x = testing::RandomTensor(rng, Shape{p.n, p.c, p.h, p.w});
-  Tensor w = testing::RandomTensor(rng, Shape{p.oc, p.c / p.group, p.kh, p.kw});
-  Tensor b = testing::RandomTensor(rng, Shape{p.oc});
-  AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{p.kh, p.kw}},
-                     {"strides", std::vector<int64_t>{p.sh, p.sw}},
-                     {"dilations", std::vector<int64_t>{p.dh, p.dw}},
-                     {"pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr}},
-                     {"group", p.group}};
-  std::vector<testing::OpInput> ins = {In(x), weights_constant ? Const(w) : In(w)};
-  if (p.bias) ins.push_back(weights_constant ? Const(b) : In(b));
-  const std::vector<float> want = ReferenceConv(p, x, w, p.bias ? &b : nullptr, oh, ow);
+  const int64_t oh = p.OutH(), ow = p.OutW();
+  const ConvOperands o = RandomConvOperands(p, rng, weights_constant);
+  const std::vector<testing::OpInput>& ins = o.ins;
+  const AttributeMap attrs = p.Attributes();
+  const std::vector<float> want = ReferenceConv(p, o.x, o.w, p.bias ? &o.b : nullptr, oh, ow);
   INFO("conv n=" << p.n << " c=" << p.c << " h=" << p.h << " w=" << p.w << " oc=" << p.oc << " k=" << p.kh << "x"
                  << p.kw << " s=" << p.sh << "," << p.sw << " d=" << p.dh << "," << p.dw << " pads=" << p.pt << ","
                  << p.pl << "," << p.pb << "," << p.pr << " g=" << p.group);
@@ -121,22 +140,15 @@ TEST_CASE("Conv's 2-D tiles over channels and pixels give the same output at 1, 
                             {1, 64, 12, 12, 160, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true}};  // pointwise
   for (const ConvCase& p : cases) {
     for (bool constant : {true, false}) {
-      const int64_t oh = (p.h + p.pt + p.pb - p.dh * (p.kh - 1) - 1) / p.sh + 1;
-      const int64_t ow = (p.w + p.pl + p.pr - p.dw * (p.kw - 1) - 1) / p.sw + 1;
-      Tensor x = testing::RandomTensor(rng, Shape{p.n, p.c, p.h, p.w});
-      Tensor w = testing::RandomTensor(rng, Shape{p.oc, p.c / p.group, p.kh, p.kw});
-      Tensor b = testing::RandomTensor(rng, Shape{p.oc});
-      AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{p.kh, p.kw}},
-                         {"strides", std::vector<int64_t>{p.sh, p.sw}},
-                         {"pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr}},
-                         {"group", p.group}};
-      std::vector<testing::OpInput> ins = {In(x), constant ? Const(w) : In(w)};
-      if (p.bias) ins.push_back(constant ? Const(b) : In(b));
+      const ConvOperands o = RandomConvOperands(p, rng, constant);
+      const std::vector<testing::OpInput>& ins = o.ins;
+      const AttributeMap attrs = p.Attributes();
       INFO("conv c=" << p.c << " h=" << p.h << " w=" << p.w << " oc=" << p.oc << " k=" << p.kh << "x" << p.kw
                      << " g=" << p.group << " constant weights " << constant);
       auto one = testing::RunFloatOp("Conv", ins, attrs, 1, 1);
       REQUIRE(one.ok());
-      testing::ExpectClose((*one)[0], ReferenceConv(p, x, w, p.bias ? &b : nullptr, oh, ow), 1e-3f, 1e-4f);
+      testing::ExpectClose((*one)[0], ReferenceConv(p, o.x, o.w, p.bias ? &o.b : nullptr, p.OutH(), p.OutW()), 1e-3f,
+                           1e-4f);
       for (int threads : {2, 3, 7}) {
         auto many = testing::RunFloatOp("Conv", ins, attrs, 1, threads);
         REQUIRE(many.ok());

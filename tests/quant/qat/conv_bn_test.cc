@@ -59,13 +59,7 @@ Tensor RandomInput(std::mt19937_64& rng, int64_t n) {
 }
 
 Tensor RunFloat(const Graph& g, const OpRegistry& r, const Tensor& x) {
-  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
-  CompileOptions co;
-  co.input_shapes = {{"x", x.shape()}};
-  auto exec = Executor::Compile(g, context, r, co);
-  INFO(exec.status().message());
-  REQUIRE(exec.ok());
-  return exec->Run(std::vector<Tensor>{x}).value()[0];
+  return testing::RunWithInputShapes(g, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), r, {x})[0];
 }
 
 // |a - b| <= tolerance * max(max |a|, floor) everywhere, naming the first element beyond. `floor` keeps values that

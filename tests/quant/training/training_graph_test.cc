@@ -14,6 +14,7 @@
 #include "quant/training/train_classifier.h"
 #include "quant/training/training_graph.h"
 #include "tests/ops/float/float_op_tester.h"
+#include "tests/quant/training/gradient_check.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -63,21 +64,10 @@ TEST_CASE("TrainingGraph gradients equal finite differences of the loss", "[trai
     auto loss = float_ops::SoftmaxCrossEntropy(out[0], labels).value();
     std::vector<Tensor> grads = {loss.grad};
     REQUIRE(tg.Backward(grads).ok());
+    INFO("mode " << (mode == Mode::kTraining ? "training" : "eval"));
     int64_t compared = 0;
     for (size_t p = 0; p < tg.parameters().size(); ++p) {
-      Tensor param = tg.parameter(p);
-      for (int64_t i = 0; i < param.NumElements(); i += 3) {
-        const float saved = param.data<float>()[i];
-        param.data<float>()[i] = saved + 1e-2f;
-        const double plus = Loss(tg, x, labels, mode);
-        param.data<float>()[i] = saved - 1e-2f;
-        const double minus = Loss(tg, x, labels, mode);
-        param.data<float>()[i] = saved;
-        const double numeric = (plus - minus) / 2e-2;
-        INFO(tg.parameter_name(p) << "[" << i << "] mode " << (mode == Mode::kTraining ? "training" : "eval"));
-        CHECK(tg.gradient(p).data<float>()[i] == Approx(numeric).margin(1e-4).epsilon(2e-3));
-        ++compared;
-      }
+      compared += testing::CheckFiniteDifferences(tg, p, 3, [&] { return Loss(tg, x, labels, mode); });
     }
     CHECK(compared > 20);
   }
@@ -303,19 +293,7 @@ TEST_CASE("Dropout in training mode: seeded mask, 1/(1-p) scale, the same mask b
   };
   int64_t compared = 0;
   for (size_t p = 0; p < tg.parameters().size(); ++p) {
-    Tensor param = tg.parameter(p);
-    for (int64_t i = 0; i < param.NumElements(); i += 3) {
-      const float saved = param.data<float>()[i];
-      param.data<float>()[i] = saved + 1e-2f;
-      const double plus = loss_with_mask();
-      param.data<float>()[i] = saved - 1e-2f;
-      const double minus = loss_with_mask();
-      param.data<float>()[i] = saved;
-      const double numeric = (plus - minus) / 2e-2;
-      INFO(tg.parameter_name(p) << "[" << i << "]");
-      CHECK(tg.gradient(p).data<float>()[i] == Approx(numeric).margin(1e-4).epsilon(2e-3));
-      ++compared;
-    }
+    compared += testing::CheckFiniteDifferences(tg, p, 3, loss_with_mask);
   }
   CHECK(compared > 20);
 }
@@ -339,17 +317,8 @@ TEST_CASE("Embedding weights train through Gather's backward", "[train]") {
     if (tg.parameter(p).shape() == Shape{7, 4}) embed = p;
   }
   REQUIRE(embed < tg.parameters().size());
-  Tensor weight = tg.parameter(embed);
-  for (int64_t i = 0; i < weight.NumElements(); ++i) {
-    const float saved = weight.data<float>()[i];
-    weight.data<float>()[i] = saved + 1e-2f;
-    const double plus = Loss(tg, x[0], labels, Mode::kEval);
-    weight.data<float>()[i] = saved - 1e-2f;
-    const double minus = Loss(tg, x[0], labels, Mode::kEval);
-    weight.data<float>()[i] = saved;
-    INFO("embedding weight [" << i << "]");
-    CHECK(tg.gradient(embed).data<float>()[i] == Approx((plus - minus) / 2e-2).margin(1e-4).epsilon(2e-3));
-  }
+  const auto eval_loss = [&] { return Loss(tg, x[0], labels, Mode::kEval); };
+  CHECK(testing::CheckFiniteDifferences(tg, embed, 1, eval_loss) == 28);  // every element of the 7 x 4 table
 }
 
 TEST_CASE("TrainingGraph reports nodes it cannot differentiate", "[train]") {
