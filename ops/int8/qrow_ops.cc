@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/threading.h"
@@ -11,6 +12,7 @@
 #include "ops/int8/int8_ops.h"
 #include "ops/reference/qlayernorm_reference.h"
 #include "ops/reference/qsoftmax_reference.h"
+#include "ops/ukernels/qlayernorm.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -81,10 +83,22 @@ Result<PreparedOp> PrepareQLayerNorm(const OpPrepareArgs& args) {
                          reference::MakeQLayerNormParams(width, qx.scale, qx.zero_point, epsilon, gamma, beta, qy.scale,
                                                          qy.zero_point, qy.quant_min, qy.quant_max));
   auto params = std::make_shared<const reference::QLayerNormParams>(std::move(p));
-  auto kernel = RowKernel(qx.dtype, qy.dtype, width,
-                          [params](const auto* x, auto* y) { reference::QLayerNormRow(*params, x, y); });
+  // u8 -> u8 (what the presets give) through the ISA's row kernel; the other dtype pairs through the reference.
+  const auto& u8 = SelectUkernel(args.context, QLayerNormU8Ukernels());
+  const QLayerNormU8UkernelFn u8_fn = u8.fn;
+  auto kernel = RowKernel(qx.dtype, qy.dtype, width, [params, u8_fn](const auto* x, auto* y) {
+    using X = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
+    using Y = std::remove_pointer_t<decltype(y)>;
+    if constexpr (std::is_same_v<X, uint8_t> && std::is_same_v<Y, uint8_t>) {
+      u8_fn(*params, x, y);
+    } else {
+      reference::QLayerNormRow(*params, x, y);
+    }
+  });
+  const bool both_u8 = qx.dtype == DType::kU8 && qy.dtype == DType::kU8;
   return float_ops::MakePrepared({{qy.dtype, args.inputs[0].shape}}, std::move(kernel),
-                                 fmt::format("qlayernorm_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
+                                 both_u8 ? fmt::format("qlayernorm_u8_u8/{}", u8.name)
+                                         : fmt::format("qlayernorm_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
 }
 
 Result<PreparedOp> PrepareQSoftmax(const OpPrepareArgs& args) {

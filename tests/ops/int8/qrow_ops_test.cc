@@ -62,7 +62,8 @@ TEST_CASE(
   const std::vector<std::pair<DType, DType>> dtypes = {
       {DType::kU8, DType::kU8}, {DType::kS8, DType::kS8}, {DType::kU8, DType::kS8}, {DType::kS8, DType::kU8}};
   int iteration = 0;
-  for (int64_t width : {1, 7, 64, 256, 768}) {
+  // Widths with and without tails after the 16- and 8-element blocks of the SIMD kernels.
+  for (int64_t width : {1, 7, 23, 64, 200, 256, 768}) {
     for (const auto& [x_dtype, y_dtype] : dtypes) {
       const int64_t rows = 9;
       const QParams qx = testing::RandomActivationQParams(rng, x_dtype);
@@ -127,6 +128,47 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("QLayerNorm u8 -> u8 equals its reference at the extremes: width 16384, full-range codes, any zero point",
+          "[int8_misc]") {
+  auto rng = testing::MakeRng("qlayernorm extremes");
+  const std::vector<Context> contexts = AllContexts();
+  const int64_t width = reference::kQLayerNormMaxWidth, rows = 3;
+  for (int32_t x_zp : {0, 255, 97}) {
+    INFO("x zero point " << x_zp);
+    // Row 0: codes 0 and 255 alternating (the largest |D x' - S| and variance); row 1: one 255 among zeros (a huge
+    // normalised value); row 2: uniform codes.
+    Tensor x = Tensor::Create(DType::kU8, Shape{rows, width}).value();
+    std::uniform_int_distribution<int> u(0, 255);
+    for (int64_t i = 0; i < width; ++i) {
+      x.data<uint8_t>()[i] = i % 2 ? 255 : 0;
+      x.data<uint8_t>()[width + i] = i == 777 ? 255 : 0;
+      x.data<uint8_t>()[2 * width + i] = static_cast<uint8_t>(u(rng));
+    }
+    const QParams qx = QParams::PerTensor(DType::kU8, 0.05f, x_zp).value();
+    const QParams qy = QParams::PerTensor(DType::kU8, 0.02f, 128).value();
+    const Tensor gamma = testing::RandomTensor(rng, Shape{width}, -2.0f, 2.0f);
+    const Tensor beta = testing::RandomTensor(rng, Shape{width}, -0.5f, 0.5f);
+    const std::vector<float> g(gamma.data<float>(), gamma.data<float>() + width);
+    const std::vector<float> b(beta.data<float>(), beta.data<float>() + width);
+    const reference::QLayerNormParams p =
+        reference::MakeQLayerNormParams(width, qx.scale(), qx.zero_point(), 1e-5f, g, b, qy.scale(), qy.zero_point(),
+                                        qy.quant_min(), qy.quant_max())
+            .value();
+    Tensor want = Tensor::Create(DType::kU8, x.shape()).value();
+    for (int64_t r = 0; r < rows; ++r) {
+      reference::QLayerNormRow(p, x.data<uint8_t>() + r * width, want.data<uint8_t>() + r * width);
+    }
+    CHECK(testing::VariedCodes(want));
+    const AttributeMap attrs{{"epsilon", 1e-5f}, {"axis", int64_t{-1}}};
+    for (const Context& context : contexts) {
+      const Tensor y =
+          testing::RunQOp("QLayerNorm", {QIn(x, qx), QConst(gamma, std::nullopt), QConst(beta, std::nullopt)}, qy,
+                          attrs, context)
+              .value();
+      testing::RequireSameCodes(y, want);
+    }
+  }
+}
 TEST_CASE(
     "QSoftmax equals its reference on every ISA and thread count, and "
     "float within 1 LSB",
