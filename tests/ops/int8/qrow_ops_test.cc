@@ -240,6 +240,47 @@ TEST_CASE(
   REQUIRE(!ln_short.ok());
 }
 
+TEST_CASE("QSoftmax equals its reference at exact rounding ties, over output scales, and past 2^17 elements",
+          "[int8_misc]") {
+  auto rng = testing::MakeRng("qsoftmax ties");
+  const std::vector<Context> contexts = AllContexts();
+  auto check = [&](const Tensor& x, const QParams& qx, const QParams& qy) {
+    const int64_t width = x.shape().dim(1), rows = x.shape().dim(0);
+    const reference::QSoftmaxParams p =
+        reference::MakeQSoftmaxParams(qx.scale(), qy.scale(), qy.zero_point(), qy.quant_min(), qy.quant_max()).value();
+    Tensor want = Tensor::Create(DType::kU8, x.shape()).value();
+    for (int64_t r = 0; r < rows; ++r) {
+      reference::QSoftmaxRow(p, width, x.data<uint8_t>() + r * width, want.data<uint8_t>() + r * width);
+    }
+    for (const Context& context : contexts) {
+      testing::RequireSameCodes(testing::RunQOp("QSoftmax", {QIn(x, qx)}, qy, {}, context).value(), want);
+    }
+    return want;
+  };
+  const QParams qx = QParams::PerTensor(DType::kU8, 0.1f, 0).value();
+  // Rows of n equal codes with y_scale 1/k: y = floor(k / n + 1/2), exact ties of the division. For these (n, k) a
+  // double quotient alone rounds to one less than the tie (so the operator's correction is what keeps them equal).
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int>>{{98, 49}, {98, 147}, {196, 98}, {2, 3}, {6, 3}}) {
+    INFO("row of " << n << " equal codes, y_scale 1/" << k);
+    Tensor x = Tensor::Create(DType::kU8, Shape{2, n}).value();
+    for (int64_t i = 0; i < 2 * n; ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i < n ? 7 : 200);
+    const Tensor y = check(x, qx, QParams::PerTensor(DType::kU8, 1.0f / static_cast<float>(k), 0).value());
+    CHECK(y.data<uint8_t>()[0] == static_cast<uint8_t>(std::floor(k / static_cast<double>(n) + 0.5)));
+  }
+  // Random rows and output scales from 1/255 to 1/16.
+  for (int trial = 0; trial < 8; ++trial) {
+    const float y_scale = 1.0f / std::uniform_real_distribution<float>(16.0f, 255.0f)(rng);
+    INFO("y_scale " << y_scale);
+    check(RandomRows(rng, DType::kU8, 5, 77), testing::RandomActivationQParams(rng, DType::kU8),
+          QParams::PerTensor(DType::kU8, y_scale, 0).value());
+  }
+  // A row of 2^17 + 3 elements (a sum of 2^40 or more: the operator's exact fallback).
+  Tensor wide = Tensor::Create(DType::kU8, Shape{1, (int64_t{1} << 17) + 3}).value();
+  for (uint8_t& v : wide.values<uint8_t>()) v = 10;
+  wide.data<uint8_t>()[5] = 9;
+  check(wide, qx, QParams::PerTensor(DType::kU8, 1.0f / 65536.0f, 0).value());
+}
+
 TEST_CASE("QLookup's Gelu (erf and tanh) is within 1 LSB of the float formula", "[int8_misc]") {
   for (const std::string approximate : {"none", "tanh"}) {
     const QParams qx = QParams::PerTensor(DType::kU8, 12.0f / 255.0f, 140).value();
