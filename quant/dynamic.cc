@@ -111,6 +111,10 @@ Result<Graph> QuantizeDynamic(const Graph& float_graph, const QConfigMapping& ma
     n.op_type = plan.op_type;
     n.domain = std::string(kInt8Domain);
     n.attributes.Set("reduce_range", int64_t{options.reduce_range ? 1 : 0});
+    if (options.per_token &&
+        (n.op_type == Int8OpName(Int8Op::kDynamicQGemm) || n.op_type == Int8OpName(Int8Op::kDynamicQMatMul))) {
+      n.attributes.Set("per_token", int64_t{1});
+    }
     rep.quantized.push_back(n.name);
   }
   return g.WithoutUnusedConstants();  // the float weights that were replaced

@@ -25,6 +25,10 @@ struct QuantizeDynamicOptions {
   // over the full u8 range (DESIGN.md §4 checks operand ranges instead of PyTorch's blanket reduce_range), and
   // QNNPACK does the same. true: [0, 127], PyTorch's FBGEMM dynamic Linear / LSTM numbers (about 6 dB less SQNR).
   bool reduce_range = false;
+  // Per-token activations (DynamicQGemm / DynamicQMatMul attribute per_token = 1): u8 qparams per row of x, chosen
+  // per call from that row's range (reference::PerTokenDynamicQGemm), instead of one pair per call. The LSTM / GRU
+  // operators are per tensor either way.
+  bool per_token = false;
   const Context* context = nullptr;  // runs the weight observers and quantization (nullptr: the default)
 };
 

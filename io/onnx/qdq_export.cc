@@ -41,9 +41,9 @@ bool NeedsOpset17(const Graph& graph) {
 }
 
 // octet's attributes that exist only for its own kernels (numerics and fused activations).
-const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation", "activation_min",
-                                                                  "activation_max", "reduce_range", "rounding",
-                                                                  "non_finite"};
+const std::set<std::string, std::less<>> kOctetOnlyAttributes = {"requantization", "activation",   "activation_min",
+                                                                 "activation_max", "reduce_range", "rounding",
+                                                                 "non_finite",     "per_token"};
 
 Result<int32_t> OnnxElemType(DType dtype) {
   switch (dtype) {

@@ -1,5 +1,6 @@
-// DynamicQGemm and DynamicQMatMul: ChooseQuantizationParams over the live range of x, quantize to u8 in the scratch,
-// the int8 GEMM with the float output stage (reference::DynamicQGemm).
+// DynamicQGemm and DynamicQMatMul: ChooseQuantizationParams over the live range of x (or of each row, per token),
+// quantize to u8 in the scratch, the int8 GEMM with the float output stage (reference::DynamicQGemm,
+// reference::PerTokenDynamicQGemm).
 #include "ops/int8/dynamic_gemm_op.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "ops/float/op_util.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/reference/dynamic_qgemm_reference.h"
+#include "ops/reference/qgemm_reference.h"
 
 namespace octet {
 
@@ -19,7 +21,7 @@ using float_ops::CheckInput;
 using float_ops::Present;
 
 Result<DynamicGemm> DynamicGemm::Create(const Context& context, const QTensor& weights, std::vector<float> bias,
-                                        bool reduce_range, std::string_view what) {
+                                        bool reduce_range, std::string_view what, bool per_token) {
   QGemmPrepackOptions options;
   options.activation_dtype = DType::kU8;
   DynamicGemm g;
@@ -36,14 +38,101 @@ Result<DynamicGemm> DynamicGemm::Create(const Context& context, const QTensor& w
   }
   g.bias_ = std::move(bias);
   g.reduce_range_ = reduce_range;
+  g.per_token_ = per_token;
+  if (per_token) {
+    const QParams& wq = weights.qparams();
+    for (int32_t zp : wq.zero_points()) {
+      if (zp != 0) return InvalidArgument("weight '{}' must be symmetric (zero point 0) per token, got {}", what, zp);
+    }
+    const int64_t n = g.packed_.n(), k = g.packed_.k();
+    const int8_t* w = weights.values().data<int8_t>();
+    g.w_col_sums_.assign(static_cast<size_t>(n), 0);
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += w[j * k + p];
+      g.w_col_sums_[static_cast<size_t>(j)] = sum;
+    }
+    g.w_scales_.resize(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) g.w_scales_[static_cast<size_t>(j)] = wq.scales()[wq.per_channel() ? j : 0];
+    OCTET_ASSIGN_OR_RETURN(QParams raw, QParams::PerTensor(DType::kU8, 1.0f, 0, 0, reduce_range ? 127 : 255));
+    OCTET_ASSIGN_OR_RETURN(g.raw_plan_, QGemmPlan::Create(g.packed_, raw, QGemmOutput::Int32()));
+  }
   const auto& quantize = SelectUkernel(context, QuantizeUkernels<uint8_t>());
   g.quantize_ = quantize.fn;
-  g.kernel_name_ = fmt::format("dynamic_qgemm_u8s8_f32+{}", quantize.name);
+  g.kernel_name_ = fmt::format("{}_u8s8_f32+{}", per_token ? "per_token_qgemm" : "dynamic_qgemm", quantize.name);
   return g;
+}
+
+size_t DynamicGemm::ScratchBytes(int64_t m) const {
+  const auto rows = static_cast<size_t>(m);
+  // Per token: the int32 sums first (the scratch is aligned for them), then the u8 rows.
+  return rows * static_cast<size_t>(k()) + (per_token_ ? rows * static_cast<size_t>(n()) * sizeof(int32_t) : 0);
+}
+
+namespace {
+// The live range of n finite floats ([0, 0] when n is 0); fails naming `what` and element `offset + i` otherwise.
+Status RowLiveRange(const float* x, size_t n, size_t offset, std::string_view what, float& lo, float& hi) {
+  lo = hi = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (!std::isfinite(v)) {
+      return InvalidArgument("dynamic quantization of '{}': element {} is {}, not finite", what, offset + i, v);
+    }
+    if (i == 0) {
+      lo = hi = v;
+    } else {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  return OkStatus();
+}
+}  // namespace
+
+Result<QParams> DynamicGemm::RunPerToken(const Context& context, const float* x, int64_t m, std::byte* scratch,
+                                         float* y, size_t y_stride, std::string_view what) const {
+  const auto k = static_cast<size_t>(packed_.k()), n = static_cast<size_t>(packed_.n());
+  const auto rows = static_cast<size_t>(m);
+  const int32_t quant_max = reduce_range_ ? 127 : 255;
+  auto* acc = reinterpret_cast<int32_t*>(scratch);
+  auto* a = reinterpret_cast<uint8_t*>(scratch + rows * n * sizeof(int32_t));
+  std::vector<float> scales(rows);
+  std::vector<int32_t> zero_points(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    float lo = 0.0f, hi = 0.0f;
+    OCTET_RETURN_IF_ERROR(RowLiveRange(x + i * k, k, i * k, what, lo, hi));
+    const reference::ChosenQParams chosen =
+        reference::ChooseQuantizationParams(lo, hi, 0, 255, false, false, reduce_range_);
+    scales[i] = static_cast<float>(chosen.scale);
+    zero_points[i] = chosen.zero_point;
+    QuantizeParams qp;
+    qp.inv_scale = 1.0f / scales[i];
+    qp.zero_point = chosen.zero_point;
+    qp.quant_min = 0;
+    qp.quant_max = quant_max;
+    quantize_(k, x + i * k, a + i * k, qp);
+  }
+  const float first_scale = rows > 0 ? scales[0] : 0.1f;
+  OCTET_ASSIGN_OR_RETURN(QParams first,
+                         QParams::PerTensor(DType::kU8, first_scale, rows > 0 ? zero_points[0] : 0, 0, quant_max));
+  if (rows == 0) return first;
+  // sum_k a * w with zero point 0, then minus zp_i * sum_k w[j][k]: the exact accumulator of row i's zero point
+  // (it fits int32: the prepack bound holds for every zero point of the dtype).
+  OCTET_RETURN_IF_ERROR(raw_plan_.RunRows(context, a, k, m, acc, n));
+  for (size_t i = 0; i < rows; ++i) {
+    const int64_t zp = zero_points[i];
+    for (size_t j = 0; j < n; ++j) {
+      const auto exact = static_cast<int32_t>(int64_t{acc[i * n + j]} - zp * w_col_sums_[j]);
+      y[i * y_stride + j] =
+          reference::DequantizeAccumulatorValue(exact, scales[i], w_scales_[j], bias_.empty() ? 0.0f : bias_[j]);
+    }
+  }
+  return first;
 }
 
 Result<QParams> DynamicGemm::Run(const Context& context, const float* x, int64_t m, std::byte* scratch, float* y,
                                  size_t y_stride, std::string_view what) const {
+  if (per_token_) return RunPerToken(context, x, m, scratch, y, y_stride, what);
   const int64_t k = packed_.k();
   const auto count = static_cast<size_t>(m * k);
   // The live range (finite values only: a NaN or Inf has no quantized meaning here).
@@ -126,17 +215,24 @@ Result<bool> ReduceRange(const Node& node) {
   return rr != 0;
 }
 
+Result<bool> PerToken(const Node& node) {
+  OCTET_ASSIGN_OR_RETURN(int64_t pt, node.attributes.GetInt("per_token", 0));
+  if (pt != 0 && pt != 1) return InvalidArgument("per_token must be 0 or 1, got {}", pt);
+  return pt != 0;
+}
+
 // Shared by both operators: x rows of K into y rows of N, scratch for the quantized rows.
 Result<PreparedOp> MakeDynamicGemmKernel(std::shared_ptr<const DynamicGemm> gemm, int64_t m, Shape out) {
-  OCTET_ASSIGN_OR_RETURN(int64_t scratch, float_ops::CheckedProduct(std::vector<int64_t>{m, gemm->k()}));
+  // ScratchBytes(m) <= m (K + 4 N): checked for overflow first.
+  OCTET_RETURN_IF_ERROR(float_ops::CheckedProduct(std::vector<int64_t>{m, gemm->k() + 4 * gemm->n()}).status());
+  const size_t scratch = gemm->ScratchBytes(m);
   std::string name = gemm->kernel_name();
   auto kernel = MakeKernel([gemm, m](const OpRunArgs& r) -> Status {
     return gemm->Run(r.context, r.inputs[0].data<float>(), m, r.scratch.data(), r.outputs[0].data<float>(),
                      static_cast<size_t>(gemm->n()), "x")
         .status();
   });
-  return float_ops::MakePrepared({{DType::kF32, std::move(out)}}, std::move(kernel), std::move(name),
-                                 static_cast<size_t>(scratch));
+  return float_ops::MakePrepared({{DType::kF32, std::move(out)}}, std::move(kernel), std::move(name), scratch);
 }
 
 Result<PreparedOp> PrepareDynamicQGemm(const OpPrepareArgs& args) {
@@ -152,6 +248,7 @@ Result<PreparedOp> PrepareDynamicQGemm(const OpPrepareArgs& args) {
   if (trans_b != 0 && trans_b != 1) return InvalidArgument("transB must be 0 or 1, got {}", trans_b);
   if (alpha != 1.0f || beta != 1.0f) return Unimplemented("alpha and beta must be 1, got {} and {}", alpha, beta);
   OCTET_ASSIGN_OR_RETURN(bool reduce_range, ReduceRange(args.node));
+  OCTET_ASSIGN_OR_RETURN(bool per_token, PerToken(args.node));
   OCTET_ASSIGN_OR_RETURN(QTensor w, DynamicGemmWeight(args.inputs[1], trans_b ? 0 : 1, "weight (input 1)"));
   const int64_t m = args.inputs[0].shape.dim(0), k = args.inputs[0].shape.dim(1);
   const int64_t n = w.values().shape().dim(0);
@@ -172,7 +269,7 @@ Result<PreparedOp> PrepareDynamicQGemm(const OpPrepareArgs& args) {
     bias.assign(values.begin(), values.end());
   }
   OCTET_ASSIGN_OR_RETURN(DynamicGemm gemm, DynamicGemm::Create(args.context, w, std::move(bias), reduce_range,
-                                                               "weight (input 1)"));
+                                                               "weight (input 1)", per_token));
   return MakeDynamicGemmKernel(std::make_shared<const DynamicGemm>(std::move(gemm)), m, Shape{m, n});
 }
 
@@ -182,6 +279,7 @@ Result<PreparedOp> PrepareDynamicQMatMul(const OpPrepareArgs& args) {
   const Shape& x = args.inputs[0].shape;
   if (x.rank() < 1) return InvalidArgument("x (input 0) must have rank >= 1, got {}", x);
   OCTET_ASSIGN_OR_RETURN(bool reduce_range, ReduceRange(args.node));
+  OCTET_ASSIGN_OR_RETURN(bool per_token, PerToken(args.node));
   OCTET_ASSIGN_OR_RETURN(QTensor w, DynamicGemmWeight(args.inputs[1], 1, "weight (input 1)"));
   const int64_t n = w.values().shape().dim(0), k = w.values().shape().dim(1);
   if (x.dim(x.rank() - 1) != k) {
@@ -190,8 +288,8 @@ Result<PreparedOp> PrepareDynamicQMatMul(const OpPrepareArgs& args) {
   const int64_t m = x.Product(0, x.rank() - 1);
   std::vector<int64_t> out = x.dims();
   out.back() = n;
-  OCTET_ASSIGN_OR_RETURN(DynamicGemm gemm, DynamicGemm::Create(args.context, w, {}, reduce_range,
-                                                               "weight (input 1)"));
+  OCTET_ASSIGN_OR_RETURN(DynamicGemm gemm,
+                         DynamicGemm::Create(args.context, w, {}, reduce_range, "weight (input 1)", per_token));
   return MakeDynamicGemmKernel(std::make_shared<const DynamicGemm>(std::move(gemm)), m, Shape(out));
 }
 

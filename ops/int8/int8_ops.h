@@ -45,7 +45,8 @@
 //   QClamp(x q) -> y q                     y's qparams equal x's; float attributes min, max (real values; Relu is
 //                                          min = 0, Clip its bounds).
 //   DynamicQGemm(x f32, w s8, [b f32]) -> y f32, DynamicQMatMul(x f32, w s8) -> y f32: x quantized per call from
-//                                          its live range (ChooseQuantizationParams), attribute reduce_range (0|1).
+//                                          its live range (ChooseQuantizationParams), attribute reduce_range (0|1);
+//                                          per_token = 1: one range, scale and zero point per row of x.
 //   DynamicQLSTM, DynamicQGRU              ONNX LSTM / GRU inputs with W and R as s8 per-channel constants.
 //   QLayerNorm(x q, Scale f32, [B f32]) -> y q, QSoftmax(x q) -> y q   over the last axis (ops/int8/qrow_ops.h).
 //   QBatchMatMul(a q, b q) -> y q          MatMul of two activations, fp32 requantization (ops/int8/qbatchmatmul_op.h).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/threading.h"
@@ -11,6 +12,7 @@
 #include "ops/int8/int8_ops.h"
 #include "ops/reference/qlayernorm_reference.h"
 #include "ops/reference/qsoftmax_reference.h"
+#include "ops/ukernels/qlayernorm.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -81,10 +83,53 @@ Result<PreparedOp> PrepareQLayerNorm(const OpPrepareArgs& args) {
                          reference::MakeQLayerNormParams(width, qx.scale, qx.zero_point, epsilon, gamma, beta, qy.scale,
                                                          qy.zero_point, qy.quant_min, qy.quant_max));
   auto params = std::make_shared<const reference::QLayerNormParams>(std::move(p));
-  auto kernel = RowKernel(qx.dtype, qy.dtype, width,
-                          [params](const auto* x, auto* y) { reference::QLayerNormRow(*params, x, y); });
+  // u8 -> u8 (what the presets give) through the ISA's row kernel; the other dtype pairs through the reference.
+  const auto& u8 = SelectUkernel(args.context, QLayerNormU8Ukernels());
+  const QLayerNormU8UkernelFn u8_fn = u8.fn;
+  auto kernel = RowKernel(qx.dtype, qy.dtype, width, [params, u8_fn](const auto* x, auto* y) {
+    using X = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
+    using Y = std::remove_pointer_t<decltype(y)>;
+    if constexpr (std::is_same_v<X, uint8_t> && std::is_same_v<Y, uint8_t>) {
+      u8_fn(*params, x, y);
+    } else {
+      reference::QLayerNormRow(*params, x, y);
+    }
+  });
+  const bool both_u8 = qx.dtype == DType::kU8 && qy.dtype == DType::kU8;
   return float_ops::MakePrepared({{qy.dtype, args.inputs[0].shape}}, std::move(kernel),
-                                 fmt::format("qlayernorm_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
+                                 both_u8 ? fmt::format("qlayernorm_u8_u8/{}", u8.name)
+                                         : fmt::format("qlayernorm_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
+}
+
+// reference::QSoftmaxRow with its per-element 64-bit division floor(N / D) (N = e M + D / 2, D = S 2^16) replaced by
+// a double estimate and an exact integer correction: while S < 2^40, N and D stay below 2^57, the estimate is
+// within 1 of the quotient and q D, (q + 1) D do not overflow, so the codes equal the reference's. Larger sums (rows
+// of more than 2^17 elements) run the reference.
+template <typename X, typename Y>
+void QSoftmaxRowByReciprocal(const reference::QSoftmaxParams& p, int64_t n, const X* x, Y* y) {
+  X max = x[0];
+  for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  uint64_t sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += p.exp_table[static_cast<size_t>(int32_t{max} - int32_t{x[i]})];
+  if (sum >= (uint64_t{1} << 40)) {
+    reference::QSoftmaxRow(p, n, x, y);
+    return;
+  }
+  const uint64_t den = sum << 16;
+  const uint64_t half = den >> 1;
+  const double inv = 1.0 / static_cast<double>(den);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t num = p.exp_table[static_cast<size_t>(int32_t{max} - int32_t{x[i]})] * p.multiplier + half;
+    auto q = static_cast<uint64_t>(static_cast<double>(static_cast<int64_t>(num)) * inv);
+    if (q * den > num) {
+      --q;
+    } else if ((q + 1) * den <= num) {
+      ++q;
+    }
+    int64_t code = static_cast<int64_t>(q) + p.y_zp;
+    code = std::clamp<int64_t>(code, p.y_quant_min, p.y_quant_max);
+    y[i] = static_cast<Y>(code);
+  }
 }
 
 Result<PreparedOp> PrepareQSoftmax(const OpPrepareArgs& args) {
@@ -102,7 +147,7 @@ Result<PreparedOp> PrepareQSoftmax(const OpPrepareArgs& args) {
                          reference::MakeQSoftmaxParams(qx.scale, qy.scale, qy.zero_point, qy.quant_min, qy.quant_max));
   auto params = std::make_shared<const reference::QSoftmaxParams>(p);
   auto kernel = RowKernel(qx.dtype, qy.dtype, width,
-                          [params, width](const auto* x, auto* y) { reference::QSoftmaxRow(*params, width, x, y); });
+                          [params, width](const auto* x, auto* y) { QSoftmaxRowByReciprocal(*params, width, x, y); });
   return float_ops::MakePrepared({{qy.dtype, args.inputs[0].shape}}, std::move(kernel),
                                  fmt::format("qsoftmax_table_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
 }

@@ -1,20 +1,19 @@
 // Dynamic quantization's operators: ChooseQuantizationParams against PyTorch 1.13 (tests/data/dynamic, from its
 // generate.py); DynamicQGemm / DynamicQMatMul equal the reference composition (reference::DynamicQGemm) bit for bit
 // on every runnable ISA at 1 and 2 threads; and their errors.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/executor.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/reference/dynamic_qgemm_reference.h"
+#include "ops/reference/per_token_qgemm_reference.h"
 #include "ops/reference/quantize_reference.h"
 #include "tests/test_util.h"
 
@@ -87,6 +86,7 @@ struct GemmCase {
   bool trans_b = true;
   bool bias = true;
   bool matmul = false;
+  bool per_token = false;
 };
 
 struct GemmData {
@@ -139,6 +139,7 @@ GemmData MakeGemm(const GemmCase& c, std::mt19937_64& rng) {
   node.inputs = {x, w};
   if (!c.matmul) node.attributes.Set("transB", int64_t{c.trans_b ? 1 : 0});
   node.attributes.Set("reduce_range", int64_t{c.reduce_range ? 1 : 0});
+  if (c.per_token) node.attributes.Set("per_token", int64_t{1});
   if (c.bias && !c.matmul) {
     node.inputs.push_back(g.AddConstant("b", Tensor::FromValues<float>(Shape{c.n}, d.bias).value()).value());
   }
@@ -200,6 +201,111 @@ TEST_CASE("DynamicQGemm and DynamicQMatMul equal the reference composition on ev
   CHECK(compared >= 96);
 }
 
+TEST_CASE("Per-token DynamicQGemm and DynamicQMatMul equal the reference on every ISA and thread count", "[dynamic]") {
+  auto rng = testing::MakeRng("per-token qgemm op");
+  const OpRegistry registry = Int8Registry();
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    GemmCase c;
+    c.m = static_cast<int64_t>(testing::RandomSize(rng, 17));
+    c.k = static_cast<int64_t>(testing::RandomSize(rng, 90));
+    c.n = static_cast<int64_t>(testing::RandomSize(rng, 40));
+    c.per_channel = trial % 2 == 0;
+    c.reduce_range = (trial / 2) % 2 == 0;
+    c.trans_b = (trial / 4) % 2 == 0;
+    c.bias = trial % 3 != 0;
+    c.matmul = trial % 5 == 0;
+    c.per_token = true;
+    if (c.matmul) c.bias = false;
+    INFO("m " << c.m << " k " << c.k << " n " << c.n << " per_channel " << c.per_channel << " reduce_range "
+              << c.reduce_range << " transB " << c.trans_b << " bias " << c.bias << " matmul " << c.matmul);
+    GemmData d = MakeGemm(c, rng);
+    // Rows of very different ranges (tokens with outliers, all-zero and one-sided rows): the per-row qparams differ.
+    std::uniform_real_distribution<float> gain(0.01f, 60.0f), offset(-3.0f, 3.0f);
+    for (int64_t i = 0; i < c.m; ++i) {
+      const float g = i % 7 == 3 ? 0.0f : gain(rng), o = i % 7 == 3 ? 0.0f : offset(rng);
+      for (int64_t p = 0; p < c.k; ++p) {
+        float& v = d.x.data<float>()[i * c.k + p];
+        v = v * g + o;
+      }
+    }
+    std::vector<float> expected(static_cast<size_t>(c.m * c.n));
+    const std::vector<int32_t> zps(static_cast<size_t>(c.n), 0);
+    const auto rows = reference::PerTokenDynamicQGemm(
+        static_cast<size_t>(c.m), static_cast<size_t>(c.n), static_cast<size_t>(c.k), d.x.data<float>(),
+        static_cast<size_t>(c.k), d.w.data(), static_cast<size_t>(c.k), d.scales.data(), zps.data(),
+        d.bias.empty() ? nullptr : d.bias.data(), c.reduce_range, expected.data(), static_cast<size_t>(c.n));
+    REQUIRE(rows.size() == static_cast<size_t>(c.m));
+    // Not vacuous: each row's qparams come from that row alone.
+    for (int64_t i = 0; i < c.m; ++i) {
+      const auto q = reference::ChooseDynamicActivationQParams(static_cast<size_t>(c.k), d.x.data<float>() + i * c.k,
+                                                               c.reduce_range);
+      CHECK(rows[static_cast<size_t>(i)].scale == q.scale);
+      CHECK(rows[static_cast<size_t>(i)].zero_point == q.zero_point);
+    }
+    for (Isa isa : testing::CompiledIsaList()) {
+      if (!testing::CanRun(isa, std::string("per-token qgemm op on ") + IsaName(isa))) continue;
+      for (int threads : {1, 2, 3}) {
+        INFO(IsaName(isa) << ", " << threads << " threads");
+        const Context ctx = testing::ContextFor(isa, threads);
+        auto exec = Executor::Compile(d.graph, ctx, registry);
+        REQUIRE(exec.ok());
+        auto y = exec->Run(std::vector<Tensor>{d.x});
+        REQUIRE(y.ok());
+        const float* got = (*y)[0].data<float>();
+        for (size_t i = 0; i < expected.size(); ++i) {
+          if (std::memcmp(&got[i], &expected[i], sizeof(float)) != 0) {
+            FAIL("element " << i << ": got " << got[i] << ", reference " << expected[i]);
+          }
+        }
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared >= 120);
+}
+
+TEST_CASE("Per-token quantization keeps small rows accurate next to an outlier row", "[dynamic]") {
+  auto rng = testing::MakeRng("per-token outlier row");
+  GemmCase c;
+  c.m = 8;
+  c.k = 64;
+  c.n = 16;
+  c.bias = false;
+  GemmData per_tensor = MakeGemm(c, rng);
+  c.per_token = true;
+  GemmData per_token = MakeGemm(c, rng);
+  // Same weights and activations in both graphs; row 0 is 100x the others.
+  per_token.x = per_tensor.x;
+  per_token.graph.mutable_value(per_token.graph.FindValue("w")).data =
+      per_tensor.graph.value(per_tensor.graph.FindValue("w")).data;
+  per_token.graph.mutable_value(per_token.graph.FindValue("w")).qparams =
+      per_tensor.graph.value(per_tensor.graph.FindValue("w")).qparams;
+  for (int64_t p = 0; p < c.k; ++p) per_tensor.x.data<float>()[p] *= 100.0f;
+  per_token.x = per_tensor.x;
+  // The float product with the dequantized weights, and the error of each graph on rows 1..m-1.
+  auto error = [&](const GemmData& d) {
+    const Context ctx = testing::ContextFor(Isa::kScalar);
+    const OpRegistry registry = Int8Registry();
+    const Tensor y = Executor::Compile(d.graph, ctx, registry).value().Run(std::vector<Tensor>{d.x}).value()[0];
+    double err = 0;
+    for (int64_t i = 1; i < c.m; ++i) {
+      for (int64_t j = 0; j < c.n; ++j) {
+        double ref = 0;
+        for (int64_t p = 0; p < c.k; ++p) {
+          ref += double{per_tensor.x.data<float>()[i * c.k + p]} * per_tensor.w[static_cast<size_t>(j * c.k + p)] *
+                 per_tensor.scales[static_cast<size_t>(j)];
+        }
+        err += std::pow(y.data<float>()[i * c.n + j] - ref, 2);
+      }
+    }
+    return err;
+  };
+  const double e_tensor = error(per_tensor), e_token = error(per_token);
+  INFO("squared error per tensor " << e_tensor << ", per token " << e_token);
+  CHECK(e_token * 100 < e_tensor);
+}
+
 TEST_CASE("DynamicQMatMul takes batched activations [..., K]", "[dynamic]") {
   auto rng = testing::MakeRng("dynamic matmul batched");
   GemmCase c;
@@ -251,6 +357,11 @@ TEST_CASE("Dynamic GEMM operators reject bad weights, attributes and non-finite 
     CHECK_THAT(compile_error(d.graph), Catch::Contains("reduce_range must be 0 or 1"));
   }
   {
+    GemmData d = MakeGemm(c, rng);
+    d.graph.mutable_node(0).attributes.Set("per_token", int64_t{3});
+    CHECK_THAT(compile_error(d.graph), Catch::Contains("per_token must be 0 or 1"));
+  }
+  {
     GemmData d = MakeGemm(c, rng);  // per channel on axis 0 of [N, K]; claim transB = 0 ([K, N], axis 1)
     d.graph.mutable_node(0).attributes.Set("transB", int64_t{0});
     CHECK_THAT(compile_error(d.graph), Catch::Contains("output-channel axis 1"));
@@ -276,6 +387,17 @@ TEST_CASE("Dynamic GEMM operators reject bad weights, attributes and non-finite 
     CHECK_THAT(y.status().message(), Catch::Contains("element 7") && Catch::Contains("not finite"));
     d.x.data<float>()[7] = INFINITY;
     CHECK_FALSE(exec->Run(std::vector<Tensor>{d.x}).ok());
+  }
+  {
+    GemmCase pt = c;
+    pt.per_token = true;
+    GemmData d = MakeGemm(pt, rng);
+    auto exec = Executor::Compile(d.graph, ctx, registry);
+    REQUIRE(exec.ok());
+    d.x.data<float>()[12] = -INFINITY;  // row 2, column 2: the message counts from the start of x
+    auto y = exec->Run(std::vector<Tensor>{d.x});
+    REQUIRE_FALSE(y.ok());
+    CHECK_THAT(y.status().message(), Catch::Contains("element 12") && Catch::Contains("not finite"));
   }
 }
 

@@ -138,6 +138,42 @@ TEST_CASE("QuantizeDynamic replaces Gemm, MatMul and LSTM by the dynamic operato
   }
 }
 
+TEST_CASE("QuantizeDynamic with per_token marks Gemm and MatMul, not LSTM, and tracks float", "[dynamic]") {
+  auto rng = testing::MakeRng("quantize dynamic per token");
+  const Graph model = MakeModel(rng);
+  QConfigMapping mapping;
+  mapping.SetGlobal(GetDefaultDynamicQConfig(true));
+  QuantizeDynamicOptions options;
+  options.per_token = true;
+  auto q = QuantizeDynamic(model, mapping, options);
+  REQUIRE(q.ok());
+  for (const char* name : {"fc1", "fc2", "fc3"}) {
+    INFO(name);
+    CHECK(DynamicNodeNamed(*q, name).attributes.GetInt("per_token", 0).value() == 1);
+  }
+  CHECK(DynamicNodeNamed(*q, "lstm").attributes.Find("per_token") == nullptr);
+  auto plain = QuantizeDynamic(model, mapping);
+  REQUIRE(plain.ok());
+  CHECK(DynamicNodeNamed(*plain, "fc1").attributes.Find("per_token") == nullptr);
+  // Row 0 50x the others: per tensor, it coarsens every row's grid; per token, the other rows keep theirs. Compared
+  // on rows 1..6 of output 0 (row 0's energy would hide them).
+  Tensor x = testing::RandomTensor(rng, Shape{7, 12}, -1.0f, 1.0f);
+  for (int64_t p = 0; p < 12; ++p) x.data<float>()[p] *= 50.0f;
+  const Tensor seq = testing::RandomTensor(rng, Shape{4, 2, 4}, -1.0f, 1.0f);
+  const auto yf = RunDynamicGraph(model, FloatOpRegistry(), {x, seq});
+  const auto yt = RunDynamicGraph(*q, QuantizedGraphRegistry(), {x, seq});
+  const auto yp = RunDynamicGraph(*plain, QuantizedGraphRegistry(), {x, seq});
+  auto rest = [](const Tensor& y) {
+    const int64_t n = y.shape().dim(1);
+    return Tensor::FromValues<float>(Shape{6, n}, std::vector<float>(y.data<float>() + n, y.data<float>() + 7 * n))
+        .value();
+  };
+  const double token = testing::TensorSqnrDb(rest(yf[0]), rest(yt[0]));
+  const double tensor = testing::TensorSqnrDb(rest(yf[0]), rest(yp[0]));
+  INFO("rows 1..6 of output 0: SQNR per token " << token << " dB, per tensor " << tensor << " dB");
+  CHECK(token > tensor + 10.0);
+}
+
 TEST_CASE("QuantizeDynamic follows the mapping: op types, node names, none, static QConfigs", "[dynamic]") {
   auto rng = testing::MakeRng("quantize dynamic mapping");
   const Graph model = MakeModel(rng);

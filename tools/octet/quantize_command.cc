@@ -1,18 +1,20 @@
 // `octet quantize`: load, configure (backend preset, observer overrides, skipped nodes), quantize, write.
 #include "tools/octet/quantize_command.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
-
+#include "io/file_util.h"
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
 #include "observers/observer_options.h"
@@ -25,9 +27,9 @@
 #include "quant/prepare.h"
 #include "quant/qconfig.h"
 #include "quant/qconfig_mapping.h"
+#include "quant/smoothquant.h"
 #include "quant/target_spec.h"
 #include "quant/weight_only.h"
-#include "io/file_util.h"
 #include "tools/octet/accuracy_options.h"
 #include "tools/octet/batch_files.h"
 #include "tools/octet/calibrate_command.h"
@@ -52,6 +54,9 @@ struct QuantizeCommand {
   std::string weight_observer;
   bool per_channel = false;
   bool per_tensor = false;
+  bool per_token = false;                // --per-token: dynamic activations with qparams per row
+  std::vector<std::string> smoothquant;  // --smoothquant [ALPHA]: the optional value
+  const CLI::Option* smoothquant_option = nullptr;
   int activation_bits = 8;
   std::vector<std::string> skip;
   double min_sqnr_db = kDefaultGuardMinSqnrDb;
@@ -162,6 +167,23 @@ int Quantize(const QuantizeCommand& c) {
   }
   if (c.no_guard && c.strict) return ReportUsage("--strict needs the guard: drop --no-guard");
   if (!c.state.empty() && c.mode != "static") return ReportUsage("--state applies to --mode static only");
+  if (c.per_token && c.mode != "dynamic") return ReportUsage("--per-token applies to --mode dynamic only");
+  std::optional<float> smoothquant_alpha;
+  if (c.smoothquant_option != nullptr && c.smoothquant_option->count() > 0) {
+    if (c.mode != "static" || !c.state.empty()) {
+      return ReportUsage("--smoothquant applies to --mode static with --calib (it measures the activations)");
+    }
+    smoothquant_alpha = 0.5f;
+    if (!c.smoothquant.empty() && !c.smoothquant.front().empty()) {
+      const std::string& v = c.smoothquant.front();
+      char* end = nullptr;
+      const float a = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(a >= 0.0f && a <= 1.0f)) {
+        return ReportUsage(fmt::format("--smoothquant ALPHA must be a number in [0, 1], got '{}'", v));
+      }
+      smoothquant_alpha = a;
+    }
+  }
   if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
   if (!c.state.empty() && (c.accuracy.any() || !c.target.empty())) {
     return ReportUsage("--state cannot be combined with --target, --equalize or --bias-correction: the state was "
@@ -224,6 +246,13 @@ int Quantize(const QuantizeCommand& c) {
   // --equalize / --bias-correction change a copy; the guard compares with the model as given.
   const Graph original = *graph;
   std::optional<Graph> bias_corrected;
+  if (smoothquant_alpha) {
+    SmoothQuantOptions options;
+    options.alpha = *smoothquant_alpha;
+    auto smoothed = SmoothQuant(*graph, split.calibration, *context, options);
+    if (!smoothed.ok()) return ReportFailure(smoothed.status().WithContext(where));
+    fmt::print("{}", SmoothQuantReportText(*smoothed, options.alpha));
+  }
   if (c.accuracy.any()) {
     auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context,
                                      target && target->power_of_two_scales);
@@ -266,7 +295,9 @@ int Quantize(const QuantizeCommand& c) {
     calibrated = std::move(*prepared);
   } else if (c.mode == "dynamic") {
     QuantizeDynamicReport report;
-    quantized = QuantizeDynamic(*graph, *mapping, {}, &report);
+    QuantizeDynamicOptions options;
+    options.per_token = c.per_token;
+    quantized = QuantizeDynamic(*graph, *mapping, options, &report);
     if (quantized.ok()) warning = NothingQuantizedWarning(report);
   } else {
     quantized = QuantizeWeightOnly(*graph, *mapping);
@@ -319,6 +350,8 @@ int Quantize(const QuantizeCommand& c) {
   if (c.accuracy.equalize) metadata["equalize"] = c.accuracy.no_high_bias_absorption ? "cle" : "cle+hba";
   if (c.accuracy.bias_correction) metadata["bias_correction"] = c.accuracy.bias_correction_mode;
   if (target) metadata["target"] = target->name;
+  if (smoothquant_alpha) metadata["smoothquant_alpha"] = fmt::format("{}", *smoothquant_alpha);
+  if (c.per_token) metadata["per_token"] = "1";
   if (Status s = WriteOctetFile(c.output, *quantized, metadata); !s.ok()) return ReportFailure(s);
 #if OCTET_WITH_ONNX
   if (!c.onnx_output.empty()) {
@@ -399,6 +432,8 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--weight-observer", c->weight_observer, "Weight observer, e.g. per_channel_minmax, minmax");
   auto* per_channel = sub->add_flag("--per-channel", c->per_channel, "Per-channel symmetric weights");
   sub->add_flag("--per-tensor", c->per_tensor, "Per-tensor symmetric weights")->excludes(per_channel);
+  sub->add_flag("--per-token", c->per_token,
+                "Dynamic: quantize the activations of Gemm/MatMul per row (one scale and zero point per token)");
   sub->add_option("--activation-bits", c->activation_bits,
                   "Activation bits (static; 2..8): the low end of the activation dtype's range")
       ->capture_default_str();
@@ -424,6 +459,12 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
                             "--activation-bits"}) {
     target->excludes(sub->get_option(other));
   }
+  c->smoothquant_option =
+      sub->add_option("--smoothquant", c->smoothquant,
+                      "Static: SmoothQuant, migrating activation outliers into the weights after each LayerNorm "
+                      "(strength ALPHA in [0, 1], default 0.5)")
+          ->expected(0, 1)
+          ->type_name("[ALPHA]");
   c->accuracy.AddTo(sub);
   c->context.AddTo(sub, 1);
   registry.Add(sub, [c] { return Quantize(*c); });

@@ -62,7 +62,8 @@ TEST_CASE(
   const std::vector<std::pair<DType, DType>> dtypes = {
       {DType::kU8, DType::kU8}, {DType::kS8, DType::kS8}, {DType::kU8, DType::kS8}, {DType::kS8, DType::kU8}};
   int iteration = 0;
-  for (int64_t width : {1, 7, 64, 256, 768}) {
+  // Widths with and without tails after the 16- and 8-element blocks of the SIMD kernels.
+  for (int64_t width : {1, 7, 23, 64, 200, 256, 768}) {
     for (const auto& [x_dtype, y_dtype] : dtypes) {
       const int64_t rows = 9;
       const QParams qx = testing::RandomActivationQParams(rng, x_dtype);
@@ -127,6 +128,47 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("QLayerNorm u8 -> u8 equals its reference at the extremes: width 16384, full-range codes, any zero point",
+          "[int8_misc]") {
+  auto rng = testing::MakeRng("qlayernorm extremes");
+  const std::vector<Context> contexts = AllContexts();
+  const int64_t width = reference::kQLayerNormMaxWidth, rows = 3;
+  for (int32_t x_zp : {0, 255, 97}) {
+    INFO("x zero point " << x_zp);
+    // Row 0: codes 0 and 255 alternating (the largest |D x' - S| and variance); row 1: one 255 among zeros (a huge
+    // normalised value); row 2: uniform codes.
+    Tensor x = Tensor::Create(DType::kU8, Shape{rows, width}).value();
+    std::uniform_int_distribution<int> u(0, 255);
+    for (int64_t i = 0; i < width; ++i) {
+      x.data<uint8_t>()[i] = i % 2 ? 255 : 0;
+      x.data<uint8_t>()[width + i] = i == 777 ? 255 : 0;
+      x.data<uint8_t>()[2 * width + i] = static_cast<uint8_t>(u(rng));
+    }
+    const QParams qx = QParams::PerTensor(DType::kU8, 0.05f, x_zp).value();
+    const QParams qy = QParams::PerTensor(DType::kU8, 0.02f, 128).value();
+    const Tensor gamma = testing::RandomTensor(rng, Shape{width}, -2.0f, 2.0f);
+    const Tensor beta = testing::RandomTensor(rng, Shape{width}, -0.5f, 0.5f);
+    const std::vector<float> g(gamma.data<float>(), gamma.data<float>() + width);
+    const std::vector<float> b(beta.data<float>(), beta.data<float>() + width);
+    const reference::QLayerNormParams p =
+        reference::MakeQLayerNormParams(width, qx.scale(), qx.zero_point(), 1e-5f, g, b, qy.scale(), qy.zero_point(),
+                                        qy.quant_min(), qy.quant_max())
+            .value();
+    Tensor want = Tensor::Create(DType::kU8, x.shape()).value();
+    for (int64_t r = 0; r < rows; ++r) {
+      reference::QLayerNormRow(p, x.data<uint8_t>() + r * width, want.data<uint8_t>() + r * width);
+    }
+    CHECK(testing::VariedCodes(want));
+    const AttributeMap attrs{{"epsilon", 1e-5f}, {"axis", int64_t{-1}}};
+    for (const Context& context : contexts) {
+      const Tensor y =
+          testing::RunQOp("QLayerNorm", {QIn(x, qx), QConst(gamma, std::nullopt), QConst(beta, std::nullopt)}, qy,
+                          attrs, context)
+              .value();
+      testing::RequireSameCodes(y, want);
+    }
+  }
+}
 TEST_CASE(
     "QSoftmax equals its reference on every ISA and thread count, and "
     "float within 1 LSB",
@@ -196,6 +238,47 @@ TEST_CASE(
   const Tensor short_gamma = testing::RandomTensor(rng, Shape{3});
   auto ln_short = testing::RunQOp("QLayerNorm", {QIn(x, q), QConst(short_gamma, std::nullopt)}, q, {}, context);
   REQUIRE(!ln_short.ok());
+}
+
+TEST_CASE("QSoftmax equals its reference at exact rounding ties, over output scales, and past 2^17 elements",
+          "[int8_misc]") {
+  auto rng = testing::MakeRng("qsoftmax ties");
+  const std::vector<Context> contexts = AllContexts();
+  auto check = [&](const Tensor& x, const QParams& qx, const QParams& qy) {
+    const int64_t width = x.shape().dim(1), rows = x.shape().dim(0);
+    const reference::QSoftmaxParams p =
+        reference::MakeQSoftmaxParams(qx.scale(), qy.scale(), qy.zero_point(), qy.quant_min(), qy.quant_max()).value();
+    Tensor want = Tensor::Create(DType::kU8, x.shape()).value();
+    for (int64_t r = 0; r < rows; ++r) {
+      reference::QSoftmaxRow(p, width, x.data<uint8_t>() + r * width, want.data<uint8_t>() + r * width);
+    }
+    for (const Context& context : contexts) {
+      testing::RequireSameCodes(testing::RunQOp("QSoftmax", {QIn(x, qx)}, qy, {}, context).value(), want);
+    }
+    return want;
+  };
+  const QParams qx = QParams::PerTensor(DType::kU8, 0.1f, 0).value();
+  // Rows of n equal codes with y_scale 1/k: y = floor(k / n + 1/2), exact ties of the division. For these (n, k) a
+  // double quotient alone rounds to one less than the tie (so the operator's correction is what keeps them equal).
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int>>{{98, 49}, {98, 147}, {196, 98}, {2, 3}, {6, 3}}) {
+    INFO("row of " << n << " equal codes, y_scale 1/" << k);
+    Tensor x = Tensor::Create(DType::kU8, Shape{2, n}).value();
+    for (int64_t i = 0; i < 2 * n; ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i < n ? 7 : 200);
+    const Tensor y = check(x, qx, QParams::PerTensor(DType::kU8, 1.0f / static_cast<float>(k), 0).value());
+    CHECK(y.data<uint8_t>()[0] == static_cast<uint8_t>(std::floor(k / static_cast<double>(n) + 0.5)));
+  }
+  // Random rows and output scales from 1/255 to 1/16.
+  for (int trial = 0; trial < 8; ++trial) {
+    const float y_scale = 1.0f / std::uniform_real_distribution<float>(16.0f, 255.0f)(rng);
+    INFO("y_scale " << y_scale);
+    check(RandomRows(rng, DType::kU8, 5, 77), testing::RandomActivationQParams(rng, DType::kU8),
+          QParams::PerTensor(DType::kU8, y_scale, 0).value());
+  }
+  // A row of 2^17 + 3 elements (a sum of 2^40 or more: the operator's exact fallback).
+  Tensor wide = Tensor::Create(DType::kU8, Shape{1, (int64_t{1} << 17) + 3}).value();
+  for (uint8_t& v : wide.values<uint8_t>()) v = 10;
+  wide.data<uint8_t>()[5] = 9;
+  check(wide, qx, QParams::PerTensor(DType::kU8, 1.0f / 65536.0f, 0).value());
 }
 
 TEST_CASE("QLookup's Gelu (erf and tanh) is within 1 LSB of the float formula", "[int8_misc]") {
