@@ -1,21 +1,23 @@
 // `octet quantize`: load, configure (backend preset, observer overrides, skipped nodes), quantize, write.
 #include "tools/octet/quantize_command.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
-
+#include "io/file_util.h"
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
 #include "observers/observer_options.h"
+#include "quant/adaround.h"
 #include "quant/bias_correction.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
@@ -27,7 +29,6 @@
 #include "quant/qconfig_mapping.h"
 #include "quant/target_spec.h"
 #include "quant/weight_only.h"
-#include "io/file_util.h"
 #include "tools/octet/accuracy_options.h"
 #include "tools/octet/batch_files.h"
 #include "tools/octet/calibrate_command.h"
@@ -52,6 +53,7 @@ struct QuantizeCommand {
   bool per_channel = false;
   bool per_tensor = false;
   int activation_bits = 8;
+  int weight_bits = 8;
   std::vector<std::string> skip;
   double min_sqnr_db = kDefaultGuardMinSqnrDb;
   bool strict = false;
@@ -116,6 +118,17 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
     OCTET_ASSIGN_OR_RETURN(const ObserverKind kind, ParseObserverKind(c.weight_observer));
     qconfig.weight = WithKind(qconfig.weight, kind, true);
   }
+  if (c.weight_bits != 8) {
+    if (c.weight_bits < 2 || c.weight_bits > 8)
+      return InvalidArgument("--weight-bits must be 2..8, got {}", c.weight_bits);
+    // The low end of s8, stored in int8 as before: [-2^(b-1), 2^(b-1) - 1], or symmetric [-(2^(b-1) - 1), ...] when
+    // the preset restricts int8 weights to [-127, 127] (--backend symmetric).
+    const ObserverOptions& o = qconfig.weight.options;
+    const bool restricted = o.quant_min && o.quant_max && *o.quant_min == -*o.quant_max;
+    const int64_t top = (int64_t{1} << (c.weight_bits - 1)) - 1;
+    qconfig.weight.options.quant_min = restricted ? -top : -top - 1;
+    qconfig.weight.options.quant_max = top;
+  }
   OCTET_RETURN_IF_ERROR(qconfig.Validate());
   QConfigMapping mapping;
   mapping.SetGlobal(qconfig);
@@ -158,8 +171,9 @@ int Quantize(const QuantizeCommand& c) {
   if (!c.state.empty() && c.mode != "static") return ReportUsage("--state applies to --mode static only");
   if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
   if (!c.state.empty() && (c.accuracy.any() || !c.target.empty())) {
-    return ReportUsage("--state cannot be combined with --target, --equalize or --bias-correction: the state was "
-                       "calibrated on the model as given; calibrate in this command with --calib instead");
+    return ReportUsage(
+        "--state cannot be combined with --target, --equalize, --adaround or --bias-correction: the state was "
+        "calibrated on the model as given; calibrate in this command with --calib instead");
   }
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
@@ -208,12 +222,14 @@ int Quantize(const QuantizeCommand& c) {
   // --equalize / --bias-correction change a copy; the guard compares with the model as given.
   const Graph original = *graph;
   std::optional<Graph> bias_corrected;
+  std::map<std::string, QParams> fixed_weight_qparams;
   if (c.accuracy.any()) {
     auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context,
                                      target && target->power_of_two_scales);
     if (!changes.ok()) return ReportFailure(changes.status().WithContext(where));
     fmt::print("{}", changes->report);
     bias_corrected = std::move(changes->bias_corrected);
+    fixed_weight_qparams = std::move(changes->fixed_weight_qparams);
   }
 
   Result<Graph> quantized = Status(Internal("unreachable"));
@@ -242,6 +258,10 @@ int Quantize(const QuantizeCommand& c) {
     }
     if (target && target->power_of_two_scales) {
       if (Status s = RoundScalesToPowerOfTwo(*prepared); !s.ok()) return ReportFailure(s.WithContext(where));
+    }
+    // --adaround: keep the weights on the grid their rounding was learned for (already power-of-two with --target).
+    if (Status s = FixWeightQParams(*prepared, fixed_weight_qparams); !s.ok()) {
+      return ReportFailure(s.WithContext(where));
     }
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
@@ -300,6 +320,8 @@ int Quantize(const QuantizeCommand& c) {
   };
   if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
   if (c.accuracy.equalize) metadata["equalize"] = c.accuracy.no_high_bias_absorption ? "cle" : "cle+hba";
+  if (c.accuracy.adaround) metadata["adaround"] = fmt::format("{} iterations", c.accuracy.adaround_iters);
+  if (c.weight_bits != 8) metadata["weight_bits"] = std::to_string(c.weight_bits);
   if (c.accuracy.bias_correction) metadata["bias_correction"] = c.accuracy.bias_correction_mode;
   if (target) metadata["target"] = target->name;
   if (Status s = WriteOctetFile(c.output, *quantized, metadata); !s.ok()) return ReportFailure(s);
@@ -375,6 +397,9 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--activation-bits", c->activation_bits,
                   "Activation bits (static; 2..8): the low end of the activation dtype's range")
       ->capture_default_str();
+  sub->add_option("--weight-bits", c->weight_bits,
+                  "Weight bits (2..8): the low end of int8, [-2^(b-1), 2^(b-1) - 1], stored and run as int8")
+      ->capture_default_str();
   sub->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   sub->add_option("-o,--output", c->output, "The quantized model (.octet)")->required();
   sub->add_option("--onnx", c->onnx_output, "Also write the model as ONNX QDQ (opset 13)");
@@ -394,7 +419,7 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
                                   "qnnpack, onednn, symmetric) or a target spec file (README: Target specs)")
                      ->type_name("NAME|FILE.json");
   for (const char* other : {"--backend", "--activation-observer", "--weight-observer", "--per-channel", "--per-tensor",
-                            "--activation-bits"}) {
+                            "--activation-bits", "--weight-bits"}) {
     target->excludes(sub->get_option(other));
   }
   c->accuracy.AddTo(sub);
