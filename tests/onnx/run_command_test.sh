@@ -279,8 +279,16 @@ expect 0 "bias correction (empirical, 4 calibration batches): 17 layers correcte
   --calib image="$sm.input0.npy" --calib-batch 8 --backend onednn --per-tensor --bias-correction -o "$tmp/spread.octet"
 expect 0 "skipped /cnn/conv1/Conv: its input has no BatchNorm statistics" -- "$octet" quantize "$m/digits_cnn.onnx" \
   --calib image="$tmp/calib.npy" --bias-correction --bias-correction-mode analytic -o "$tmp/bc.octet"
-expect 2 "--equalize and --bias-correction apply to --mode static only" -- "$octet" quantize "$m/digits_mlp.onnx" \
-  --mode dynamic --equalize -o "$tmp/dyn.octet"
+expect 2 "--equalize, --adaround and --bias-correction apply to --mode static only" -- "$octet" quantize \
+  "$m/digits_mlp.onnx" --mode dynamic --equalize -o "$tmp/dyn.octet"
+# --weight-bits and --adaround (issue 18): 4-bit weights with learned rounding; the report gives each layer's
+# reconstruction loss; bad values are usage errors.
+expect 0 "adaround: 3 layers, 50 iterations each" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$tmp/calib.npy" --weight-bits 4 --adaround --adaround-iters 50 -o "$tmp/ada.octet"
+expect 2 "--weight-bits must be 2..8, got 9" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$tmp/calib.npy" --weight-bits 9 -o "$tmp/bad.octet"
+expect 2 "apply to --mode static only, got --mode dynamic" -- "$octet" quantize "$m/digits_mlp.onnx" \
+  --mode dynamic --adaround -o "$tmp/dyn.octet"
 expect 2 "--equalize-relu6 must be refuse or relu, got 'clip'" -- "$octet" quantize "$sm.onnx" \
   --calib image="$sm.input0.npy" --equalize --equalize-relu6 clip -o "$tmp/spread.octet"
 expect 2 "--bias-correction-mode must be empirical or analytic" -- "$octet" quantize "$sm.onnx" \
