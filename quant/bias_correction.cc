@@ -241,7 +241,8 @@ Result<std::map<std::string, QParams>> WeightQParamsByNode(const Graph& graph, c
 
 Result<BiasCorrectionReport> CorrectBias(Graph& graph, const std::map<std::string, QParams>& weight_qparams,
                                          BiasCorrectionMode mode, std::span<const std::vector<Tensor>> batches,
-                                         const PreActivationStats* stats, const Context& context) {
+                                         const PreActivationStats* stats, const Context& context,
+                                         const std::map<std::string, Tensor>* rounded) {
   BiasCorrectionReport report;
   if (mode == BiasCorrectionMode::kEmpirical && batches.empty()) {
     return InvalidArgument(
@@ -262,7 +263,20 @@ Result<BiasCorrectionReport> CorrectBias(Graph& graph, const std::map<std::strin
       report.skipped.push_back({n.name, why});
       continue;
     }
-    OCTET_ASSIGN_OR_RETURN(Tensor e, WeightQuantizationError(graph.value(n.inputs[1]).data, q->second));
+    const Tensor& w = graph.value(n.inputs[1]).data;
+    auto r = rounded != nullptr ? rounded->find(n.name) : std::map<std::string, Tensor>::const_iterator();
+    Tensor e;
+    if (rounded != nullptr && r != rounded->end()) {
+      if (r->second.shape() != w.shape()) {
+        return InvalidArgument("bias correction: the rounded weight of '{}' has shape {}, not {}", n.name,
+                               r->second.shape().ToString(), w.shape().ToString());
+      }
+      OCTET_ASSIGN_OR_RETURN(e, Tensor::Create(DType::kF32, w.shape()));
+      for (int64_t i = 0; i < w.NumElements(); ++i)
+        e.data<float>()[i] = r->second.data<float>()[i] - w.data<float>()[i];
+    } else {
+      OCTET_ASSIGN_OR_RETURN(e, WeightQuantizationError(w, q->second));
+    }
     layers.push_back(i);
     errors.push_back(std::move(e));
   }

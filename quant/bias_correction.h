@@ -50,10 +50,12 @@ Result<std::map<std::string, QParams>> WeightQParamsByNode(const Graph& graph, c
                                                            const Context* context);
 
 // Corrects the bias of every Conv/Gemm of `graph` named in `weight_qparams`. Empirical mode runs `batches` (one tensor
-// per graph input each) through the float graph and needs at least one; analytic mode reads `stats`.
+// per graph input each) through the float graph and needs at least one; analytic mode reads `stats`. `rounded` (by
+// node name, optional): weights already on their grid (AdaRound's W~), whose error W~ - W replaces nearest rounding's.
 Result<BiasCorrectionReport> CorrectBias(Graph& graph, const std::map<std::string, QParams>& weight_qparams,
                                          BiasCorrectionMode mode, std::span<const std::vector<Tensor>> batches,
-                                         const PreActivationStats* stats, const Context& context);
+                                         const PreActivationStats* stats, const Context& context,
+                                         const std::map<std::string, Tensor>* rounded = nullptr);
 
 // W~ - W for weight `w` quantized with `qparams` (per tensor, or per channel along qparams.axis()).
 Result<Tensor> WeightQuantizationError(const Tensor& w, const QParams& qparams);

@@ -272,8 +272,16 @@ expect 0 "bias correction (empirical, 4 calibration batches): 17 layers correcte
   --calib image="$sm.input0.npy" --calib-batch 8 --backend onednn --per-tensor --bias-correction -o "$TMP/spread.octet"
 expect 0 "skipped /cnn/conv1/Conv: its input has no BatchNorm statistics" -- "$octet" quantize "$m/digits_cnn.onnx" \
   --calib image="$TMP/calib.npy" --bias-correction --bias-correction-mode analytic -o "$TMP/bc.octet"
-expect 2 "--equalize and --bias-correction apply to --mode static only" -- "$octet" quantize "$m/digits_mlp.onnx" \
-  --mode dynamic --equalize -o "$TMP/dyn.octet"
+expect 2 "--equalize, --adaround and --bias-correction apply to --mode static only" -- "$octet" quantize \
+  "$m/digits_mlp.onnx" --mode dynamic --equalize -o "$TMP/dyn.octet"
+# --weight-bits and --adaround (issue 18): 4-bit weights with learned rounding; the report gives each layer's
+# reconstruction loss; bad values are usage errors.
+expect 0 "adaround: 3 layers, 50 iterations each" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$TMP/calib.npy" --weight-bits 4 --adaround --adaround-iters 50 -o "$TMP/ada.octet"
+expect 2 "--weight-bits must be 2..8, got 9" -- "$octet" quantize "$m/digits_cnn.onnx" \
+  --calib image="$TMP/calib.npy" --weight-bits 9 -o "$TMP/bad.octet"
+expect 2 "apply to --mode static only, got --mode dynamic" -- "$octet" quantize "$m/digits_mlp.onnx" \
+  --mode dynamic --adaround -o "$TMP/dyn.octet"
 expect 2 "--equalize-relu6 must be refuse or relu, got 'clip'" -- "$octet" quantize "$sm.onnx" \
   --calib image="$sm.input0.npy" --equalize --equalize-relu6 clip -o "$TMP/spread.octet"
 expect 2 "--bias-correction-mode must be empirical or analytic" -- "$octet" quantize "$sm.onnx" \

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "quant/adaround.h"
 #include "quant/batch_norm_stats.h"
 #include "quant/bias_correction.h"
 #include "quant/equalize.h"
@@ -31,6 +32,12 @@ void AccuracyFlags::AddTo(CLI::App* app) {
                   "empirical (measured on the --calib data) or analytic (from "
                   "BatchNorm statistics)")
       ->capture_default_str();
+  app->add_flag("--adaround", adaround,
+                "Learn each weight's rounding (up or down) layer by layer on the --calib data (AdaRound, static) "
+                "instead of rounding to nearest; for low-bit weights (--weight-bits)");
+  app->add_option("--adaround-iters", adaround_iters, "AdaRound: optimizer iterations per layer")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
 }
 
 Status AccuracyFlags::CheckUsage(const std::string& mode) const {
@@ -41,10 +48,8 @@ Status AccuracyFlags::CheckUsage(const std::string& mode) const {
     return InvalidArgument("--bias-correction-mode must be empirical or analytic, got '{}'", bias_correction_mode);
   }
   if (any() && mode != "static") {
-    return InvalidArgument(
-        "--equalize and --bias-correction apply to --mode "
-        "static only, got --mode {}",
-        mode);
+    return InvalidArgument("--equalize, --adaround and --bias-correction apply to --mode static only, got --mode {}",
+                           mode);
   }
   return OkStatus();
 }
@@ -87,20 +92,40 @@ Result<AccuracyPasses> RunAccuracyPasses(const AccuracyFlags& flags, Graph& grap
     for (const auto& n : r.relu6_replaced)
       out += fmt::format("  replaced ReLU6 '{}' by Relu (--equalize-relu6 relu)\n", n);
   }
-  if (flags.bias_correction) {
-    // Corrected biases go into a copy: calibration observes the graph without them (see RunAccuracyPasses).
-    Graph corrected = graph;
-    const bool empirical = flags.bias_correction_mode == "empirical";
-    OCTET_ASSIGN_OR_RETURN(auto qparams, WeightQParamsByNode(graph, mapping, &context));
+  std::map<std::string, QParams> qparams;
+  if (flags.adaround || flags.bias_correction) {
+    OCTET_ASSIGN_OR_RETURN(qparams, WeightQParamsByNode(graph, mapping, &context));
     if (power_of_two_weights) {
       for (auto& [node, q] : qparams) {
         OCTET_ASSIGN_OR_RETURN(q, RoundScaleToPowerOfTwo(q));
       }
     }
+  }
+  AdaRoundResult adaround;
+  if (flags.adaround) {
+    AdaRoundOptions options;
+    options.iterations = flags.adaround_iters;
+    OCTET_ASSIGN_OR_RETURN(adaround, AdaRound(graph, qparams, calibration, context, options));
+    out += fmt::format("adaround: {} layers, {} iterations each, on the float inputs of {} calibration batches\n",
+                       adaround.report.layers.size(), options.iterations, calibration.size());
+    out +=
+        "  reconstruction loss (mean ||W x - W~ x||^2) with nearest rounding -> AdaRound, weights rounded the other "
+        "way\n";
+    for (const auto& l : adaround.report.layers) {
+      out += fmt::format("  {}: {:.4g} -> {:.4g}, {} of {} weights{}\n", l.node, l.loss_nearest, l.loss_adaround,
+                         l.changed, l.weights, l.loss_adaround > l.loss_nearest ? " (worse than nearest)" : "");
+    }
+    for (const auto& s : adaround.report.skipped) out += fmt::format("  skipped {}: {}\n", s.node, s.reason);
+    result.fixed_weight_qparams = adaround.weight_qparams;
+  }
+  if (flags.bias_correction) {
+    // Corrected biases go into a copy: calibration observes the graph without them (see RunAccuracyPasses).
+    Graph corrected = graph;
+    const bool empirical = flags.bias_correction_mode == "empirical";
     OCTET_ASSIGN_OR_RETURN(
         const BiasCorrectionReport r,
         CorrectBias(corrected, qparams, empirical ? BiasCorrectionMode::kEmpirical : BiasCorrectionMode::kAnalytic,
-                    calibration, &stats, context));
+                    calibration, &stats, context, flags.adaround ? &adaround.rounded : nullptr));
     out += fmt::format("bias correction ({}{}): {} layers corrected\n", flags.bias_correction_mode,
                        empirical ? fmt::format(", {} calibration batches", calibration.size()) : "", r.layers.size());
     for (const auto& l : r.layers) {
@@ -108,8 +133,10 @@ Result<AccuracyPasses> RunAccuracyPasses(const AccuracyFlags& flags, Graph& grap
                          l.bias_rms_before);
     }
     for (const auto& s : r.skipped) out += fmt::format("  skipped {}: {}\n", s.node, s.reason);
+    if (flags.adaround) OCTET_RETURN_IF_ERROR(ApplyRoundedWeights(corrected, adaround.rounded));
     result.bias_corrected = std::move(corrected);
   }
+  if (flags.adaround) OCTET_RETURN_IF_ERROR(ApplyRoundedWeights(graph, adaround.rounded));
   result.report = std::move(out);
   return result;
 }

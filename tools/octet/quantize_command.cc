@@ -18,6 +18,7 @@
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
 #include "observers/observer_options.h"
+#include "quant/adaround.h"
 #include "quant/bias_correction.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
@@ -58,6 +59,7 @@ struct QuantizeCommand {
   std::vector<std::string> smoothquant;  // --smoothquant [ALPHA]: the optional value
   const CLI::Option* smoothquant_option = nullptr;
   int activation_bits = 8;
+  int weight_bits = 8;
   std::vector<std::string> skip;
   double min_sqnr_db = kDefaultGuardMinSqnrDb;
   bool strict = false;
@@ -121,6 +123,17 @@ Result<QConfigMapping> MappingFromFlags(const QuantizeCommand& c) {
   if (!c.weight_observer.empty()) {
     OCTET_ASSIGN_OR_RETURN(const ObserverKind kind, ParseObserverKind(c.weight_observer));
     qconfig.weight = WithKind(qconfig.weight, kind, true);
+  }
+  if (c.weight_bits != 8) {
+    if (c.weight_bits < 2 || c.weight_bits > 8)
+      return InvalidArgument("--weight-bits must be 2..8, got {}", c.weight_bits);
+    // The low end of s8, stored in int8 as before: [-2^(b-1), 2^(b-1) - 1], or symmetric [-(2^(b-1) - 1), ...] when
+    // the preset restricts int8 weights to [-127, 127] (--backend symmetric).
+    const ObserverOptions& o = qconfig.weight.options;
+    const bool restricted = o.quant_min && o.quant_max && *o.quant_min == -*o.quant_max;
+    const int64_t top = (int64_t{1} << (c.weight_bits - 1)) - 1;
+    qconfig.weight.options.quant_min = restricted ? -top : -top - 1;
+    qconfig.weight.options.quant_max = top;
   }
   OCTET_RETURN_IF_ERROR(qconfig.Validate());
   QConfigMapping mapping;
@@ -186,8 +199,9 @@ int Quantize(const QuantizeCommand& c) {
   }
   if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
   if (!c.state.empty() && (c.accuracy.any() || !c.target.empty())) {
-    return ReportUsage("--state cannot be combined with --target, --equalize or --bias-correction: the state was "
-                       "calibrated on the model as given; calibrate in this command with --calib instead");
+    return ReportUsage(
+        "--state cannot be combined with --target, --equalize, --adaround or --bias-correction: the state was "
+        "calibrated on the model as given; calibrate in this command with --calib instead");
   }
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
@@ -253,12 +267,14 @@ int Quantize(const QuantizeCommand& c) {
     if (!smoothed.ok()) return ReportFailure(smoothed.status().WithContext(where));
     fmt::print("{}", SmoothQuantReportText(*smoothed, options.alpha));
   }
+  std::map<std::string, QParams> fixed_weight_qparams;
   if (c.accuracy.any()) {
     auto changes = RunAccuracyPasses(c.accuracy, *graph, *mapping, split.calibration, *context,
                                      target && target->power_of_two_scales);
     if (!changes.ok()) return ReportFailure(changes.status().WithContext(where));
     fmt::print("{}", changes->report);
     bias_corrected = std::move(changes->bias_corrected);
+    fixed_weight_qparams = std::move(changes->fixed_weight_qparams);
   }
 
   Result<Graph> quantized = Status(Internal("unreachable"));
@@ -288,6 +304,10 @@ int Quantize(const QuantizeCommand& c) {
     }
     if (target && target->power_of_two_scales) {
       if (Status s = RoundScalesToPowerOfTwo(*prepared); !s.ok()) return ReportFailure(s.WithContext(where));
+    }
+    // --adaround: keep the weights on the grid their rounding was learned for (already power-of-two with --target).
+    if (Status s = FixWeightQParams(*prepared, fixed_weight_qparams); !s.ok()) {
+      return ReportFailure(s.WithContext(where));
     }
     ConvertReport report;
     quantized = Convert(*prepared, convert_options, &report);
@@ -348,6 +368,8 @@ int Quantize(const QuantizeCommand& c) {
   };
   if (guard) metadata["guard"] = GuardReportJson(*guard).dump();
   if (c.accuracy.equalize) metadata["equalize"] = c.accuracy.no_high_bias_absorption ? "cle" : "cle+hba";
+  if (c.accuracy.adaround) metadata["adaround"] = fmt::format("{} iterations", c.accuracy.adaround_iters);
+  if (c.weight_bits != 8) metadata["weight_bits"] = std::to_string(c.weight_bits);
   if (c.accuracy.bias_correction) metadata["bias_correction"] = c.accuracy.bias_correction_mode;
   if (target) metadata["target"] = target->name;
   if (smoothquant_alpha) metadata["smoothquant_alpha"] = fmt::format("{}", *smoothquant_alpha);
@@ -437,6 +459,9 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--activation-bits", c->activation_bits,
                   "Activation bits (static; 2..8): the low end of the activation dtype's range")
       ->capture_default_str();
+  sub->add_option("--weight-bits", c->weight_bits,
+                  "Weight bits (2..8): the low end of int8, [-2^(b-1), 2^(b-1) - 1], stored and run as int8")
+      ->capture_default_str();
   sub->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   sub->add_option("-o,--output", c->output, "The quantized model (.octet)")->required();
   sub->add_option("--onnx", c->onnx_output, "Also write the model as ONNX QDQ (opset 13)");
@@ -456,7 +481,7 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
                                   "qnnpack, onednn, symmetric) or a target spec file (README: Target specs)")
                      ->type_name("NAME|FILE.json");
   for (const char* other : {"--backend", "--activation-observer", "--weight-observer", "--per-channel", "--per-tensor",
-                            "--activation-bits"}) {
+                            "--activation-bits", "--weight-bits"}) {
     target->excludes(sub->get_option(other));
   }
   c->smoothquant_option =
