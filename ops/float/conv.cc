@@ -292,7 +292,9 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
             if (k > 0) {
               SgemmTile(g.sgemm, s, rows, q0, q1);
             } else {  // no input channels: the product is 0
-              for (int64_t oc = rows.begin; oc < rows.end; ++oc) std::fill(yg + oc * ohw + q0, yg + oc * ohw + q1, 0.0f);
+              for (int64_t oc = rows.begin; oc < rows.end; ++oc) {
+                std::fill(yg + oc * ohw + q0, yg + oc * ohw + q1, 0.0f);
+              }
             }
             if (bias == nullptr) continue;
             for (int64_t oc = rows.begin; oc < rows.end; ++oc) {
