@@ -45,10 +45,13 @@ Result<PreparedOp> PrepareGemm(const OpPrepareArgs& args) {
   }
   const auto& sgemm = SelectSgemm(args.context);
   const SgemmBlockFn fn = sgemm.fn;
-  // A constant transposed B (Linear's weight [N, K]) is transposed once, here, to [K, N]: the layout the sgemm
-  // kernels read in place (weight prepacking).
-  std::shared_ptr<std::vector<float>> packed_b;
-  if (trans_b && args.inputs[1].constant != nullptr) {
+  // A constant B (Linear's weight) is packed once, here, into the kernel's B panels (weight prepacking); for a
+  // kernel without panels a transposed one is transposed to [K, N], the layout it reads in place.
+  std::shared_ptr<std::vector<float>> packed_b, panels_b;
+  if (SgemmPanelCols(fn) > 0 && args.inputs[1].constant != nullptr) {
+    panels_b = std::make_shared<std::vector<float>>(
+        PackSgemmB(fn, k, n, trans_b != 0, args.inputs[1].constant->data<float>(), b.dim(1)));
+  } else if (trans_b && args.inputs[1].constant != nullptr) {
     packed_b = std::make_shared<std::vector<float>>(static_cast<size_t>(k * n));
     const float* src = args.inputs[1].constant->data<float>();
     for (int64_t j = 0; j < n; ++j) {
@@ -78,6 +81,7 @@ Result<PreparedOp> PrepareGemm(const OpPrepareArgs& args) {
       g.b = packed_b->data();
       g.ldb = n;
     }
+    if (panels_b) g.packed_b = panels_b->data();
     g.c = y;
     g.ldc = n;
     g.alpha = alpha;
@@ -128,6 +132,13 @@ Result<PreparedOp> PrepareMatMul(const OpPrepareArgs& args) {
   }
   const auto& sgemm = SelectSgemm(args.context);
   const SgemmBlockFn fn = sgemm.fn;
+  // A constant B shared by every batch index (a Linear layer's weight) is packed once, here, into the kernel's B
+  // panels (weight prepacking).
+  std::shared_ptr<std::vector<float>> panels_b;
+  if (SgemmPanelCols(fn) > 0 && args.inputs[1].constant != nullptr && b_batch.NumElements() == 1) {
+    panels_b = std::make_shared<std::vector<float>>(
+        PackSgemmB(fn, k, n, false, args.inputs[1].constant->data<float>(), n));
+  }
   auto kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
     const float* pa = r.inputs[0].data<float>();
     const float* pb = r.inputs[1].data<float>();
@@ -142,6 +153,7 @@ Result<PreparedOp> PrepareMatMul(const OpPrepareArgs& args) {
       g.lda = k;
       g.b = pb + offsets_b[static_cast<size_t>(t)];
       g.ldb = n;
+      if (panels_b) g.packed_b = panels_b->data();
       g.c = y + t * m * n;
       g.ldc = n;
     }

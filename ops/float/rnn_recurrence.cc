@@ -109,7 +109,9 @@ Status RunRnn(const RnnParams& p, const OpRunArgs& r, float* scratch, const RnnP
         float* gb = gates + b * GH;
         float* hb = h + b * H;
         float* cb = c + b * H;
-        if (p.lstm) {
+        if (p.lstm && p.lstm_gates != nullptr && pi == nullptr && p.clip == 0.0f) {
+          p.lstm_gates(xr, gb, cb, hb, H);
+        } else if (p.lstm) {
           for (int64_t k = 0; k < H; ++k) {
             const float cp = cb[k];
             const float iv = GateSigmoid(clip(xr[k] + gb[k] + (pi ? pi[k] * cp : 0.0f)));

@@ -9,6 +9,7 @@
 
 #include "core/op_registry.h"
 #include "core/status.h"
+#include "ops/float/ukernels/lstm_gates.h"
 
 namespace octet::float_ops {
 
@@ -21,6 +22,9 @@ struct RnnParams {
   float clip = 0.0f;  // 0: no clip
   bool linear_before_reset = false;
   bool has_bias = false, has_lens = false, has_h0 = false, has_c0 = false, has_peephole = false;
+  // Optional (the float LSTM sets it): the LSTM cell kernel for steps without clip and peepholes; null runs the
+  // recurrence's own scalar loop (the dynamic int8 operators, bit-identical across ISAs).
+  LstmGatesFn lstm_gates = nullptr;
 };
 
 // Validates an LSTM (lstm) or GRU node with ONNX's inputs, W and R of dtype `weight_dtype` (f32 for the float

@@ -70,6 +70,9 @@ int SgemmPanelCols(SgemmBlockFn kernel);
 // the slice's MR-row panels (zero-padded), each [kc][MR]. Block b starts at float b * kSgemmMaxM' * k, where
 // kSgemmMaxM' is kSgemmMaxM rounded up to MR. Operators pack constant weights with it once, at Prepare.
 std::vector<float> PackSgemmA(SgemmBlockFn kernel, int64_t m, int64_t k, bool trans_a, const float* a, int64_t lda);
+// Packed B for `kernel` (empty when its NR is 0): op(B) [k, n] as NR-wide panels over all of k, [ceil(n / NR)][k][NR],
+// zero past column n: the layout SgemmArgs::packed_b takes. Operators pack constant weights with it once, at Prepare.
+std::vector<float> PackSgemmB(SgemmBlockFn kernel, int64_t k, int64_t n, bool trans_b, const float* b, int64_t ldb);
 // The float offset of row block `block` in PackSgemmA's output.
 int64_t PackedSgemmABlockOffset(SgemmBlockFn kernel, int64_t block, int64_t k);
 

@@ -66,4 +66,22 @@ std::vector<float> PackSgemmA(SgemmBlockFn kernel, int64_t m, int64_t k, bool tr
   return packed;
 }
 
+std::vector<float> PackSgemmB(SgemmBlockFn kernel, int64_t k, int64_t n, bool trans_b, const float* b, int64_t ldb) {
+  const int64_t nr = SgemmPanelCols(kernel);
+  if (nr == 0 || n <= 0 || k <= 0) return {};
+  const int64_t panels = (n + nr - 1) / nr;
+  std::vector<float> packed(static_cast<size_t>(panels * k * nr), 0.0f);
+  float* out = packed.data();
+  for (int64_t j = 0; j < panels; ++j) {
+    const int64_t width = std::min(nr, n - j * nr);
+    for (int64_t p = 0; p < k; ++p, out += nr) {
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t col = j * nr + c;
+        out[c] = trans_b ? b[col * ldb + p] : b[p * ldb + col];
+      }
+    }
+  }
+  return packed;
+}
+
 }  // namespace octet::float_ops

@@ -182,8 +182,8 @@ TEST_CASE("Conv's depthwise and pointwise paths match the reference", "[float_op
   REQUIRE(graph.AddOutput(y).ok());
   auto exec = Executor::Compile(graph, context, testing::FloatRegistry());
   REQUIRE(exec.ok());
-  CHECK(exec->kernel_name(0) == "conv_f32_depthwise_direct");
-  CHECK(context.LastKernel("Conv") == "conv_f32_depthwise_direct");
+  CHECK(exec->kernel_name(0) == "conv_f32_depthwise+dwconv_f32_ukernel__scalar");
+  CHECK(context.LastKernel("Conv") == "conv_f32_depthwise+dwconv_f32_ukernel__scalar");
 }
 
 TEST_CASE("Conv 1-D and auto_pad SAME", "[float_ops]") {

@@ -81,12 +81,17 @@ TEST_CASE("MatMul broadcasts batch dims and promotes 1-D operands", "[float_ops]
       {Shape{4}, Shape{4}, Shape{}},
       {Shape{5, 1, 7, 33}, Shape{1, 3, 33, 9}, Shape{5, 3, 7, 9}},
       {Shape{130, 70}, Shape{70, 300}, Shape{130, 300}},
+      {Shape{35, 1, 64}, Shape{64, 333}, Shape{35, 1, 333}},
+      {Shape{1, 2, 300}, Shape{300, 70}, Shape{1, 2, 70}},
   };
-  for (const Case& c : cases) {
+  for (size_t ci = 0; ci < 2 * cases.size(); ++ci) {
+    const Case& c = cases[ci / 2];
+    // Odd cases: B constant, packed once at Prepare.
+    const bool constant_b = ci % 2 == 1;
     Tensor a = testing::RandomTensor(rng, c.a);
     Tensor b = testing::RandomTensor(rng, c.b);
-    auto y = testing::RunFloatOp("MatMul", {In(a), In(b)}, {}, 1, 2);
-    INFO(c.a.ToString() << " x " << c.b.ToString());
+    auto y = testing::RunFloatOp("MatMul", {In(a), constant_b ? Const(b) : In(b)}, {}, 1, 2);
+    INFO(c.a.ToString() << " x " << c.b.ToString() << (constant_b ? " (constant B)" : ""));
     REQUIRE(y.ok());
     REQUIRE((*y)[0].shape() == c.out);
     // Reference: promote, broadcast with explicit index arithmetic.

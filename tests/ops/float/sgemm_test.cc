@@ -166,5 +166,41 @@ TEST_CASE("Sgemm's 2-D tiles give identical results at 1, 2, 3 and 7 threads, pr
   }
 }
 
+// B prepacked once by PackSgemmB (constant weights: Gemm, MatMul, LSTM) gives the product of B packed per block,
+// bit for bit, on shapes with one or two rows (the row-at-a-time path of matrix-vector products), a panel edge, a
+// short last k slice and several column blocks, at 1 and 3 threads.
+TEST_CASE("Sgemm with B prepacked by PackSgemmB equals the unpacked product", "[float_ops]") {
+  auto rng = testing::MakeRng("sgemm-packed-b");
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("sgemm packed B ") + IsaName(isa))) continue;
+    const auto& kernel = float_ops::SelectSgemm(testing::ContextFor(isa, 1));
+    if (float_ops::SgemmPanelCols(kernel.fn) == 0) {
+      CHECK(float_ops::PackSgemmB(kernel.fn, 5, 7, false, std::vector<float>(35).data(), 7).empty());
+      continue;
+    }
+    for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {1, 1, 1}, {1, 2048, 512}, {2, 333, 300}, {3, 77, 257}, {1, 600, 700}, {35, 1000, 300}, {130, 40, 9}}) {
+      Problem p = MakeProblem(rng, m, n, k);
+      const std::vector<float> packed = float_ops::PackSgemmB(kernel.fn, k, n, p.tb, p.b.data(), p.ldb);
+      for (int threads : {1, 3}) {
+        const Context context = testing::ContextFor(isa, threads);
+        std::vector<float> plain = p.c0, prepacked = p.c0;
+        SgemmArgs g;
+        g.m = m, g.n = n, g.k = k, g.trans_a = p.ta, g.trans_b = p.tb;
+        g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
+        g.alpha = p.alpha, g.accumulate = p.accumulate;
+        g.c = plain.data();
+        float_ops::Sgemm(context, kernel.fn, g);
+        g.packed_b = packed.data();
+        g.c = prepacked.data();
+        float_ops::Sgemm(context, kernel.fn, g);
+        INFO(kernel.name << " m=" << m << " n=" << n << " k=" << k << " threads=" << threads);
+        CheckResult(p, prepacked, kernel.name);
+        CHECK(prepacked == plain);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace octet
