@@ -233,6 +233,49 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
   }
 }
 
+// Few output pixels (<= 64 tiles of rows): the indirect path's tasks are narrow column blocks over many tiles each.
+// Partial last tiles and panels, more panels than blocks (several panels per block), both AVX2 kernels (7-bit
+// activations: vpmaddubsw; full range: the 3x24 vpmaddwd one), 1/2/3 threads; integers compared with ==.
+TEST_CASE("qconv2d op: few-pixel layers split into column blocks over many tiles equal the reference", "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect few-pixel split")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_few_pixels");
+  struct Shape4 {
+    int64_t h, w, c_in, c_out, stride;
+  };
+  for (const Shape4& sh : std::vector<Shape4>{
+           {7, 7, 16, 200, 1}, {5, 6, 8, 800, 1}, {9, 11, 12, 37, 2}, {3, 3, 24, 64, 1}, {14, 14, 8, 50, 1}}) {
+    for (bool seven_bit : {true, false}) {
+      Conv2dParams p;
+      p.kernel_h = p.kernel_w = 3;
+      p.stride_h = p.stride_w = sh.stride;
+      p.pad_h = p.pad_w = 1;
+      const QTensor w = testing::MakeLinearWeights(rng, Shape{sh.c_out, 3, 3, sh.c_in}, true, false);
+      QTensor x = testing::MakeLinearInput(rng, Shape{1, sh.h, sh.w, sh.c_in}, DType::kU8, 117);
+      if (seven_bit) {
+        for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;
+      }
+      const QGemmStage stage = kQConv2dStages[rng() % 5];
+      const QGemmOutput out = testing::RandomConvOutput(rng, stage, sh.c_out, 9 * sh.c_in);
+      const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+      for (int threads : {1, 2, 3}) {
+        const Context ctx = testing::ContextFor(Isa::kAvx2, threads);
+        const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x.qparams(), out).value();
+        const Tensor y = plan.Run(ctx, x.values()).value();
+        INFO(sh.h << "x" << sh.w << "x" << sh.c_in << " -> " << sh.c_out << " s" << sh.stride << ", stage "
+                  << reference::QGemmStageName(stage) << (seven_bit ? ", 7-bit" : ", 8-bit") << ", " << threads
+                  << " threads");
+        REQUIRE(y.SizeBytes() == want.size());
+        const auto* got = static_cast<const uint8_t*>(y.raw_data());
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+        }
+        CHECK(ctx.LastKernel("qconv2d") == "indirect");
+        CHECK_THAT(ctx.LastKernel("qigemm"), Catch::Contains(seven_bit ? "4x16c4_maddubs__avx2" : "3x24c2__avx2"));
+      }
+    }
+  }
+}
+
 // The indirect path keeps its pointer buffers (keyed by the input's address and shape) and its kernel choice (keyed
 // by the activation range) between calls: new contents at the same address, a range that changes the kernel, another
 // tensor and another shape must each still equal the reference.
