@@ -109,6 +109,20 @@ std::vector<T> Slice(const std::vector<T>& v, int64_t begin, int64_t count) {
   return std::vector<T>(v.begin() + begin, v.begin() + begin + count);
 }
 
+// The indirect path's K bounds. A kernel row's weights over K = taps * cg stay near L1 up to K = 2304 (3x3 x 256);
+// past it the GEMM's K chunks win and im2col costs little next to the arithmetic, except on few-pixel layers, whose
+// tasks keep one panel of weights over many tiles (RunIndirect): there the indirect path wins up to K = 4608 (3x3 x
+// 512, ResNet-18 layer4: ~10% less time than im2col + GEMM).
+constexpr int64_t kIndirectMaxK = 2304, kIndirectFewPixelsMaxK = 4608;
+
+// Whether an indirect call over m output pixels and og channels per group splits into narrow column blocks over many
+// row tiles (RunIndirect): few pixels (<= 64 of the kernel's row tiles), at least two kernel panels of channels.
+bool FewPixels(const QIgemmUkernelEntry& kernel, int64_t m, int64_t og) {
+  const auto unit = static_cast<int64_t>(std::max<size_t>({size_t{kernel.nr}, size_t{kernel.layout.nr}, size_t{1}}));
+  const auto mr = static_cast<int64_t>(kernel.mr);
+  return kernel.layout.nr != 0 && (m + mr - 1) / mr <= 64 && og >= 2 * unit;
+}
+
 // The indirect kernels for an im2col-path convolution: those mirroring a qgemm kernel of a layout the GEMM's weights
 // were packed for, with symmetric weights (no row sums) and whole groups of 4 channels per tap, packed once. The
 // scalar indirect kernels never beat im2col + a SIMD GEMM, so they are left to the tests.
@@ -196,9 +210,7 @@ Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& w
       s->groups.push_back(std::move(plan));
     }
     s->output_dtype = s->groups.front().output_dtype();
-    // A kernel row's weights over K = taps * cg stay near L1 up to K = 2304 (3x3 x 256); past it the GEMM's K
-    // chunks win and im2col costs little next to the arithmetic.
-    if (s->path == Path::kIm2col && ws.dim(1) * ws.dim(2) * ws.dim(3) <= 2304) {
+    if (s->path == Path::kIm2col && ws.dim(1) * ws.dim(2) * ws.dim(3) <= kIndirectFewPixelsMaxK) {
       PrepareIndirect(context, weights, params.groups, output.stage, *s);
     }
   }
@@ -443,7 +455,7 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QI
   // call, so the split changes nothing in the results.
   int64_t per_task = 0;
   size_t cols = og;
-  if (kernel.layout.nr != 0 && tiles <= 64 && og >= 2 * unit) {
+  if (FewPixels(kernel, static_cast<int64_t>(m), static_cast<int64_t>(og))) {
     // Few pixels (14x14 outputs and below), many channels: narrow column blocks (one or a few kernel panels, 32 blocks
     // where there are that many) over many tiles each, split into at least 32 tasks. The kernel walks a call's panels
     // outside its tiles, so one panel's weights (16 x K bytes) stay in L1 for all of the task's tiles; one tile per
@@ -536,12 +548,14 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
     OCTET_ASSIGN_OR_RETURN(const Tensor a, x.Reshaped(Shape{m, g.c_in}));
     return s.groups.front().RunInto(context, a, y2d);
   }
-  if (!s.indirect.empty()) {
-    if (const QIgemmUkernelEntry* kernel = ChooseIndirect(context, s, x, m))
-      return RunIndirect(context, s, *kernel, g, x, y);
-  }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;
+  if (!s.indirect.empty()) {
+    const QIgemmUkernelEntry* kernel = ChooseIndirect(context, s, x, m);
+    if (kernel != nullptr && (k <= kIndirectMaxK || FewPixels(*kernel, m, og))) {
+      return RunIndirect(context, s, *kernel, g, x, y);
+    }
+  }
   // The output pixels go in chunks whose im2col rows (<= 512 KiB) stay in L2 until the GEMM reads them: gathering
   // the whole image first writes megabytes out to L3 and reads them back. Chunks are balanced and rounded up to the
   // 32-row AMX tile, so no chunk is a sliver that falls below a kernel's minimum M. A pure function of the shape, and

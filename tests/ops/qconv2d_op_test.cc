@@ -242,8 +242,14 @@ TEST_CASE("qconv2d op: few-pixel layers split into column blocks over many tiles
   struct Shape4 {
     int64_t h, w, c_in, c_out, stride;
   };
-  for (const Shape4& sh : std::vector<Shape4>{
-           {7, 7, 16, 200, 1}, {5, 6, 8, 800, 1}, {9, 11, 12, 37, 2}, {3, 3, 24, 64, 1}, {14, 14, 8, 50, 1}}) {
+  // The last two: K = 9 x 296 = 2664 and 9 x 512 = 4608, above 2304: indirect only because the pixels are few.
+  for (const Shape4& sh : std::vector<Shape4>{{7, 7, 16, 200, 1},
+                                              {5, 6, 8, 800, 1},
+                                              {9, 11, 12, 37, 2},
+                                              {3, 3, 24, 64, 1},
+                                              {14, 14, 8, 50, 1},
+                                              {4, 5, 296, 64, 1},
+                                              {3, 3, 512, 48, 1}}) {
     for (bool seven_bit : {true, false}) {
       Conv2dParams p;
       p.kernel_h = p.kernel_w = 3;
@@ -273,6 +279,36 @@ TEST_CASE("qconv2d op: few-pixel layers split into column blocks over many tiles
         CHECK_THAT(ctx.LastKernel("qigemm"), Catch::Contains(seven_bit ? "4x16c4_maddubs__avx2" : "3x24c2__avx2"));
       }
     }
+  }
+}
+
+// K above 2304 with many output pixels stays on im2col + GEMM (the indirect kernels are prepared, not taken); with
+// few pixels it runs indirect. Both equal the reference.
+TEST_CASE("qconv2d op: K above 2304 runs indirect only on few-pixel calls", "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect large K")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_large_k");
+  Conv2dParams p;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  const QTensor w = testing::MakeLinearWeights(rng, Shape{72, 3, 3, 260}, true, false);
+  const QGemmOutput out = testing::RandomConvOutput(rng, QGemmStage::kFp32, 72, 9 * 260);
+  const Context ctx = testing::ContextFor(Isa::kAvx2, 2);
+  struct Case {
+    int64_t h, w;
+    const char* path;
+  };
+  for (const Case& c : std::vector<Case>{{5, 6, "indirect"}, {12, 10, "indirect"}, {30, 20, "im2col"}}) {
+    const QTensor x = testing::MakeLinearInput(rng, Shape{1, c.h, c.w, 260}, DType::kU8, 117);
+    const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x.qparams(), out).value();
+    const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+    const Tensor y = plan.Run(ctx, x.values()).value();
+    INFO(c.h << "x" << c.w << " pixels");
+    REQUIRE(y.SizeBytes() == want.size());
+    const auto* got = static_cast<const uint8_t*>(y.raw_data());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+    }
+    CHECK(ctx.LastKernel("qconv2d") == std::string(c.path));
   }
 }
 
