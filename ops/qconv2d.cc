@@ -109,6 +109,20 @@ std::vector<T> Slice(const std::vector<T>& v, int64_t begin, int64_t count) {
   return std::vector<T>(v.begin() + begin, v.begin() + begin + count);
 }
 
+// The indirect path's K bounds. A kernel row's weights over K = taps * cg stay near L1 up to K = 2304 (3x3 x 256);
+// past it the GEMM's K chunks win and im2col costs little next to the arithmetic, except on few-pixel layers, whose
+// tasks keep one panel of weights over many tiles (RunIndirect): there the indirect path wins up to K = 4608 (3x3 x
+// 512, ResNet-18 layer4: ~10% less time than im2col + GEMM).
+constexpr int64_t kIndirectMaxK = 2304, kIndirectFewPixelsMaxK = 4608;
+
+// Whether an indirect call over m output pixels and og channels per group splits into narrow column blocks over many
+// row tiles (RunIndirect): few pixels (<= 64 of the kernel's row tiles), at least two kernel panels of channels.
+bool FewPixels(const QIgemmUkernelEntry& kernel, int64_t m, int64_t og) {
+  const auto unit = static_cast<int64_t>(std::max<size_t>({size_t{kernel.nr}, size_t{kernel.layout.nr}, size_t{1}}));
+  const auto mr = static_cast<int64_t>(kernel.mr);
+  return kernel.layout.nr != 0 && (m + mr - 1) / mr <= 64 && og >= 2 * unit;
+}
+
 // The indirect kernels for an im2col-path convolution: those mirroring a qgemm kernel of a layout the GEMM's weights
 // were packed for, with symmetric weights (no row sums) and whole groups of 4 channels per tap, packed once. The
 // scalar indirect kernels never beat im2col + a SIMD GEMM, so they are left to the tests.
@@ -196,9 +210,7 @@ Result<QConv2dPlan> QConv2dPlan::Create(const Context& context, const QTensor& w
       s->groups.push_back(std::move(plan));
     }
     s->output_dtype = s->groups.front().output_dtype();
-    // A kernel row's weights over K = taps * cg stay near L1 up to K = 2304 (3x3 x 256); past it the GEMM's K
-    // chunks win and im2col costs little next to the arithmetic.
-    if (s->path == Path::kIm2col && ws.dim(1) * ws.dim(2) * ws.dim(3) <= 2304) {
+    if (s->path == Path::kIm2col && ws.dim(1) * ws.dim(2) * ws.dim(3) <= kIndirectFewPixelsMaxK) {
       PrepareIndirect(context, weights, params.groups, output.stage, *s);
     }
   }
@@ -248,12 +260,69 @@ inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
   }
 }
 
+// Kernel rows of 16 to 32 contiguous bytes (small-C_in stems: 21 for 3 channels x 7 taps) take Im2colShortPieces.
+constexpr int64_t kShortPieceMin = 16, kShortPieceMax = 32;
+
+// One output pixel's row where every kernel row lies inside x horizontally (one group, no column dilation): kernel
+// row ky is `piece` contiguous bytes of x at offset `offset` + ky * dilation_h * w * c_in, or the pad byte where its
+// input row iy is outside. Each piece but the last goes as one 32-byte copy that runs into the next piece's place
+// (written right after; piece >= 16 keeps it inside the row), where the 32 source bytes lie inside x; the last piece
+// is copied exactly, so nothing past the row is written. On the ResNet stem (K = 147) this halves the gather: from
+// 18% of the layer's time to 10%.
+void Im2colShortPieces(const reference::Conv2dGeometry& g, const uint8_t* x, int64_t x_size, const uint8_t* pad32,
+                       int64_t iy, int64_t offset, uint8_t* row) {
+  const int64_t piece = g.kw * g.c_in, step = g.dilation_h * g.w * g.c_in;
+  for (int64_t ky = 0; ky < g.kh; ++ky, iy += g.dilation_h, offset += step, row += piece) {
+    const bool inside = iy >= 0 && iy < g.h;
+    const uint8_t* from = inside ? x + offset : pad32;
+    if (ky + 1 < g.kh && (!inside || offset + kShortPieceMax <= x_size)) {
+      std::memcpy(row, from, kShortPieceMax);
+    } else {
+      CopyBytes(row, from, static_cast<size_t>(piece));
+    }
+  }
+}
+
+// One output pixel's row by the general rule: per kernel row, one copy where its taps are contiguous in x
+// (row_contiguous) or a fill where its input row is outside, else per tap.
+void Im2colRow(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t group, int64_t b, int64_t oy,
+               int64_t ix0, bool row_contiguous, uint8_t* row) {
+  const int64_t cg = g.c_in / g.groups;
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
+    const bool row_inside = iy >= 0 && iy < g.h;
+    if (row_contiguous || !row_inside) {
+      uint8_t* dst = row + ky * g.kw * cg;
+      if (row_inside) {
+        CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c_in, static_cast<size_t>(g.kw * cg));
+      } else {
+        std::memset(dst, pad, static_cast<size_t>(g.kw * cg));
+      }
+      continue;
+    }
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const int64_t ix = ix0 + kx * g.dilation_w;
+      uint8_t* dst = row + (ky * g.kw + kx) * cg;
+      if (ix >= 0 && ix < g.w) {
+        CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix) * g.c_in + group * cg, static_cast<size_t>(cg));
+      } else {
+        std::memset(dst, pad, static_cast<size_t>(cg));
+      }
+    }
+  }
+}
+
 // Gathers group `group`'s receptive field of output pixels [begin, end) into rows of K = kh * kw * cg bytes at
 // a + (m - first) * K, tap-major (ky, kx, channel) like the OHWI weights; pad taps get the zero point's byte.
 void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t group, int64_t first,
             int64_t begin, int64_t end, uint8_t* a) {
   const int64_t oh = g.OutH(), ow = g.OutW(), cg = g.c_in / g.groups;
   const int64_t k = g.kh * g.kw * cg;
+  const bool short_pieces =
+      g.groups == 1 && g.dilation_w == 1 && g.kw * cg >= kShortPieceMin && g.kw * cg <= kShortPieceMax;
+  const int64_t x_size = g.n * g.h * g.w * g.c_in;
+  uint8_t pad32[kShortPieceMax];
+  std::memset(pad32, pad, sizeof(pad32));
   int64_t b = begin / (oh * ow), oy = (begin / ow) % oh, ox = begin % ow;
   for (int64_t m = begin; m < end; ++m) {
     uint8_t* row = a + (m - first) * k;
@@ -261,27 +330,11 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
     // x, copied at once.
     const int64_t ix0 = ox * g.stride_w - g.pad_w;
     const bool row_contiguous = g.groups == 1 && g.dilation_w == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
-      const bool row_inside = iy >= 0 && iy < g.h;
-      if (row_contiguous || !row_inside) {
-        uint8_t* dst = row + ky * g.kw * cg;
-        if (row_inside) {
-          CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c_in, static_cast<size_t>(g.kw * cg));
-        } else {
-          std::memset(dst, pad, static_cast<size_t>(g.kw * cg));
-        }
-        continue;
-      }
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        const int64_t ix = ix0 + kx * g.dilation_w;
-        uint8_t* dst = row + (ky * g.kw + kx) * cg;
-        if (ix >= 0 && ix < g.w) {
-          CopyBytes(dst, x + ((b * g.h + iy) * g.w + ix) * g.c_in + group * cg, static_cast<size_t>(cg));
-        } else {
-          std::memset(dst, pad, static_cast<size_t>(cg));
-        }
-      }
+    if (row_contiguous && short_pieces) {
+      const int64_t iy0 = oy * g.stride_h - g.pad_h;
+      Im2colShortPieces(g, x, x_size, pad32, iy0, ((b * g.h + iy0) * g.w + ix0) * g.c_in, row);
+    } else {
+      Im2colRow(g, x, pad, group, b, oy, ix0, row_contiguous, row);
     }
     if (++ox == ow) {
       ox = 0;
@@ -291,6 +344,19 @@ void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, i
       }
     }
   }
+}
+
+// The smallest and largest of n >= 1 bytes, each xor `flip` (0x80 orders s8 values as u8). A function of its own
+// that is never inlined: inlined into ChooseIndirect's lambda, GCC 12 once compiled the loop to scalar cmov steps,
+// a tenth of a 3x3 layer's time.
+__attribute__((noinline)) std::pair<uint8_t, uint8_t> ByteRange(const uint8_t* p, size_t n, uint8_t flip) {
+  uint8_t mn = 255, mx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<uint8_t>(p[i] ^ flip);
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+  }
+  return {mn, mx};
 }
 
 // The indirect kernel for this call, or null: the one mirroring the qgemm kernel the GEMM would pick for the call's
@@ -310,21 +376,8 @@ const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPl
     for (int64_t t = begin; t < end; ++t) {
       const uint8_t* p = bytes + static_cast<size_t>(t) * piece;
       const size_t count = std::min(piece, size - static_cast<size_t>(t) * piece);
-      if (u8) {
-        uint8_t mn = p[0], mx = p[0];
-        for (size_t i = 0; i < count; ++i) {
-          mn = std::min(mn, p[i]);
-          mx = std::max(mx, p[i]);
-        }
-        parts[static_cast<size_t>(t)] = {mn, mx};
-      } else {
-        int8_t mn = static_cast<int8_t>(p[0]), mx = mn;
-        for (size_t i = 0; i < count; ++i) {
-          mn = std::min(mn, static_cast<int8_t>(p[i]));
-          mx = std::max(mx, static_cast<int8_t>(p[i]));
-        }
-        parts[static_cast<size_t>(t)] = {mn, mx};
-      }
+      const auto [mn, mx] = ByteRange(p, count, u8 ? 0 : 0x80);
+      parts[static_cast<size_t>(t)] = {u8 ? int32_t{mn} : int32_t{mn} - 128, u8 ? int32_t{mx} : int32_t{mx} - 128};
     }
   });
   int32_t lo = value(s.pad_byte), hi = lo;
@@ -397,20 +450,34 @@ Status RunIndirect(const Context& context, const QConv2dPlan::State& s, const QI
   const size_t out_size = y.SizeBytes() / static_cast<size_t>(y.NumElements());
   auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
   const int64_t tiles = static_cast<int64_t>((m + mr - 1) / mr);
-  // Tiles per task from the shape alone: about 2^20 multiply-adds each.
-  const int64_t per_task =
-      std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / std::max<size_t>(mr * k * og, 1)));
-  const int64_t pixel_tasks = (tiles + per_task - 1) / per_task;
-  // Layers with few pixels (7x7, 14x14) and many channels also split the output channels, in whole kernel panels,
-  // until there are enough tasks for 16 threads or a task would fall below 2^19 multiply-adds: tiles over (pixels,
-  // channels). Also from the shape alone, and each output element is still computed whole by one call.
   const size_t unit = std::max<size_t>({size_t{kernel.nr}, size_t{kernel.layout.nr}, size_t{1}});
+  // Tasks over (pixel tiles, column blocks), from the shape alone; each output element is still computed whole by one
+  // call, so the split changes nothing in the results.
+  int64_t per_task = 0;
   size_t cols = og;
-  while (kernel.layout.nr != 0 && pixel_tasks * static_cast<int64_t>((og + cols - 1) / cols) < 32) {
-    const size_t half = ((cols + 1) / 2 + unit - 1) / unit * unit;
-    if (half >= cols || static_cast<size_t>(per_task) * mr * k * half < (size_t{1} << 19)) break;
-    cols = half;
+  if (FewPixels(kernel, static_cast<int64_t>(m), static_cast<int64_t>(og))) {
+    // Few pixels (14x14 outputs and below), many channels: narrow column blocks (one or a few kernel panels, 32 blocks
+    // where there are that many) over many tiles each, split into at least 32 tasks. The kernel walks a call's panels
+    // outside its tiles, so one panel's weights (16 x K bytes) stay in L1 for all of the task's tiles; one tile per
+    // call over all columns streamed every weight from L2 once per tile (ResNet-18 layer3/layer4 3x3: 7-20% slower).
+    const size_t panels = (og + unit - 1) / unit, blocks = std::min<size_t>(panels, 32);
+    cols = (panels + blocks - 1) / blocks * unit;
+    const int64_t col_blocks = static_cast<int64_t>((og + cols - 1) / cols);
+    const int64_t splits = (32 + col_blocks - 1) / col_blocks;
+    per_task = (tiles + splits - 1) / splits;
+  } else {
+    // Tiles per task: about 2^20 multiply-adds each.
+    per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / std::max<size_t>(mr * k * og, 1)));
+    const int64_t pixel_tasks = (tiles + per_task - 1) / per_task;
+    // Layers with many channels also split the output channels, in whole kernel panels, until there are enough
+    // tasks for 16 threads or a task would fall below 2^19 multiply-adds.
+    while (kernel.layout.nr != 0 && pixel_tasks * static_cast<int64_t>((og + cols - 1) / cols) < 32) {
+      const size_t half = ((cols + 1) / 2 + unit - 1) / unit * unit;
+      if (half >= cols || static_cast<size_t>(per_task) * mr * k * half < (size_t{1} << 19)) break;
+      cols = half;
+    }
   }
+  const int64_t pixel_tasks = (tiles + per_task - 1) / per_task;
   const int64_t col_blocks = static_cast<int64_t>((og + cols - 1) / cols);
   const size_t w_panel_stride = kernel.layout.PanelStride(k);
   for (int64_t group = 0; group < g.groups; ++group) {
@@ -481,12 +548,14 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
     OCTET_ASSIGN_OR_RETURN(const Tensor a, x.Reshaped(Shape{m, g.c_in}));
     return s.groups.front().RunInto(context, a, y2d);
   }
-  if (!s.indirect.empty()) {
-    if (const QIgemmUkernelEntry* kernel = ChooseIndirect(context, s, x, m))
-      return RunIndirect(context, s, *kernel, g, x, y);
-  }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;
+  if (!s.indirect.empty()) {
+    const QIgemmUkernelEntry* kernel = ChooseIndirect(context, s, x, m);
+    if (kernel != nullptr && (k <= kIndirectMaxK || FewPixels(*kernel, m, og))) {
+      return RunIndirect(context, s, *kernel, g, x, y);
+    }
+  }
   // The output pixels go in chunks whose im2col rows (<= 512 KiB) stay in L2 until the GEMM reads them: gathering
   // the whole image first writes megabytes out to L3 and reads them back. Chunks are balanced and rounded up to the
   // 32-row AMX tile, so no chunk is a sliver that falls below a kernel's minimum M. A pure function of the shape, and

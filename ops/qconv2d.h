@@ -12,8 +12,9 @@
 //              7x7 stem runs as a K = 147 GEMM instead of 49 GEMMs of K = 3; one GEMM per group.
 //   indirect:  an im2col plan's alternative, chosen per call: where the GEMM would run one of qgemm's AVX2 kernels
 //              (no VNNI) for the call's activation range, with symmetric weights, channels per group in 4s and
-//              K <= 2304, the qigemm kernel of the same name reads the input through one pointer per (output pixel,
-//              tap) (ops/reference/qconv2d_indirect_reference.h) with the same arithmetic: no gather, no copy.
+//              K <= 2304 (<= 4608 for calls with few output pixels), the qigemm kernel of the same name reads the
+//              input through one pointer per (output pixel, tap) (ops/reference/qconv2d_indirect_reference.h) with
+//              the same arithmetic: no gather, no copy.
 // Every path runs qgemm's kernels and tiling, so results are bit-identical at any thread count and equal the
 // reference on every ISA.
 #pragma once

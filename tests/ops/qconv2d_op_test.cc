@@ -3,15 +3,14 @@
 // H or W of 1, kernels larger than the input with padding, stride, dilation, non-zero zero points, every stage;
 // and its errors.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
 #include "core/cpu_features.h"
 #include "ops/qconv2d.h"
 #include "ops/qdwconv.h"
-#include "ops/ukernels/qdwconv.h"
 #include "ops/reference/qconv2d_reference.h"
+#include "ops/ukernels/qdwconv.h"
 #include "tests/ops/conv_test_util.h"
 #include "tests/test_util.h"
 
@@ -67,11 +66,13 @@ int g_indirect_runs = 0;
 struct QConv2dCase {
   int64_t n, h, w, c_in, c_out, k_h, k_w, stride, pad, dilation, groups;
   const char* path;
+  int64_t dilation_h = 0;  // rows only; 0: `dilation`
 };
 
 std::string DescribeQConv2d(const QConv2dCase& c) {
-  return fmt::format("{}x{}x{}x{} -> {} k{}x{} s{} p{} d{} g{}", c.n, c.h, c.w, c.c_in, c.c_out, c.k_h, c.k_w,
-                     c.stride, c.pad, c.dilation, c.groups);
+  return fmt::format("{}x{}x{}x{} -> {} k{}x{} s{} p{} d{} g{}{}", c.n, c.h, c.w, c.c_in, c.c_out, c.k_h, c.k_w,
+                     c.stride, c.pad, c.dilation, c.groups,
+                     c.dilation_h > 0 ? fmt::format(" row dilation {}", c.dilation_h) : "");
 }
 
 constexpr QGemmStage kQConv2dStages[] = {QGemmStage::kS32, QGemmStage::kFp32, QGemmStage::kQ31, QGemmStage::kFbgemm,
@@ -87,10 +88,11 @@ void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmS
   p.stride_h = p.stride_w = c.stride;
   p.pad_h = p.pad_w = c.pad;
   p.dilation_h = p.dilation_w = c.dilation;
+  if (c.dilation_h > 0) p.dilation_h = c.dilation_h;
   p.groups = c.groups;
   const bool per_channel = rng() % 4 != 0;
-  const QTensor w = testing::MakeLinearWeights(rng, Shape{c.c_out, c.k_h, c.k_w, c.c_in / c.groups}, per_channel,
-                                             affine);
+  const QTensor w =
+      testing::MakeLinearWeights(rng, Shape{c.c_out, c.k_h, c.k_w, c.c_in / c.groups}, per_channel, affine);
   const int32_t x_zp = x_dtype == DType::kU8 ? 117 : -9;
   const QTensor x = testing::MakeLinearInput(rng, Shape{c.n, c.h, c.w, c.c_in}, x_dtype, x_zp);
   const bool check = check_varied && stage != QGemmStage::kS32 && stage != QGemmStage::kF32;
@@ -124,7 +126,7 @@ void CheckCase(std::mt19937_64& rng, const QConv2dCase& c, DType x_dtype, QGemmS
                               << (per_channel ? " per-channel" : " per-tensor") << (affine ? " affine" : "") << ", isa "
                               << IsaName(isa) << ", threads " << threads);
       const Tensor y = plan.Run(ctx, x.values()).value();
-      REQUIRE(y.shape() == Shape{c.n, (c.h + 2 * c.pad - c.dilation * (c.k_h - 1) - 1) / c.stride + 1,
+      REQUIRE(y.shape() == Shape{c.n, (c.h + 2 * c.pad - p.dilation_h * (c.k_h - 1) - 1) / c.stride + 1,
                                  (c.w + 2 * c.pad - c.dilation * (c.k_w - 1) - 1) / c.stride + 1, c.c_out});
       REQUIRE(y.SizeBytes() == want.size());
       const auto* got = static_cast<const uint8_t*>(y.raw_data());
@@ -231,6 +233,85 @@ TEST_CASE("qconv2d op: 7-bit activations run the indirect vpmaddubsw kernel on A
   }
 }
 
+// Few output pixels (<= 64 tiles of rows): the indirect path's tasks are narrow column blocks over many tiles each.
+// Partial last tiles and panels, more panels than blocks (several panels per block), both AVX2 kernels (7-bit
+// activations: vpmaddubsw; full range: the 3x24 vpmaddwd one), 1/2/3 threads; integers compared with ==.
+TEST_CASE("qconv2d op: few-pixel layers split into column blocks over many tiles equal the reference", "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect few-pixel split")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_few_pixels");
+  struct Shape4 {
+    int64_t h, w, c_in, c_out, stride;
+  };
+  // The last two: K = 9 x 296 = 2664 and 9 x 512 = 4608, above 2304: indirect only because the pixels are few.
+  for (const Shape4& sh : std::vector<Shape4>{{7, 7, 16, 200, 1},
+                                              {5, 6, 8, 800, 1},
+                                              {9, 11, 12, 37, 2},
+                                              {3, 3, 24, 64, 1},
+                                              {14, 14, 8, 50, 1},
+                                              {4, 5, 296, 64, 1},
+                                              {3, 3, 512, 48, 1}}) {
+    for (bool seven_bit : {true, false}) {
+      Conv2dParams p;
+      p.kernel_h = p.kernel_w = 3;
+      p.stride_h = p.stride_w = sh.stride;
+      p.pad_h = p.pad_w = 1;
+      const QTensor w = testing::MakeLinearWeights(rng, Shape{sh.c_out, 3, 3, sh.c_in}, true, false);
+      QTensor x = testing::MakeLinearInput(rng, Shape{1, sh.h, sh.w, sh.c_in}, DType::kU8, 117);
+      if (seven_bit) {
+        for (uint8_t& v : x.values().values<uint8_t>()) v &= 0x7F;
+      }
+      const QGemmStage stage = kQConv2dStages[rng() % 5];
+      const QGemmOutput out = testing::RandomConvOutput(rng, stage, sh.c_out, 9 * sh.c_in);
+      const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+      for (int threads : {1, 2, 3}) {
+        const Context ctx = testing::ContextFor(Isa::kAvx2, threads);
+        const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x.qparams(), out).value();
+        const Tensor y = plan.Run(ctx, x.values()).value();
+        INFO(sh.h << "x" << sh.w << "x" << sh.c_in << " -> " << sh.c_out << " s" << sh.stride << ", stage "
+                  << reference::QGemmStageName(stage) << (seven_bit ? ", 7-bit" : ", 8-bit") << ", " << threads
+                  << " threads");
+        REQUIRE(y.SizeBytes() == want.size());
+        const auto* got = static_cast<const uint8_t*>(y.raw_data());
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+        }
+        CHECK(ctx.LastKernel("qconv2d") == "indirect");
+        CHECK_THAT(ctx.LastKernel("qigemm"), Catch::Contains(seven_bit ? "4x16c4_maddubs__avx2" : "3x24c2__avx2"));
+      }
+    }
+  }
+}
+
+// K above 2304 with many output pixels stays on im2col + GEMM (the indirect kernels are prepared, not taken); with
+// few pixels it runs indirect. Both equal the reference.
+TEST_CASE("qconv2d op: K above 2304 runs indirect only on few-pixel calls", "[qconv2d]") {
+  if (!testing::CanRun(Isa::kAvx2, "qconv2d indirect large K")) return;
+  auto rng = testing::MakeRng("qconv2d_indirect_large_k");
+  Conv2dParams p;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_h = p.pad_w = 1;
+  const QTensor w = testing::MakeLinearWeights(rng, Shape{72, 3, 3, 260}, true, false);
+  const QGemmOutput out = testing::RandomConvOutput(rng, QGemmStage::kFp32, 72, 9 * 260);
+  const Context ctx = testing::ContextFor(Isa::kAvx2, 2);
+  struct Case {
+    int64_t h, w;
+    const char* path;
+  };
+  for (const Case& c : std::vector<Case>{{5, 6, "indirect"}, {12, 10, "indirect"}, {30, 20, "im2col"}}) {
+    const QTensor x = testing::MakeLinearInput(rng, Shape{1, c.h, c.w, 260}, DType::kU8, 117);
+    const QConv2dPlan plan = QConv2dPlan::Create(ctx, w, p, x.qparams(), out).value();
+    const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+    const Tensor y = plan.Run(ctx, x.values()).value();
+    INFO(c.h << "x" << c.w << " pixels");
+    REQUIRE(y.SizeBytes() == want.size());
+    const auto* got = static_cast<const uint8_t*>(y.raw_data());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+    }
+    CHECK(ctx.LastKernel("qconv2d") == std::string(c.path));
+  }
+}
+
 // The indirect path keeps its pointer buffers (keyed by the input's address and shape) and its kernel choice (keyed
 // by the activation range) between calls: new contents at the same address, a range that changes the kernel, another
 // tensor and another shape must each still equal the reference.
@@ -315,6 +396,45 @@ TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d
   for (QGemmStage stage : kQConv2dStages) {
     CheckCase(rng, {1, 5, 6, 21, 21, 3, 3, 1, 1, 1, 21, "depthwise"}, DType::kU8, stage, false);
     CheckCase(rng, {1, 5, 6, 7, 9, 3, 3, 2, 1, 1, 1, "im2col"}, DType::kS8, stage, false);
+  }
+}
+
+// Kernel rows of 16 to 32 contiguous bytes (one group, no column dilation) go through im2col's short-piece copies:
+// 32-byte copies that run into the next piece, skipped where they would read past the input's end. Pieces at both
+// bounds and between, row dilation, pad rows, the last pixel of the last image, random awkward shapes around them.
+TEST_CASE("qconv2d op: im2col short kernel rows (small-C_in stems) equal the reference", "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_short_pieces");
+  const std::vector<QConv2dCase> cases = {
+      {1, 17, 15, 3, 16, 7, 7, 2, 3, 1, 1, "im2col"},  // 21 bytes (the ResNet stem's)
+      {2, 11, 9, 2, 5, 8, 8, 1, 0, 1, 1, "im2col"},    // 16, no padding: the last row at the input's end
+      {1, 9, 12, 4, 7, 8, 8, 3, 2, 1, 1, "im2col"},    // 32
+      {2, 10, 11, 5, 9, 3, 6, 2, 1, 1, 1, "im2col"},   // 30 over 3 rows
+      {1, 8, 20, 17, 3, 2, 1, 1, 0, 1, 1, "im2col"},   // 17 from one tap, 2 rows
+      {1, 3, 9, 3, 6, 7, 7, 1, 3, 1, 1, "im2col"},     // mostly pad rows
+  };
+  for (const QConv2dCase& c : cases) {
+    for (DType x_dtype : {DType::kU8, DType::kS8}) {
+      CheckCase(rng, c, x_dtype, kQConv2dStages[rng() % 5], rng() % 4 == 0);
+    }
+  }
+  // Random pieces from 16 to 35 bytes (past 32: the general copies), with and without row dilation.
+  for (int iter = 0; iter < 24; ++iter) {
+    QConv2dCase c{};
+    c.n = 1 + static_cast<int64_t>(rng() % 2);
+    c.k_h = 1 + static_cast<int64_t>(rng() % 4);
+    c.k_w = 1 + static_cast<int64_t>(rng() % 8);
+    c.c_in = std::max<int64_t>(1, (16 + static_cast<int64_t>(rng() % 17) + c.k_w - 1) / c.k_w);
+    c.c_out = 1 + static_cast<int64_t>(rng() % 20);
+    c.stride = 1 + static_cast<int64_t>(rng() % 3);
+    c.pad = static_cast<int64_t>(rng() % 3);
+    c.dilation = 1;
+    c.dilation_h = 1 + static_cast<int64_t>(rng() % 2);
+    c.groups = 1;
+    c.h = std::max<int64_t>(1, c.dilation_h * (c.k_h - 1) + 1 - 2 * c.pad) + static_cast<int64_t>(rng() % 8);
+    c.w = std::max<int64_t>(1, c.k_w - 2 * c.pad) + static_cast<int64_t>(rng() % 8);
+    const bool one = c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0;
+    c.path = one ? "1x1" : "im2col";
+    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
   }
 }
 
