@@ -112,9 +112,9 @@ double FourBitSpreadSqnr(const Graph& reference, const Graph& folded, QConfig qc
   Graph g = folded;
   std::map<std::string, QParams> fixed;
   if (adaround) {
-    auto qparams = WeightQParamsByNode(g, mapping, &SpreadContext());
+    auto qparams = WeightQParamsByNode(g, mapping, &testing::ScalarContext());
     REQUIRE(qparams.ok());
-    auto result = AdaRound(g, *qparams, calib, SpreadContext());
+    auto result = AdaRound(g, *qparams, calib, testing::ScalarContext());
     INFO(result.status().message());
     REQUIRE(result.ok());
     CHECK(result->report.skipped.empty());
@@ -123,7 +123,7 @@ double FourBitSpreadSqnr(const Graph& reference, const Graph& folded, QConfig qc
   }
   auto prepared = Prepare(g, mapping);
   REQUIRE(prepared.ok());
-  REQUIRE(Calibrate(*prepared, SpreadContext(), calib).ok());
+  REQUIRE(Calibrate(*prepared, testing::ScalarContext(), calib).ok());
   REQUIRE(FixWeightQParams(*prepared, fixed).ok());
   auto converted = Convert(*prepared);
   INFO(converted.status().message());
