@@ -45,6 +45,8 @@ function(octet_add_isa_objects prefix dir)
       endif()
     endif()
     list(APPEND libs ${lib})
+    # Kernel objects keep the build type's optimization when OCTET_GLUE_CXX_FLAGS lowers the rest (OctetGlueOpt.cmake).
+    set_property(GLOBAL APPEND PROPERTY OCTET_KERNEL_TARGETS ${lib})
   endforeach()
   set(${prefix}_OBJECT_LIBRARIES ${libs} PARENT_SCOPE)
 endfunction()
