@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/executor.h"
+#include "quant/float_batch_runs.h"
 #include "quant/fused_ops.h"
 #include "quant/graph_rewrite.h"
 
@@ -342,19 +343,8 @@ Result<AdaRoundResult> AdaRound(const Graph& graph, const std::map<std::string, 
     grams[k].assign(static_cast<size_t>(views[k].groups),
                     std::vector<double>(static_cast<size_t>(views[k].k * views[k].k), 0.0));
   }
-  const OpRegistry registry = QuantFloatRegistry();
-  for (size_t b = 0; b < batches.size(); ++b) {
-    std::vector<Tensor> outs;
-    if (!twin.outputs().empty()) {
-      CompileOptions co;
-      for (size_t i = 0; i < batches[b].size() && i < twin.inputs().size(); ++i) {
-        co.input_shapes.emplace_back(twin.value(twin.inputs()[i]).name, batches[b][i].shape());
-      }
-      OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(twin, context, registry, co));
-      auto run = exec.Run(batches[b]);
-      if (!run.ok()) return run.status().WithContext(fmt::format("AdaRound, calibration batch {}", b));
-      outs = std::move(*run);
-    }
+  // Layers reading only graph inputs need no run (the twin then has no outputs).
+  const auto accumulate = [&](size_t b, const std::vector<Tensor>& outs) -> Status {
     for (size_t k = 0; k < layers.size(); ++k) {
       const size_t at = static_cast<size_t>(source[k] >= 0 ? source[k] : -1 - source[k]);
       const Tensor& x = source[k] >= 0 ? batches[b].at(at) : outs.at(at);
@@ -363,6 +353,12 @@ Result<AdaRoundResult> AdaRound(const Graph& graph, const std::map<std::string, 
       }
       OCTET_RETURN_IF_ERROR(AccumulateAdaRoundGram(views[k], graph.node(layers[k]), x, grams[k], &counts[k]));
     }
+    return OkStatus();
+  };
+  if (twin.outputs().empty()) {
+    for (size_t b = 0; b < batches.size(); ++b) OCTET_RETURN_IF_ERROR(accumulate(b, {}));
+  } else {
+    OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(twin, batches, context, "AdaRound", accumulate));
   }
 
   for (size_t k = 0; k < layers.size(); ++k) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/executor.h"
+#include "quant/float_batch_runs.h"
 #include "quant/fused_ops.h"
 #include "quant/graph_rewrite.h"
 #include "quant/prepare.h"
@@ -96,17 +97,9 @@ Result<std::vector<std::vector<double>>> MeasureShifts(const Graph& graph, const
   }
   std::vector<std::vector<double>> sums(layers.size());
   std::vector<int64_t> counts(layers.size(), 0);
-  const OpRegistry registry = QuantFloatRegistry();
-  for (size_t b = 0; b < batches.size(); ++b) {
-    CompileOptions co;
-    for (size_t k = 0; k < batches[b].size() && k < twin.inputs().size(); ++k) {
-      co.input_shapes.emplace_back(twin.value(twin.inputs()[k]).name, batches[b][k].shape());
-    }
-    OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(twin, context, registry, co));
-    auto outs = exec.Run(batches[b]);
-    if (!outs.ok()) return outs.status().WithContext(fmt::format("bias correction, calibration batch {}", b));
+  const auto measure = [&](size_t, const std::vector<Tensor>& outs) -> Status {
     for (size_t k = 0; k < layers.size(); ++k) {
-      const Tensor& y = (*outs)[k];
+      const Tensor& y = outs[k];
       if (y.shape().rank() < 2)
         return InvalidArgument("bias correction: '{}' gives a rank-{} output", graph.node(layers[k]).name,
                                y.shape().rank());
@@ -123,7 +116,9 @@ Result<std::vector<std::vector<double>>> MeasureShifts(const Graph& graph, const
       }
       counts[k] += n * inner;
     }
-  }
+    return OkStatus();
+  };
+  OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(twin, batches, context, "bias correction", measure));
   for (size_t k = 0; k < layers.size(); ++k) {
     for (double& s : sums[k]) s /= static_cast<double>(std::max<int64_t>(1, counts[k]));
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/executor.h"
+#include "quant/float_batch_runs.h"
 #include "quant/fuse.h"
 #include "quant/fuse_transformer.h"
 #include "quant/fused_ops.h"
@@ -144,17 +145,9 @@ Result<std::vector<std::vector<float>>> SmoothChannelMaxima(const Graph& graph,
   for (const SmoothCandidate& c : cands) OCTET_RETURN_IF_ERROR(twin.AddOutput(graph.node(c.node).outputs[0]));
   std::vector<std::vector<float>> maxima(cands.size());
   for (size_t k = 0; k < cands.size(); ++k) maxima[k].assign(static_cast<size_t>(cands[k].channels), 0.0f);
-  const OpRegistry registry = QuantFloatRegistry();
-  for (size_t b = 0; b < batches.size(); ++b) {
-    CompileOptions co;
-    for (size_t k = 0; k < batches[b].size() && k < twin.inputs().size(); ++k) {
-      co.input_shapes.emplace_back(twin.value(twin.inputs()[k]).name, batches[b][k].shape());
-    }
-    OCTET_ASSIGN_OR_RETURN(Executor exec, Executor::Compile(twin, context, registry, co));
-    auto outs = exec.Run(batches[b]);
-    if (!outs.ok()) return outs.status().WithContext(fmt::format("smoothquant, calibration batch {}", b));
+  const auto measure = [&](size_t b, const std::vector<Tensor>& outs) -> Status {
     for (size_t k = 0; k < cands.size(); ++k) {
-      const Tensor& y = (*outs)[k];
+      const Tensor& y = outs[k];
       const auto c = static_cast<size_t>(cands[k].channels);
       const auto values = y.values<float>();
       if (c == 0 || values.size() % c != 0) {
@@ -171,7 +164,9 @@ Result<std::vector<std::vector<float>>> SmoothChannelMaxima(const Graph& graph,
         m = std::max(m, a);
       }
     }
-  }
+    return OkStatus();
+  };
+  OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(twin, batches, context, "smoothquant", measure));
   return maxima;
 }
 
