@@ -276,6 +276,10 @@ expect 2 "--equalize, --adaround and --bias-correction apply to --mode static on
   "$m/digits_mlp.onnx" --mode dynamic --equalize -o "$TMP/dyn.octet"
 # --weight-bits and --adaround (issue 18): 4-bit weights with learned rounding; the report gives each layer's
 # reconstruction loss; bad values are usage errors.
+# --smoothquant from the command line (issue 17): it measures the model on every calibration batch first, so the
+# calibration is not streamed; the report lists the smoothed LayerNorms.
+expect 0 "smoothquant (alpha 0.5): 4 LayerNorm(s) smoothed" -- "$octet" quantize "$m/outlier_encoder.onnx" \
+  --calib x="$m/outlier_encoder.calib.npy" --calib-batch 1 --smoothquant -o "$TMP/smooth.octet"
 expect 0 "adaround: 3 layers, 50 iterations each" -- "$octet" quantize "$m/digits_cnn.onnx" \
   --calib image="$TMP/calib.npy" --weight-bits 4 --adaround --adaround-iters 50 -o "$TMP/ada.octet"
 expect 2 "--weight-bits must be 2..8, got 9" -- "$octet" quantize "$m/digits_cnn.onnx" \

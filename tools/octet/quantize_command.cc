@@ -237,9 +237,10 @@ int Quantize(const QuantizeCommand& c) {
   // weight-only: --calib is optional and only feeds the guard.
   std::vector<std::vector<Tensor>> batches;
   const bool from_state = !c.state.empty();
-  // Static calibration streams its files batch by batch unless --equalize / --bias-correction need every batch.
+  // Static calibration streams its files batch by batch unless a pass that measures the model first (--equalize,
+  // --bias-correction, --adaround, --smoothquant) needs every batch.
   std::optional<StreamedCalibration> streamed;
-  if (c.mode == "static" && !from_state && !c.accuracy.any() && !c.calib.empty()) {
+  if (c.mode == "static" && !from_state && !c.accuracy.any() && !smoothquant_alpha && !c.calib.empty()) {
     auto opened = OpenStreamedCalibration(c.calib, *graph, c.model, c.calib_batch, !c.no_guard);
     if (!opened.ok()) return ReportFailure(opened.status().WithContext(where));
     streamed = std::move(*opened);
