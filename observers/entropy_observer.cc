@@ -7,17 +7,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<EntropyObserver>> EntropyObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved, ResolveObserverOptions(ObserverKind::kEntropy, options));
-  return std::unique_ptr<EntropyObserver>(new EntropyObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> EntropyObserver::Clone() const {
-  std::unique_ptr<EntropyObserver> c(new EntropyObserver(options()));
-  CopyStateTo(c.get());
-  return c;
-}
-
 double EntropyObserver::Threshold() const {
   if (!has_observations()) return 0.0;
   const double w = grid_.width();

@@ -18,22 +18,21 @@
 #pragma once
 
 #include "observers/histogram_calibrator.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class EntropyObserver : public HistogramCalibrator {
+class EntropyObserver : public ObserverOf<EntropyObserver, HistogramCalibrator, ObserverKind::kEntropy> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max (at most `bins` levels), eps, bins
-  // (2048), skip_non_finite.
-  static Result<std::unique_ptr<EntropyObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max (at most `bins`
+  // levels), eps, bins (2048), skip_non_finite.
 
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
   // The threshold T of the KL search (0 before any observation).
   double Threshold() const;
 
  protected:
-  explicit EntropyObserver(ResolvedObserverOptions options) : HistogramCalibrator(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 };
 
 }  // namespace octet

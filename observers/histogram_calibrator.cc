@@ -32,13 +32,6 @@ void HistogramCalibrator::ResetImpl() {
   max_ = -std::numeric_limits<float>::infinity();
 }
 
-void HistogramCalibrator::CopyStateTo(HistogramCalibrator* c) const {
-  c->CopyBaseFrom(*this);
-  c->min_ = min_;
-  c->max_ = max_;
-  c->grid_ = grid_;
-}
-
 nlohmann::json HistogramCalibrator::SaveStateImpl() const {
   nlohmann::json j;
   j["min_val"] = FloatToJson(min_);

@@ -28,7 +28,6 @@ class HistogramCalibrator : public Observer {
   void ResetImpl() override;
   nlohmann::json SaveStateImpl() const override;
   Status LoadStateImpl(const nlohmann::json& state) override;
-  void CopyStateTo(HistogramCalibrator* c) const;
 
   // _calculate_qparams over [lo, hi] (clipped to the observed range), or PyTorch's default before any observation.
   Result<QParams> QParamsFor(float lo, float hi) const;

@@ -118,21 +118,7 @@ std::vector<float> UpscaleHistogram(const std::vector<float>& hist, float old_mi
 }  // namespace
 
 HistogramObserver::HistogramObserver(ResolvedObserverOptions options)
-    : Observer(std::move(options)), histogram_(static_cast<size_t>(this->options().bins), 0.0f) {}
-
-Result<std::unique_ptr<HistogramObserver>> HistogramObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved, ResolveObserverOptions(ObserverKind::kHistogram, options));
-  return std::unique_ptr<HistogramObserver>(new HistogramObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> HistogramObserver::Clone() const {
-  std::unique_ptr<HistogramObserver> c(new HistogramObserver(options()));
-  c->CopyBaseFrom(*this);
-  c->histogram_ = histogram_;
-  c->min_ = min_;
-  c->max_ = max_;
-  return c;
-}
+    : ObserverOf(std::move(options)), histogram_(static_cast<size_t>(this->options().bins), 0.0f) {}
 
 Result<QParams> HistogramObserver::CalculateQParams() const {
   const QParamsSpec spec = options().Spec();

@@ -34,18 +34,17 @@
 #include <vector>
 
 #include "observers/observer.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class HistogramObserver : public Observer {
+class HistogramObserver : public ObserverOf<HistogramObserver, Observer, ObserverKind::kHistogram> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins (2048), upsample_rate,
-  // histogram_variant, skip_non_finite.
-  static Result<std::unique_ptr<HistogramObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins
+  // (2048), upsample_rate, histogram_variant, skip_non_finite.
 
   // _non_linear_param_search then _calculate_qparams of the range found.
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
   std::vector<float> min_val() const override { return {min_}; }
   std::vector<float> max_val() const override { return {max_}; }
   bool has_observations() const override { return min_ <= max_; }

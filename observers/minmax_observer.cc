@@ -7,23 +7,10 @@
 
 namespace octet {
 
-Result<std::unique_ptr<MinMaxObserver>> MinMaxObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved, ResolveObserverOptions(ObserverKind::kMinMax, options));
-  return std::unique_ptr<MinMaxObserver>(new MinMaxObserver(std::move(resolved)));
-}
-
 Result<QParams> MinMaxObserver::CalculateQParams() const {
   const float lo[1] = {min_};
   const float hi[1] = {max_};
   return CalculateQParamsFromRange(lo, hi, options().Spec());
-}
-
-std::unique_ptr<Observer> MinMaxObserver::Clone() const {
-  std::unique_ptr<MinMaxObserver> c(new MinMaxObserver(options()));
-  c->CopyBaseFrom(*this);
-  c->min_ = min_;
-  c->max_ = max_;
-  return c;
 }
 
 Status MinMaxObserver::ObserveImpl(const Tensor& x, std::string_view name) {

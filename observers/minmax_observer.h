@@ -6,23 +6,23 @@
 #include <memory>
 
 #include "observers/observer.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class MinMaxObserver : public Observer {
+class MinMaxObserver : public ObserverOf<MinMaxObserver, Observer, ObserverKind::kMinMax> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, skip_non_finite.
-  static Result<std::unique_ptr<MinMaxObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps,
+  // skip_non_finite.
 
   // _calculate_qparams(min_val, max_val) (observers/qparams_math.h).
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
   std::vector<float> min_val() const override { return {min_}; }
   std::vector<float> max_val() const override { return {max_}; }
   bool has_observations() const override { return min_ <= max_; }
 
  protected:
-  explicit MinMaxObserver(ResolvedObserverOptions options) : Observer(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 
   Status ObserveImpl(const Tensor& x, std::string_view name) override;
   Status MergeImpl(const Observer& other) override;

@@ -3,21 +3,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<MovingAverageMinMaxObserver>> MovingAverageMinMaxObserver::Create(
-    const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved,
-                         ResolveObserverOptions(ObserverKind::kMovingAverageMinMax, options));
-  return std::unique_ptr<MovingAverageMinMaxObserver>(new MovingAverageMinMaxObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> MovingAverageMinMaxObserver::Clone() const {
-  std::unique_ptr<MovingAverageMinMaxObserver> c(new MovingAverageMinMaxObserver(options()));
-  c->CopyBaseFrom(*this);
-  c->min_ = min_;
-  c->max_ = max_;
-  return c;
-}
-
 void MovingAverageMinMaxObserver::Update(float batch_min, float batch_max) {
   if (!has_observations()) {
     min_ = batch_min;

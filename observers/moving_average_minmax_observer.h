@@ -9,18 +9,17 @@
 #pragma once
 
 #include "observers/minmax_observer.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class MovingAverageMinMaxObserver : public MinMaxObserver {
+class MovingAverageMinMaxObserver
+    : public ObserverOf<MovingAverageMinMaxObserver, MinMaxObserver, ObserverKind::kMovingAverageMinMax> {
  public:
-  // Options: those of MinMaxObserver plus averaging_constant (default 0.01, in (0, 1]).
-  static Result<std::unique_ptr<MovingAverageMinMaxObserver>> Create(const ObserverOptions& options = {});
-
-  std::unique_ptr<Observer> Clone() const override;
+  // Create(options) (ObserverOf) takes: those of MinMaxObserver plus averaging_constant (default 0.01, in (0, 1]).
 
  protected:
-  explicit MovingAverageMinMaxObserver(ResolvedObserverOptions options) : MinMaxObserver(std::move(options)) {}
+  using ObserverOf::ObserverOf;
   void Update(float batch_min, float batch_max) override;
 };
 

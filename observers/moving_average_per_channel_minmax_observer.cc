@@ -3,20 +3,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<MovingAveragePerChannelMinMaxObserver>> MovingAveragePerChannelMinMaxObserver::Create(
-    const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved,
-                         ResolveObserverOptions(ObserverKind::kMovingAveragePerChannelMinMax, options));
-  return std::unique_ptr<MovingAveragePerChannelMinMaxObserver>(
-      new MovingAveragePerChannelMinMaxObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> MovingAveragePerChannelMinMaxObserver::Clone() const {
-  std::unique_ptr<MovingAveragePerChannelMinMaxObserver> c(new MovingAveragePerChannelMinMaxObserver(options()));
-  CopyStateTo(c.get());
-  return c;
-}
-
 void MovingAveragePerChannelMinMaxObserver::Update(const std::vector<float>& batch_min,
                                                    const std::vector<float>& batch_max) {
   if (min_.empty()) {

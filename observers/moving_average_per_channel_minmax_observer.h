@@ -6,20 +6,20 @@
 // average, and a channel that had none yet takes the batch's range directly.
 #pragma once
 
+#include "observers/observer_of.h"
 #include "observers/per_channel_minmax_observer.h"
 
 namespace octet {
 
-class MovingAveragePerChannelMinMaxObserver : public PerChannelMinMaxObserver {
+class MovingAveragePerChannelMinMaxObserver
+    : public ObserverOf<MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
+                        ObserverKind::kMovingAveragePerChannelMinMax> {
  public:
-  // Options: those of PerChannelMinMaxObserver plus averaging_constant (default 0.01, in (0, 1]).
-  static Result<std::unique_ptr<MovingAveragePerChannelMinMaxObserver>> Create(const ObserverOptions& options = {});
-
-  std::unique_ptr<Observer> Clone() const override;
+  // Create(options) (ObserverOf) takes: those of PerChannelMinMaxObserver plus averaging_constant (default 0.01, in (0,
+  // 1]).
 
  protected:
-  explicit MovingAveragePerChannelMinMaxObserver(ResolvedObserverOptions options)
-      : PerChannelMinMaxObserver(std::move(options)) {}
+  using ObserverOf::ObserverOf;
   void Update(const std::vector<float>& batch_min, const std::vector<float>& batch_max) override;
 };
 

@@ -8,17 +8,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<MseObserver>> MseObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved, ResolveObserverOptions(ObserverKind::kMse, options));
-  return std::unique_ptr<MseObserver>(new MseObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> MseObserver::Clone() const {
-  std::unique_ptr<MseObserver> c(new MseObserver(options()));
-  CopyStateTo(c.get());
-  return c;
-}
-
 double MseObserver::ExpectedError(double a) const {
   if (!has_observations()) return 0.0;
   const QParamsSpec spec = options().Spec();

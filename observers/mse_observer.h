@@ -10,23 +10,23 @@
 #pragma once
 
 #include "observers/histogram_calibrator.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class MseObserver : public HistogramCalibrator {
+class MseObserver : public ObserverOf<MseObserver, HistogramCalibrator, ObserverKind::kMse> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins (2048), skip_non_finite.
-  static Result<std::unique_ptr<MseObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins
+  // (2048), skip_non_finite.
 
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
   // The chosen shrink factor a in (0, 1] (1 before any observation).
   double Shrink() const;
   // The histogram estimate of the mean squared quantization error of [a * min, a * max].
   double ExpectedError(double a) const;
 
  protected:
-  explicit MseObserver(ResolvedObserverOptions options) : HistogramCalibrator(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 };
 
 }  // namespace octet

@@ -36,7 +36,6 @@ const Context& DefaultObserverContext();
 class Observer {
  public:
   virtual ~Observer() = default;
-  Observer(const Observer&) = delete;
   Observer& operator=(const Observer&) = delete;
 
   ObserverKind kind() const { return options_.kind; }
@@ -55,7 +54,7 @@ class Observer {
   void Reset();
   nlohmann::json SaveState() const;
   Status LoadState(const nlohmann::json& json);
-  // An independent copy with the same options and state (and context).
+  // An independent copy with the same options and state (and context); ObserverOf (observer_of.h) writes it.
   virtual std::unique_ptr<Observer> Clone() const = 0;
 
   // The running range: one value per tensor (per-tensor observers; +inf / -inf before any observation) or per
@@ -71,6 +70,8 @@ class Observer {
 
  protected:
   explicit Observer(ResolvedObserverOptions options) : options_(std::move(options)) {}
+  // Clone's copy (ObserverOf): options, counters and context; no copying through the base otherwise.
+  Observer(const Observer&) = default;
 
   // x is f32 and not empty.
   virtual Status ObserveImpl(const Tensor& x, std::string_view name) = 0;
@@ -85,12 +86,6 @@ class Observer {
   // `allow_inf`: ±Inf are filtered (and counted) whatever the policy (the upstream HistogramObserver's rule).
   Status ApplyNonFinitePolicy(const NonFiniteStats& stats, const Tensor& x, std::string_view name,
                               bool allow_inf = false);
-  // For Clone(): the counters and the context of `other`.
-  void CopyBaseFrom(const Observer& other) {
-    context_ = other.context_;
-    num_batches_ = other.num_batches_;
-    num_skipped_ = other.num_skipped_;
-  }
 
  private:
   ResolvedObserverOptions options_;

@@ -7,12 +7,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<PerChannelMinMaxObserver>> PerChannelMinMaxObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved,
-                         ResolveObserverOptions(ObserverKind::kPerChannelMinMax, options));
-  return std::unique_ptr<PerChannelMinMaxObserver>(new PerChannelMinMaxObserver(std::move(resolved)));
-}
-
 Result<QParams> PerChannelMinMaxObserver::CalculateQParams() const {
   const int axis = axis_ >= 0 ? axis_ : (options().ch_axis >= 0 ? options().ch_axis : 0);
   for (size_t c = 0; c < min_.size(); ++c) {
@@ -22,19 +16,6 @@ Result<QParams> PerChannelMinMaxObserver::CalculateQParams() const {
     }
   }
   return CalculateQParamsFromRange(min_, max_, options().Spec(axis));
-}
-
-void PerChannelMinMaxObserver::CopyStateTo(PerChannelMinMaxObserver* c) const {
-  c->CopyBaseFrom(*this);
-  c->min_ = min_;
-  c->max_ = max_;
-  c->axis_ = axis_;
-}
-
-std::unique_ptr<Observer> PerChannelMinMaxObserver::Clone() const {
-  std::unique_ptr<PerChannelMinMaxObserver> c(new PerChannelMinMaxObserver(options()));
-  CopyStateTo(c.get());
-  return c;
 }
 
 Status PerChannelMinMaxObserver::ObserveImpl(const Tensor& x, std::string_view name) {

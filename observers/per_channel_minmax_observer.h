@@ -10,18 +10,18 @@
 #include <vector>
 
 #include "observers/observer.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class PerChannelMinMaxObserver : public Observer {
+class PerChannelMinMaxObserver
+    : public ObserverOf<PerChannelMinMaxObserver, Observer, ObserverKind::kPerChannelMinMax> {
  public:
-  // Options: dtype, qscheme (per_channel_affine or per_channel_symmetric), reduce_range, quant_min/quant_max, eps,
-  // ch_axis (default 0; negative counts from the last dimension), skip_non_finite.
-  static Result<std::unique_ptr<PerChannelMinMaxObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per_channel_affine or per_channel_symmetric), reduce_range,
+  // quant_min/quant_max, eps, ch_axis (default 0; negative counts from the last dimension), skip_non_finite.
 
   // _calculate_qparams per channel; the QParams axis is ch_axis resolved against the observed tensors' rank.
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
   std::vector<float> min_val() const override { return min_; }
   std::vector<float> max_val() const override { return max_; }
   bool has_observations() const override { return !min_.empty(); }
@@ -29,7 +29,7 @@ class PerChannelMinMaxObserver : public Observer {
   int axis() const { return axis_; }
 
  protected:
-  explicit PerChannelMinMaxObserver(ResolvedObserverOptions options) : Observer(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 
   Status ObserveImpl(const Tensor& x, std::string_view name) override;
   Status MergeImpl(const Observer& other) override;
@@ -38,7 +38,6 @@ class PerChannelMinMaxObserver : public Observer {
   Status LoadStateImpl(const nlohmann::json& state) override;
   // Folds one batch's per-channel ranges (+inf / -inf for a channel without finite values) into the running ones.
   virtual void Update(const std::vector<float>& batch_min, const std::vector<float>& batch_max);
-  void CopyStateTo(PerChannelMinMaxObserver* c) const;
 
   std::vector<float> min_;
   std::vector<float> max_;

@@ -3,18 +3,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<PercentileObserver>> PercentileObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved,
-                         ResolveObserverOptions(ObserverKind::kPercentile, options));
-  return std::unique_ptr<PercentileObserver>(new PercentileObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> PercentileObserver::Clone() const {
-  std::unique_ptr<PercentileObserver> c(new PercentileObserver(options()));
-  CopyStateTo(c.get());
-  return c;
-}
-
 Result<QParams> PercentileObserver::CalculateQParams() const {
   if (!has_observations()) return QParamsFor(0.0f, 0.0f);
   const auto& pos = grid_.positive();

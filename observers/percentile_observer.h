@@ -11,20 +11,19 @@
 #pragma once
 
 #include "observers/histogram_calibrator.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class PercentileObserver : public HistogramCalibrator {
+class PercentileObserver : public ObserverOf<PercentileObserver, HistogramCalibrator, ObserverKind::kPercentile> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins (2048), percentile,
-  // skip_non_finite.
-  static Result<std::unique_ptr<PercentileObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins
+  // (2048), percentile, skip_non_finite.
 
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
 
  protected:
-  explicit PercentileObserver(ResolvedObserverOptions options) : HistogramCalibrator(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 };
 
 }  // namespace octet

@@ -4,20 +4,20 @@
 #pragma once
 
 #include "observers/minmax_observer.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class PlaceholderObserver : public MinMaxObserver {
+class PlaceholderObserver : public ObserverOf<PlaceholderObserver, MinMaxObserver, ObserverKind::kPlaceholder> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, skip_non_finite.
-  static Result<std::unique_ptr<PlaceholderObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps,
+  // skip_non_finite.
 
   // Always FailedPrecondition: dynamic quantization computes qparams per input.
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
 
  protected:
-  explicit PlaceholderObserver(ResolvedObserverOptions options) : MinMaxObserver(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 };
 
 }  // namespace octet

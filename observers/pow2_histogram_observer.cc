@@ -8,18 +8,6 @@
 
 namespace octet {
 
-Result<std::unique_ptr<Pow2HistogramObserver>> Pow2HistogramObserver::Create(const ObserverOptions& options) {
-  OCTET_ASSIGN_OR_RETURN(ResolvedObserverOptions resolved,
-                         ResolveObserverOptions(ObserverKind::kPow2Histogram, options));
-  return std::unique_ptr<Pow2HistogramObserver>(new Pow2HistogramObserver(std::move(resolved)));
-}
-
-std::unique_ptr<Observer> Pow2HistogramObserver::Clone() const {
-  std::unique_ptr<Pow2HistogramObserver> c(new Pow2HistogramObserver(options()));
-  CopyStateTo(c.get());
-  return c;
-}
-
 Result<QParams> Pow2HistogramObserver::CalculateQParams() const {
   if (!has_observations()) return QParamsFor(0.0f, 0.0f);
   const auto& pos = grid_.positive();

@@ -10,19 +10,20 @@
 #pragma once
 
 #include "observers/histogram_calibrator.h"
+#include "observers/observer_of.h"
 
 namespace octet {
 
-class Pow2HistogramObserver : public HistogramCalibrator {
+class Pow2HistogramObserver
+    : public ObserverOf<Pow2HistogramObserver, HistogramCalibrator, ObserverKind::kPow2Histogram> {
  public:
-  // Options: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins (2048), skip_non_finite.
-  static Result<std::unique_ptr<Pow2HistogramObserver>> Create(const ObserverOptions& options = {});
+  // Create(options) (ObserverOf) takes: dtype, qscheme (per-tensor), reduce_range, quant_min/quant_max, eps, bins
+  // (2048), skip_non_finite.
 
   Result<QParams> CalculateQParams() const override;
-  std::unique_ptr<Observer> Clone() const override;
 
  protected:
-  explicit Pow2HistogramObserver(ResolvedObserverOptions options) : HistogramCalibrator(std::move(options)) {}
+  using ObserverOf::ObserverOf;
 };
 
 }  // namespace octet
