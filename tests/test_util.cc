@@ -2,7 +2,6 @@
 #include "tests/test_util.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -10,6 +9,7 @@
 
 #include "core/executor.h"
 #include "io/npy.h"
+#include "quant/training/top1.h"
 
 namespace octet::testing {
 namespace {
@@ -136,6 +136,19 @@ Tensor DigitsImages(const std::string& file, bool cnn) {
   REQUIRE(x.shape().rank() == 2);
   if (!cnn) return x;
   return x.Reshaped(Shape{x.shape().dim(0), 1, 8, 8}).value();
+}
+
+double Top1Percent(const Tensor& logits, std::span<const int64_t> labels) {
+  REQUIRE(!labels.empty());
+  const auto right = training::CountTop1(logits, labels);
+  REQUIRE(right.ok());
+  return 100.0 * static_cast<double>(*right) / static_cast<double>(labels.size());
+}
+
+double Top1Percent(const Tensor& logits, const Tensor& labels) {
+  REQUIRE(labels.dtype() == DType::kS32);
+  const std::vector<int64_t> wide(labels.data<int32_t>(), labels.data<int32_t>() + labels.NumElements());
+  return Top1Percent(logits, wide);
 }
 
 std::vector<std::vector<Tensor>> NormalBatches(const Shape& shape, int count, uint32_t seed) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,11 @@ std::vector<Tensor> ReadNumberedNpy(const std::string& prefix, const std::string
 // The digits images of `file` in tests/data/models ([N, 64]) as the MLP's input, or with `cnn` as the CNN's [N, 1, 8,
 // 8].
 Tensor DigitsImages(const std::string& file, bool cnn);
+
+// Percent of the rows of f32 logits [N, C] whose top-1 class (training::CountTop1) is their label: 100 * right / N.
+// `labels` is s32 [N] (the digits files) or one int64 per row.
+double Top1Percent(const Tensor& logits, std::span<const int64_t> labels);
+double Top1Percent(const Tensor& logits, const Tensor& labels);
 
 // `count` batches of `shape` with N(0, 1) values from std::mt19937(seed), for calibration.
 std::vector<std::vector<Tensor>> NormalBatches(const Shape& shape, int count, uint32_t seed);

@@ -37,14 +37,7 @@ Tensor AdaRoundDigitsImages(const std::string& file) {
 // Percent of the held-out images the int8 model classifies right.
 double AdaRoundDigitsAccuracy(const Graph& int8, const Tensor& x, const Tensor& labels) {
   const Tensor logits = testing::RunWithInputShapes(int8, AdaRoundDigitsContext(), QuantizedGraphRegistry(), {x})[0];
-  const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
-  REQUIRE(labels.NumElements() == n);
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * k;
-    right += std::max_element(row, row + k) - row == labels.data<int32_t>()[i] ? 1 : 0;
-  }
-  return 100.0 * static_cast<double>(right) / static_cast<double>(n);
+  return testing::Top1Percent(logits, labels);
 }
 
 // The digits CNN quantized statically with x86's activations and 4-bit weights (per channel or per tensor), its

@@ -50,17 +50,6 @@ Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x, const Context& 
   return testing::RunWithInputShapes(g, context, r, {x})[0];
 }
 
-double Accuracy(const Tensor& logits, const std::vector<int64_t>& labels) {
-  const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
-  REQUIRE(static_cast<size_t>(n) == labels.size());
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * k;
-    right += std::max_element(row, row + k) - row == labels[static_cast<size_t>(i)] ? 1 : 0;
-  }
-  return 100.0 * static_cast<double>(right) / static_cast<double>(n);
-}
-
 // The weights: the presets' (8-bit per channel) or a narrower range with one scale per tensor, in both flows.
 struct Weights {
   bool per_tensor = false;
@@ -95,7 +84,8 @@ double PtqAccuracy(const Graph& model, const Weights& weights, const Context& co
   auto converted = Convert(*prepared);
   INFO(converted.status().message());
   REQUIRE(converted.ok());
-  return Accuracy(Run(*converted, QuantizedGraphRegistry(), Digits().split.test_x, context), Digits().split.test_y);
+  return testing::Top1Percent(Run(*converted, QuantizedGraphRegistry(), Digits().split.test_x, context),
+                              Digits().split.test_y);
 }
 
 struct QatRun {
@@ -146,7 +136,7 @@ QatRun Qat(const Graph& model, const Weights& weights, const Recipe& recipe, uin
   INFO(converted.status().message());
   REQUIRE(converted.ok());
   const Tensor int8_logits = Run(*converted, QuantizedGraphRegistry(), d.split.test_x, context);
-  run.int8_accuracy = Accuracy(int8_logits, d.split.test_y);
+  run.int8_accuracy = testing::Top1Percent(int8_logits, d.split.test_y);
   // The logits' fake-quant gives their LSB.
   const std::string& logits = model.value(model.outputs()[0]).name;
   const qat::FakeQuantSite* out_site = nullptr;
@@ -172,8 +162,8 @@ void Print(const char* what, double float_accuracy, double ptq, const QatRun& qa
 TEST_CASE("QAT of the digits CNN: int8 at least as accurate as PTQ, and recovers narrow weights", "[qat]") {
   const Context context = Context::ForIsas(DetectedIsas(), 1);
   const Graph model = ReadOnnxModel(kModels + "digits_cnn.onnx").value();
-  const double float_accuracy = Accuracy(Run(model, FloatOpRegistry(), Digits().split.test_x, context),
-                                         Digits().split.test_y);
+  const double float_accuracy =
+      testing::Top1Percent(Run(model, FloatOpRegistry(), Digits().split.test_x, context), Digits().split.test_y);
   CHECK(float_accuracy > 90.0);  // the committed model: 94.17%
   // One seeded run per setting. Over seeds 1-6: 8-bit QAT int8 94.44-95.00% (PTQ 94.44%); 4-bit per-tensor
   // 93.61-95.56% (PTQ 94.72%); 3-bit per-tensor 91.94-93.61% (PTQ 85.56%; half the loss back is 89.86%).

@@ -28,18 +28,6 @@ Tensor Run(const Graph& g, const OpRegistry& r, const Tensor& x) {
   return testing::RunWithInputShapes(g, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), r, {x})[0];
 }
 
-// Percent of rows whose argmax is the label.
-double ConvertAccuracy(const Tensor& logits, const Tensor& labels) {
-  const int64_t n = logits.shape().dim(0), k = logits.shape().dim(1);
-  REQUIRE(labels.NumElements() == n);
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = logits.data<float>() + i * k;
-    right += std::max_element(row, row + k) - row == labels.data<int32_t>()[i] ? 1 : 0;
-  }
-  return 100.0 * static_cast<double>(right) / static_cast<double>(n);
-}
-
 TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", "[onnx][convert]") {
   const Tensor labels = ReadNpy(kModels + "digits_test_labels.npy").value();
   REQUIRE(labels.dtype() == DType::kS32);
@@ -51,7 +39,7 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
     std::vector<std::vector<Tensor>> batches;
     for (const Tensor& t : calib) batches.push_back({t});
     const Tensor float_logits = Run(original, FloatOpRegistry(), test);
-    const double float_accuracy = ConvertAccuracy(float_logits, labels);
+    const double float_accuracy = testing::Top1Percent(float_logits, labels);
     for (ObserverKind kind : {ObserverKind::kMinMax, ObserverKind::kHistogram, ObserverKind::kEntropy}) {
       INFO(model << " with " << ObserverClassName(kind));
       auto prepared = Prepare(original, testing::X86Mapping(kind));
@@ -66,7 +54,7 @@ TEST_CASE("Static int8 digits models stay within 0.3 accuracy points of float", 
         CHECK(f.op_type == "Constant");  // the CNN's reshape target, computed once
       }
       const Tensor int8_logits = Run(*converted, QuantizedGraphRegistry(), test);
-      const double int8_accuracy = ConvertAccuracy(int8_logits, labels);
+      const double int8_accuracy = testing::Top1Percent(int8_logits, labels);
       const double sqnr = testing::TensorSqnrDb(float_logits, int8_logits);
       std::printf("convert: %s, %s activations: float %.2f%%, int8 %.2f%%, logits SQNR %.1f dB\n", model,
                   ObserverClassName(kind), float_accuracy, int8_accuracy, sqnr);

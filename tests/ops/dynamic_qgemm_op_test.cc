@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -150,22 +151,55 @@ GemmData MakeGemm(const GemmCase& c, std::mt19937_64& rng) {
   return d;
 }
 
+// Trial `trial` of the reference comparisons: random sizes, and every combination of the flags over the trials.
+GemmCase TrialCase(int trial, bool per_token, std::mt19937_64& rng) {
+  GemmCase c;
+  c.m = static_cast<int64_t>(testing::RandomSize(rng, 17));
+  c.k = static_cast<int64_t>(testing::RandomSize(rng, 90));
+  c.n = static_cast<int64_t>(testing::RandomSize(rng, 40));
+  c.per_channel = trial % 2 == 0;
+  c.reduce_range = (trial / 2) % 2 == 0;
+  c.trans_b = (trial / 4) % 2 == 0;
+  c.bias = trial % 3 != 0;
+  c.matmul = trial % 5 == 0;
+  c.per_token = per_token;
+  if (c.matmul) c.bias = false;
+  return c;
+}
+
+// Runs d's graph on every ISA that can run here at each thread count and requires output bit-identical to
+// `expected`; returns how many runs it compared.
+int CompareOnEveryIsa(const GemmData& d, const OpRegistry& registry, const std::vector<float>& expected,
+                      std::initializer_list<int> thread_counts, const std::string& what) {
+  int compared = 0;
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, what + " on " + IsaName(isa))) continue;
+    for (int threads : thread_counts) {
+      INFO(IsaName(isa) << ", " << threads << " threads");
+      const Context ctx = testing::ContextFor(isa, threads);
+      auto exec = Executor::Compile(d.graph, ctx, registry);
+      REQUIRE(exec.ok());
+      auto y = exec->Run(std::vector<Tensor>{d.x});
+      REQUIRE(y.ok());
+      const float* got = (*y)[0].data<float>();
+      for (size_t i = 0; i < expected.size(); ++i) {
+        if (std::memcmp(&got[i], &expected[i], sizeof(float)) != 0) {
+          FAIL("element " << i << ": got " << got[i] << ", reference " << expected[i]);
+        }
+      }
+      ++compared;
+    }
+  }
+  return compared;
+}
+
 TEST_CASE("DynamicQGemm and DynamicQMatMul equal the reference composition on every ISA and thread count",
           "[dynamic]") {
   auto rng = testing::MakeRng("dynamic qgemm op");
   const OpRegistry registry = Int8Registry();
   int compared = 0;
   for (int trial = 0; trial < 48; ++trial) {
-    GemmCase c;
-    c.m = static_cast<int64_t>(testing::RandomSize(rng, 17));
-    c.k = static_cast<int64_t>(testing::RandomSize(rng, 90));
-    c.n = static_cast<int64_t>(testing::RandomSize(rng, 40));
-    c.per_channel = trial % 2 == 0;
-    c.reduce_range = (trial / 2) % 2 == 0;
-    c.trans_b = (trial / 4) % 2 == 0;
-    c.bias = trial % 3 != 0;
-    c.matmul = trial % 5 == 0;
-    if (c.matmul) c.bias = false;
+    const GemmCase c = TrialCase(trial, /*per_token=*/false, rng);
     INFO("m " << c.m << " k " << c.k << " n " << c.n << " per_channel " << c.per_channel << " reduce_range "
               << c.reduce_range << " transB " << c.trans_b << " bias " << c.bias << " matmul " << c.matmul);
     const GemmData d = MakeGemm(c, rng);
@@ -179,24 +213,7 @@ TEST_CASE("DynamicQGemm and DynamicQMatMul equal the reference composition on ev
     if (expected.size() > 2) {
       CHECK(std::adjacent_find(expected.begin(), expected.end(), std::not_equal_to<>()) != expected.end());
     }
-    for (Isa isa : testing::CompiledIsaList()) {
-      if (!testing::CanRun(isa, std::string("dynamic qgemm op on ") + IsaName(isa))) continue;
-      for (int threads : {1, 2}) {
-        INFO(IsaName(isa) << ", " << threads << " threads");
-        const Context ctx = testing::ContextFor(isa, threads);
-        auto exec = Executor::Compile(d.graph, ctx, registry);
-        REQUIRE(exec.ok());
-        auto y = exec->Run(std::vector<Tensor>{d.x});
-        REQUIRE(y.ok());
-        const float* got = (*y)[0].data<float>();
-        for (size_t i = 0; i < expected.size(); ++i) {
-          if (std::memcmp(&got[i], &expected[i], sizeof(float)) != 0) {
-            FAIL("element " << i << ": got " << got[i] << ", reference " << expected[i]);
-          }
-        }
-        ++compared;
-      }
-    }
+    compared += CompareOnEveryIsa(d, registry, expected, {1, 2}, "dynamic qgemm op");
   }
   CHECK(compared >= 96);
 }
@@ -206,17 +223,7 @@ TEST_CASE("Per-token DynamicQGemm and DynamicQMatMul equal the reference on ever
   const OpRegistry registry = Int8Registry();
   int compared = 0;
   for (int trial = 0; trial < 40; ++trial) {
-    GemmCase c;
-    c.m = static_cast<int64_t>(testing::RandomSize(rng, 17));
-    c.k = static_cast<int64_t>(testing::RandomSize(rng, 90));
-    c.n = static_cast<int64_t>(testing::RandomSize(rng, 40));
-    c.per_channel = trial % 2 == 0;
-    c.reduce_range = (trial / 2) % 2 == 0;
-    c.trans_b = (trial / 4) % 2 == 0;
-    c.bias = trial % 3 != 0;
-    c.matmul = trial % 5 == 0;
-    c.per_token = true;
-    if (c.matmul) c.bias = false;
+    const GemmCase c = TrialCase(trial, /*per_token=*/true, rng);
     INFO("m " << c.m << " k " << c.k << " n " << c.n << " per_channel " << c.per_channel << " reduce_range "
               << c.reduce_range << " transB " << c.trans_b << " bias " << c.bias << " matmul " << c.matmul);
     GemmData d = MakeGemm(c, rng);
@@ -243,24 +250,7 @@ TEST_CASE("Per-token DynamicQGemm and DynamicQMatMul equal the reference on ever
       CHECK(rows[static_cast<size_t>(i)].scale == q.scale);
       CHECK(rows[static_cast<size_t>(i)].zero_point == q.zero_point);
     }
-    for (Isa isa : testing::CompiledIsaList()) {
-      if (!testing::CanRun(isa, std::string("per-token qgemm op on ") + IsaName(isa))) continue;
-      for (int threads : {1, 2, 3}) {
-        INFO(IsaName(isa) << ", " << threads << " threads");
-        const Context ctx = testing::ContextFor(isa, threads);
-        auto exec = Executor::Compile(d.graph, ctx, registry);
-        REQUIRE(exec.ok());
-        auto y = exec->Run(std::vector<Tensor>{d.x});
-        REQUIRE(y.ok());
-        const float* got = (*y)[0].data<float>();
-        for (size_t i = 0; i < expected.size(); ++i) {
-          if (std::memcmp(&got[i], &expected[i], sizeof(float)) != 0) {
-            FAIL("element " << i << ": got " << got[i] << ", reference " << expected[i]);
-          }
-        }
-        ++compared;
-      }
-    }
+    compared += CompareOnEveryIsa(d, registry, expected, {1, 2, 3}, "per-token qgemm op");
   }
   CHECK(compared >= 120);
 }
