@@ -58,13 +58,7 @@ Result<PreparedOp> PrepareSlice(const OpPrepareArgs& args) {
     view.strides[static_cast<size_t>(a)] = in_strides[static_cast<size_t>(a)] * step;
     if (count > 0) view.offset += start * in_strides[static_cast<size_t>(a)];
   }
-  const size_t element_size = DTypeSize(args.inputs[0].dtype);
-  Shape out(view.dims);
-  auto kernel = MakeKernel([view, element_size](const OpRunArgs& r) -> Status {
-    StridedCopy(r.context, view, element_size, r.inputs[0].raw_data(), r.outputs[0].raw_data());
-    return OkStatus();
-  });
-  return MakePrepared({{args.inputs[0].dtype, std::move(out)}}, std::move(kernel), "slice");
+  return PrepareStridedCopy(args, std::move(view), "slice");
 }
 
 }  // namespace

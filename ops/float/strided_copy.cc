@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/threading.h"
+#include "ops/float/op_util.h"
 
 namespace octet::float_ops {
 
@@ -86,6 +87,16 @@ void StridedCopy(const Context& context, const StridedView& view, size_t element
       default: CopyRows<8>(v, s, t, b, e); break;
     }
   });
+}
+
+PreparedOp PrepareStridedCopy(const OpPrepareArgs& args, StridedView view, std::string kernel_name) {
+  const size_t element_size = DTypeSize(args.inputs[0].dtype);
+  Shape out(view.dims);
+  auto kernel = MakeKernel([view = std::move(view), element_size](const OpRunArgs& r) -> Status {
+    StridedCopy(r.context, view, element_size, r.inputs[0].raw_data(), r.outputs[0].raw_data());
+    return OkStatus();
+  });
+  return MakePrepared({{args.inputs[0].dtype, std::move(out)}}, std::move(kernel), std::move(kernel_name));
 }
 
 }  // namespace octet::float_ops

@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/context.h"
+#include "core/op_registry.h"
 
 namespace octet::float_ops {
 
@@ -22,5 +24,9 @@ void StridedCopy(const Context& context, const StridedView& view, size_t element
 
 // Drops size-1 dims and merges adjacent dims that are contiguous in the source, without changing the result.
 StridedView Simplify(StridedView view);
+
+// The prepared operator that copies `view` of input 0 into output 0 (Transpose, Slice: their Prepare only computes
+// the view), recorded as kernel `kernel_name`.
+PreparedOp PrepareStridedCopy(const OpPrepareArgs& args, StridedView view, std::string kernel_name);
 
 }  // namespace octet::float_ops

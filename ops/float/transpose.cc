@@ -32,13 +32,7 @@ Result<PreparedOp> PrepareTranspose(const OpPrepareArgs& args) {
     view.dims.push_back(x.dim(static_cast<int>(p)));
     view.strides.push_back(in_strides[static_cast<size_t>(p)]);
   }
-  const size_t element_size = DTypeSize(args.inputs[0].dtype);
-  Shape out(view.dims);
-  auto kernel = MakeKernel([view, element_size](const OpRunArgs& r) -> Status {
-    StridedCopy(r.context, view, element_size, r.inputs[0].raw_data(), r.outputs[0].raw_data());
-    return OkStatus();
-  });
-  return MakePrepared({{args.inputs[0].dtype, std::move(out)}}, std::move(kernel), "transpose");
+  return PrepareStridedCopy(args, std::move(view), "transpose");
 }
 
 }  // namespace
