@@ -69,9 +69,13 @@ Status CheckOutput(const char* verb, const Tensor& out, DType dtype, const Shape
 bool Stream(const Tensor& out) { return static_cast<int64_t>(out.SizeBytes()) >= kStreamingStoreBytes; }
 
 template <typename T>
-Status QuantizeAs(const Context& context, const Tensor& x, const QParams& qparams, const QuantizeOptions& options,
-                  Tensor& y) {
-  const auto& kernel = SelectUkernel(context, QuantizeUkernels<T>());
+using QuantizeEntry = UkernelEntry<QuantizeUkernelFn<T>>;
+template <typename T>
+using DequantizeEntry = UkernelEntry<DequantizeUkernelFn<T>>;
+
+template <typename T>
+Status QuantizeWith(const Context& context, const QuantizeEntry<T>& kernel, const Tensor& x, const QParams& qparams,
+                    const QuantizeOptions& options, Tensor& y) {
   static const KernelFamily kFamily(fmt::format("quantize_f32_{}", DTypeName(DTypeOf<T>::value)));
   context.RecordKernel(kFamily, kernel.name);
   const std::vector<float> inv_scales = InverseScales(qparams);
@@ -92,11 +96,10 @@ Status QuantizeAs(const Context& context, const Tensor& x, const QParams& qparam
 }
 
 template <typename T>
-void DequantizeAs(const Context& context, const QTensor& q, Tensor& y) {
-  const QParams& qparams = q.qparams();
-  const auto& kernel = SelectUkernel(context, DequantizeUkernels<T>());
+void DequantizeWith(const Context& context, const DequantizeEntry<T>& kernel, const QTensor& q, Tensor& y) {
   static const KernelFamily kFamily(fmt::format("dequantize_{}_f32", DTypeName(DTypeOf<T>::value)));
   context.RecordKernel(kFamily, kernel.name);
+  const QParams& qparams = q.qparams();
   const T* in = q.values().data<T>();
   float* out = y.data<float>();
   const bool stream = Stream(y);
@@ -107,19 +110,87 @@ void DequantizeAs(const Context& context, const QTensor& q, Tensor& y) {
   });
 }
 
+// The chosen entry of a kernel list (static storage: the plans keep a pointer to it), and its name in `*name`.
+template <typename Entry>
+const void* Choose(const Context& context, std::span<const Entry> list, const char** name) {
+  const Entry& e = SelectUkernel(context, list);
+  *name = e.name;
+  return &e;
+}
+
+// Choose over the list of dtype's element type: list_of(T{}) gives the list for T = uint8_t, int8_t or int32_t.
+// False for a dtype that is not an integer type.
+template <typename ListOf>
+bool ChooseForDType(const Context& context, DType dtype, ListOf list_of, const void** entry, const char** name) {
+  switch (dtype) {
+    case DType::kU8:
+      *entry = Choose(context, list_of(uint8_t{}), name);
+      return true;
+    case DType::kS8:
+      *entry = Choose(context, list_of(int8_t{}), name);
+      return true;
+    case DType::kS32:
+      *entry = Choose(context, list_of(int32_t{}), name);
+      return true;
+    case DType::kF32:
+      break;
+  }
+  return false;
+}
+
+Status CheckQuantizeArgs(const Tensor& x, const QParams& qparams, const Tensor& out, std::string_view name) {
+  OCTET_RETURN_IF_ERROR(CheckFloatInput("quantize", x, qparams, name));
+  return CheckOutput("quantize", out, qparams.dtype(), x.shape(), name);
+}
+
+Status CheckDequantizeArgs(const QTensor& q, const Tensor& out) {
+  OCTET_RETURN_IF_ERROR(q.qparams().ValidateFor(q.shape(), "tensor"));
+  if (q.values().dtype() != q.qparams().dtype()) {
+    return InvalidArgument("failed to dequantize tensor: values are {} but qparams are for {}", q.values().dtype(),
+                           q.qparams().dtype());
+  }
+  return CheckOutput("dequantize", out, DType::kF32, q.shape(), "tensor");
+}
+
 }  // namespace
+
+Result<QuantizePlan> QuantizePlan::Create(const Context& context, DType dtype, std::string_view name) {
+  QuantizePlan plan;
+  plan.dtype_ = dtype;
+  const auto lists = [](auto t) { return QuantizeUkernels<decltype(t)>(); };
+  if (ChooseForDType(context, dtype, lists, &plan.entry_, &plan.kernel_name_)) return plan;
+  return InvalidArgument("failed to quantize tensor '{}': qparams dtype must be an integer type", name);
+}
+
+Status QuantizePlan::Run(const Context& context, const Tensor& x, const QParams& qparams, Tensor& out,
+                         const QuantizeOptions& options) const {
+  OCTET_RETURN_IF_ERROR(CheckQuantizeArgs(x, qparams, out, options.name));
+  if (qparams.dtype() != dtype_) {
+    return InvalidArgument("failed to quantize tensor '{}': the plan quantizes to {}, the qparams are for {}",
+                           options.name, dtype_, qparams.dtype());
+  }
+  return RunChecked(context, x, qparams, out, options);
+}
+
+Status QuantizePlan::RunChecked(const Context& context, const Tensor& x, const QParams& qparams, Tensor& out,
+                                const QuantizeOptions& options) const {
+  switch (dtype_) {
+    case DType::kU8:
+      return QuantizeWith(context, *static_cast<const QuantizeEntry<uint8_t>*>(entry_), x, qparams, options, out);
+    case DType::kS8:
+      return QuantizeWith(context, *static_cast<const QuantizeEntry<int8_t>*>(entry_), x, qparams, options, out);
+    case DType::kS32:
+      return QuantizeWith(context, *static_cast<const QuantizeEntry<int32_t>*>(entry_), x, qparams, options, out);
+    case DType::kF32: break;
+  }
+  return Internal("failed to quantize tensor '{}': a plan for {}", options.name, dtype_);
+}
 
 Status QuantizeInto(const Context& context, const Tensor& x, const QParams& qparams, Tensor& out,
                     const QuantizeOptions& options) {
-  OCTET_RETURN_IF_ERROR(CheckFloatInput("quantize", x, qparams, options.name));
-  OCTET_RETURN_IF_ERROR(CheckOutput("quantize", out, qparams.dtype(), x.shape(), options.name));
-  switch (qparams.dtype()) {
-    case DType::kU8: return QuantizeAs<uint8_t>(context, x, qparams, options, out);
-    case DType::kS8: return QuantizeAs<int8_t>(context, x, qparams, options, out);
-    case DType::kS32: return QuantizeAs<int32_t>(context, x, qparams, options, out);
-    case DType::kF32: break;
-  }
-  return InvalidArgument("failed to quantize tensor '{}': qparams dtype must be an integer type", options.name);
+  OCTET_RETURN_IF_ERROR(CheckQuantizeArgs(x, qparams, out, options.name));
+  OCTET_ASSIGN_OR_RETURN(const QuantizePlan plan, QuantizePlan::Create(context, qparams.dtype(), options.name));
+  return plan.RunChecked(context, x, qparams, out, options);
 }
 
 Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams& qparams,
@@ -132,20 +203,45 @@ Result<QTensor> Quantize(const Context& context, const Tensor& x, const QParams&
   return QTensor::Create(std::move(y), qparams);
 }
 
-Status DequantizeInto(const Context& context, const QTensor& q, Tensor& out) {
-  OCTET_RETURN_IF_ERROR(q.qparams().ValidateFor(q.shape(), "tensor"));
-  if (q.values().dtype() != q.qparams().dtype()) {
-    return InvalidArgument("failed to dequantize tensor: values are {} but qparams are for {}", q.values().dtype(),
+Result<DequantizePlan> DequantizePlan::Create(const Context& context, DType dtype) {
+  DequantizePlan plan;
+  plan.dtype_ = dtype;
+  const auto lists = [](auto t) { return DequantizeUkernels<decltype(t)>(); };
+  if (ChooseForDType(context, dtype, lists, &plan.entry_, &plan.kernel_name_)) return plan;
+  return InvalidArgument("failed to dequantize tensor: values must be an integer type");
+}
+
+Status DequantizePlan::Run(const Context& context, const QTensor& q, Tensor& out) const {
+  OCTET_RETURN_IF_ERROR(CheckDequantizeArgs(q, out));
+  if (q.qparams().dtype() != dtype_) {
+    return InvalidArgument("failed to dequantize tensor: the plan dequantizes {}, the values are {}", dtype_,
                            q.qparams().dtype());
   }
-  OCTET_RETURN_IF_ERROR(CheckOutput("dequantize", out, DType::kF32, q.shape(), "tensor"));
-  switch (q.qparams().dtype()) {
-    case DType::kU8: DequantizeAs<uint8_t>(context, q, out); return OkStatus();
-    case DType::kS8: DequantizeAs<int8_t>(context, q, out); return OkStatus();
-    case DType::kS32: DequantizeAs<int32_t>(context, q, out); return OkStatus();
+  RunChecked(context, q, out);
+  return OkStatus();
+}
+
+void DequantizePlan::RunChecked(const Context& context, const QTensor& q, Tensor& out) const {
+  switch (dtype_) {
+    case DType::kU8:
+      DequantizeWith(context, *static_cast<const DequantizeEntry<uint8_t>*>(entry_), q, out);
+      return;
+    case DType::kS8:
+      DequantizeWith(context, *static_cast<const DequantizeEntry<int8_t>*>(entry_), q, out);
+      return;
+    case DType::kS32:
+      DequantizeWith(context, *static_cast<const DequantizeEntry<int32_t>*>(entry_), q, out);
+      return;
     case DType::kF32: break;
   }
-  return InvalidArgument("failed to dequantize tensor: values must be an integer type");
+  OCTET_CHECK(!"a dequantize plan is made for integer dtypes only");
+}
+
+Status DequantizeInto(const Context& context, const QTensor& q, Tensor& out) {
+  OCTET_RETURN_IF_ERROR(CheckDequantizeArgs(q, out));
+  OCTET_ASSIGN_OR_RETURN(const DequantizePlan plan, DequantizePlan::Create(context, q.qparams().dtype()));
+  plan.RunChecked(context, q, out);
+  return OkStatus();
 }
 
 Result<Tensor> Dequantize(const Context& context, const QTensor& q) {

@@ -121,13 +121,14 @@ Result<PreparedOp> PrepareQuantize(const OpPrepareArgs& args) {
   const DType dtype = y_qp->dtype();
   std::string name(args.inputs[0].name.empty() ? "x" : args.inputs[0].name);
   if (rule.rounding == Rounding::kHalfEven && rule.non_finite == NonFinite::kError) {
-    // The default: ops/quantize.h's SIMD kernels, NaN an error naming the value.
-    auto kernel = MakeKernel([qp = *y_qp, name](const OpRunArgs& r) -> Status {
+    // The default: ops/quantize.h's SIMD kernels (chosen here, once), NaN an error naming the value.
+    OCTET_ASSIGN_OR_RETURN(const QuantizePlan plan, QuantizePlan::Create(args.context, dtype, name));
+    auto kernel = MakeKernel([qp = *y_qp, name, plan](const OpRunArgs& r) -> Status {
       const Tensor x = AsTensor(r.inputs[0]);
       Tensor y = AsTensor(r.outputs[0]);
-      return QuantizeInto(r.context, x, qp, y, QuantizeOptions{NanPolicy::kError, name});
+      return plan.Run(r.context, x, qp, y, QuantizeOptions{NanPolicy::kError, name});
     });
-    return MakePrepared({{dtype, shape}}, std::move(kernel), fmt::format("quantize_f32_{}", dtype));
+    return MakePrepared({{dtype, shape}}, std::move(kernel), plan.kernel_name());  // the ukernel that runs
   }
   auto kernel = MakeKernel([qp = *y_qp, rule, name](const OpRunArgs& r) -> Status {
     switch (qp.dtype()) {
@@ -155,12 +156,13 @@ Result<PreparedOp> PrepareDequantize(const OpPrepareArgs& args) {
     return InvalidArgument("input {} is {} but its qparams are {}", InputName(args, 0), x.dtype, x_qp->dtype());
   }
   OCTET_RETURN_IF_ERROR(x_qp->ValidateFor(x.shape, InputName(args, 0)));
-  auto kernel = MakeKernel([qp = *x_qp](const OpRunArgs& r) -> Status {
+  OCTET_ASSIGN_OR_RETURN(const DequantizePlan plan, DequantizePlan::Create(args.context, x.dtype));
+  auto kernel = MakeKernel([qp = *x_qp, plan](const OpRunArgs& r) -> Status {
     OCTET_ASSIGN_OR_RETURN(const QTensor q, QTensor::Create(AsTensor(r.inputs[0]), qp));
     Tensor y = AsTensor(r.outputs[0]);
-    return DequantizeInto(r.context, q, y);
+    return plan.Run(r.context, q, y);
   });
-  return MakePrepared({{DType::kF32, x.shape}}, std::move(kernel), fmt::format("dequantize_{}_f32", x.dtype));
+  return MakePrepared({{DType::kF32, x.shape}}, std::move(kernel), plan.kernel_name());
 }
 
 // ---- Requantize ----

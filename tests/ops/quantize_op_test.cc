@@ -101,6 +101,63 @@ TEST_CASE("Quantize and Dequantize ops: u8 per-tensor and per-channel, every ISA
 TEST_CASE("Quantize and Dequantize ops: s8", "[quantize]") { CheckQuantizeOp<int8_t>(DType::kS8); }
 TEST_CASE("Quantize and Dequantize ops: s32", "[quantize]") { CheckQuantizeOp<int32_t>(DType::kS32); }
 
+// A plan chosen once runs the same kernel and gives the same bits as the per-call functions; it records the kernel it
+// holds.
+template <typename T>
+void CheckQuantizePlans(DType dtype) {
+  auto rng = testing::MakeRng(std::string("quantize plan") + DTypeName(dtype));
+  const Shape shape{6, 33};
+  const Tensor x = RandomFloats(rng, shape, 0.05f);
+  for (int axis : {-1, 1}) {
+    const QParams qp = RandomQParams(rng, dtype, shape, axis);
+    for (Isa isa : testing::CompiledIsaList()) {
+      if (!testing::CanRun(isa, std::string("quantize plan on ") + IsaName(isa))) continue;
+      INFO(DTypeName(dtype) << " axis " << axis << " isa " << IsaName(isa));
+      const Context ctx = testing::ContextFor(isa, 2);
+      const QuantizePlan plan = QuantizePlan::Create(ctx, dtype).value();
+      CHECK(plan.dtype() == dtype);
+      CHECK(std::string(plan.kernel_name()) == SelectUkernel(ctx, QuantizeUkernels<T>()).name);
+      Tensor y = Tensor::Create(dtype, shape).value();
+      REQUIRE(plan.Run(ctx, x, qp, y).ok());
+      CHECK(ctx.LastKernel(std::string("quantize_f32_") + DTypeName(dtype)) == plan.kernel_name());
+      const QTensor want = Quantize(ctx, x, qp).value();
+      REQUIRE(std::memcmp(y.data<T>(), want.values().data<T>(), static_cast<size_t>(y.SizeBytes())) == 0);
+      const DequantizePlan back = DequantizePlan::Create(ctx, dtype).value();
+      Tensor f = Tensor::Create(DType::kF32, shape).value();
+      REQUIRE(back.Run(ctx, want, f).ok());
+      CHECK(ctx.LastKernel(std::string("dequantize_") + DTypeName(dtype) + "_f32") == back.kernel_name());
+      const Tensor f_want = Dequantize(ctx, want).value();
+      REQUIRE(std::memcmp(f.data<float>(), f_want.data<float>(), static_cast<size_t>(f.SizeBytes())) == 0);
+    }
+  }
+}
+
+TEST_CASE("QuantizePlan and DequantizePlan choose once and equal Quantize and Dequantize", "[quantize]") {
+  CheckQuantizePlans<uint8_t>(DType::kU8);
+  CheckQuantizePlans<int8_t>(DType::kS8);
+  CheckQuantizePlans<int32_t>(DType::kS32);
+}
+
+TEST_CASE("QuantizePlan and DequantizePlan reject float dtypes and qparams of another dtype", "[quantize]") {
+  const Context& ctx = testing::ScalarContext();
+  const auto bad = QuantizePlan::Create(ctx, DType::kF32, "w");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("'w'") && Catch::Contains("integer type"));
+  REQUIRE_FALSE(DequantizePlan::Create(ctx, DType::kF32).ok());
+  const QuantizePlan u8 = QuantizePlan::Create(ctx, DType::kU8).value();
+  const std::vector<float> values = {0.5f, -1.0f};
+  const Tensor x = Tensor::FromValues<float>(Shape{2}, values).value();
+  const QParams s8 = QParams::PerTensor(DType::kS8, 0.1f, 0).value();
+  Tensor y = Tensor::Create(DType::kS8, Shape{2}).value();
+  const Status st = u8.Run(ctx, x, s8, y, {.name = "act"});
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("'act'") && Catch::Contains("u8") && Catch::Contains("s8"));
+  const DequantizePlan s8_back = DequantizePlan::Create(ctx, DType::kS8).value();
+  const QTensor q = Quantize(ctx, x, QParams::PerTensor(DType::kU8, 0.1f, 128).value()).value();
+  Tensor f = Tensor::Create(DType::kF32, Shape{2}).value();
+  REQUIRE_FALSE(s8_back.Run(ctx, q, f).ok());
+}
+
 TEST_CASE("Quantize rejects NaN by default and names the tensor and index", "[quantize]") {
   const Context ctx = Context::ForIsas(DetectedIsas());
   std::vector<float> v = {1.0f, 2.0f, NAN, 4.0f};
