@@ -262,5 +262,43 @@ TEST_CASE("Requantize op: fp32 and q31, per-tensor and per-channel, every ISA an
   CHECK_THAT(r.status().message(), Catch::Contains("one per channel (37)"));
 }
 
+TEST_CASE("RequantizePlan chooses once and equals Requantize; it refuses other dtypes and specs", "[requantize]") {
+  auto rng = testing::MakeRng("requantize plan");
+  const Shape shape{9, 21};
+  Tensor acc = Tensor::Create(DType::kS32, shape).value();
+  for (auto& v : acc.values<int32_t>()) v = static_cast<int32_t>(static_cast<int64_t>(rng() % 200001) - 100000);
+  for (auto scheme : {RequantizeScheme::kFp32, RequantizeScheme::kQ31}) {
+    for (DType dtype : {DType::kU8, DType::kS8}) {
+      RequantizeSpec spec;
+      spec.scheme = scheme;
+      spec.output_dtype = dtype;
+      spec.zero_point = dtype == DType::kU8 ? 120 : -3;
+      spec.lo = static_cast<int32_t>(DTypeMin(dtype));
+      spec.hi = static_cast<int32_t>(DTypeMax(dtype));
+      for (int c = 0; c < 21; ++c) spec.multipliers.push_back(0.0009 + c * 2e-5);
+      const std::string family = std::string("requantize_s32_") + DTypeName(dtype) + "_" + RequantizeSchemeName(scheme);
+      for (Isa isa : testing::CompiledIsaList()) {
+        if (!testing::CanRun(isa, std::string("requantize plan on ") + IsaName(isa))) continue;
+        INFO(RequantizeSchemeName(scheme) << " " << DTypeName(dtype) << " " << IsaName(isa));
+        const Context ctx = testing::ContextFor(isa, 2);
+        const RequantizePlan plan = RequantizePlan::Create(ctx, scheme, dtype).value();
+        const Tensor y = plan.Run(ctx, acc, spec).value();
+        CHECK(ctx.LastKernel(family) == plan.kernel_name());
+        CHECK_THAT(plan.kernel_name(), Catch::StartsWith(family));
+        const Tensor want = Requantize(ctx, acc, spec).value();
+        REQUIRE(std::memcmp(y.raw_data(), want.raw_data(), static_cast<size_t>(y.SizeBytes())) == 0);
+      }
+    }
+  }
+  const Context& ctx = testing::ScalarContext();
+  REQUIRE_FALSE(RequantizePlan::Create(ctx, RequantizeScheme::kFp32, DType::kS32).ok());
+  const RequantizePlan q31_u8 = RequantizePlan::Create(ctx, RequantizeScheme::kQ31, DType::kU8).value();
+  RequantizeSpec fp32_u8;
+  fp32_u8.multipliers = {0.001};
+  const auto r = q31_u8.Run(ctx, acc, fp32_u8);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("q31") && Catch::Contains("fp32"));
+}
+
 }  // namespace
 }  // namespace octet
