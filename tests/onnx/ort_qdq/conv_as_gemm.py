@@ -39,12 +39,6 @@ def main(src, dst):
     def set_arr(name, a):
         inits[name].CopyFrom(numpy_helper.from_array(a, name))
 
-    def static_shape(value):
-        for vi in list(g.input) + list(g.value_info):
-            if vi.name == value:
-                return [d.dim_value if d.HasField('dim_value') else None for d in vi.tensor_type.shape.dim]
-        return None
-
     # The input's spatial shape: from the graph input through shape-only nodes (the digits CNN's Reshape).
     inferred = onnx.shape_inference.infer_shapes(m)
     shapes = {vi.name: [d.dim_value if d.HasField('dim_value') else None for d in vi.type.tensor_type.shape.dim]
