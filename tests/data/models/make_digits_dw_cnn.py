@@ -6,8 +6,8 @@ The structure (opset 13, dynamic batch axis, input "image" [N, 1, 8, 8], output 
     pointwise Conv(16->32, 1x1)-BN-ReLU, MaxPool 2x2, Flatten, Gemm(512->10)
 is written here with onnx.helper (placeholder weights); `octet train --reset-parameters` then draws PyTorch's default
 initialisation and trains it on the first 1437 digits images (the split of generate.py), so the weights come from
-octet's training engine, not from PyTorch. Issue #18 asks for this model: after BatchNorm folding its depthwise
-weights have per-channel ranges that 4-bit rounding to nearest loses accuracy on, which AdaRound wins back.
+octet's training engine, not from PyTorch. Issue #18 asks for this model to show AdaRound at 4-bit weights
+(tests/onnx/adaround_digits_test.cc); measured, 4-bit rounding to nearest keeps its float accuracy.
 
 Run from the repository root with Debian's python3 (onnx 1.12, numpy) after building octet:
     /usr/bin/python3 tests/data/models/make_digits_dw_cnn.py build/release/tools/octet/octet
