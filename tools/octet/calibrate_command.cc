@@ -64,14 +64,17 @@ Result<ShardSpec> ParseShard(const std::string& text) {
 // The flags that decide the observers, recorded in the state: merge requires them equal, and quantize --state
 // shows them when its own flags build other observers.
 nlohmann::json ConfigJson(const CalibrateCommand& c) {
-  return {{"backend", c.mapping.backend},
-          {"activation_observer", c.mapping.activation_observer},
-          {"weight_observer", c.mapping.weight_observer},
-          {"per_channel", c.mapping.per_channel},
-          {"per_tensor", c.mapping.per_tensor},
-          {"activation_bits", c.mapping.activation_bits},
-          {"skip", c.skip},
-          {"calib_batch", c.calib_batch}};
+  nlohmann::json config = {{"backend", c.mapping.backend},
+                           {"activation_observer", c.mapping.activation_observer},
+                           {"weight_observer", c.mapping.weight_observer},
+                           {"per_channel", c.mapping.per_channel},
+                           {"per_tensor", c.mapping.per_tensor},
+                           {"activation_bits", c.mapping.activation_bits},
+                           {"skip", c.skip},
+                           {"calib_batch", c.calib_batch}};
+  // Only when set, so that 8-bit states stay mergeable with those written before --weight-bits.
+  if (c.mapping.weight_bits != 8) config["weight_bits"] = c.mapping.weight_bits;
+  return config;
 }
 
 // "calibrating: batch b/B, N samples/s" on stderr where CommandProgress would draw (a terminal, no --quiet).
@@ -229,6 +232,9 @@ void AddCalibrateCommand(CLI::App& app, CommandRegistry& registry) {
   auto* per_channel = sub->add_flag("--per-channel", c->mapping.per_channel, "Per-channel symmetric weights");
   sub->add_flag("--per-tensor", c->mapping.per_tensor, "Per-tensor symmetric weights")->excludes(per_channel);
   sub->add_option("--activation-bits", c->mapping.activation_bits, "Activation bits (2..8)")->capture_default_str();
+  sub->add_option("--weight-bits", c->mapping.weight_bits,
+                  "Weight bits (2..8), as octet quantize --weight-bits: give quantize --state the same value")
+      ->capture_default_str();
   sub->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   sub->add_option("-o,--output", c->output, "The calibration state (.json)")->required();
   c->context.AddTo(sub, 1);

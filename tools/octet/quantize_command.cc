@@ -416,6 +416,7 @@ Result<QConfigMapping> StaticMappingFromFlags(const StaticMappingFlags& flags) {
   c.per_channel = flags.per_channel;
   c.per_tensor = flags.per_tensor;
   c.activation_bits = flags.activation_bits;
+  c.weight_bits = flags.weight_bits;
   return MappingFromFlags(c);
 }
 
