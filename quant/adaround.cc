@@ -88,72 +88,159 @@ Result<std::string> DescribeAdaRoundLayer(const Graph& g, const std::vector<int>
   return std::string();
 }
 
-// Adds sum over patches of x x^T into gram (per group, upper triangle) and the patch count into *count.
-Status AccumulateAdaRoundGram(const AdaRoundView& v, const Node& n, const Tensor& x,
-                              std::vector<std::vector<double>>& gram, int64_t* count) {
-  const int64_t k = v.k;
-  std::vector<float> pt;  // patches transposed: pt[a * m + p]
-  auto add = [&](int64_t group, int64_t m) {
-    std::vector<double>& h = gram[static_cast<size_t>(group)];
-    for (int64_t a = 0; a < k; ++a) {
-      const float* pa = pt.data() + a * m;
-      for (int64_t b = a; b < k; ++b) {
-        const float* pb = pt.data() + b * m;
-        double sum = 0.0;
-        for (int64_t p = 0; p < m; ++p) sum += static_cast<double>(pa[p]) * pb[p];
-        h[static_cast<size_t>(a * k + b)] += sum;
-      }
-    }
-  };
-  const float* data = x.data<float>();
+// Checks that x is the input `v` reads; *images and *m: the blocks of patches FillAdaRoundPatches gives (per image and
+// group of a Conv, one block of every row for Gemm/MatMul) and the patches in each (0: the Conv has no output).
+Status AdaRoundPatchShape(const AdaRoundView& v, const Node& n, const Tensor& x, int64_t* images, int64_t* m) {
   if (v.conv) {
     if (x.shape().rank() != 4 || x.shape().dim(1) != v.groups * v.ig) {
       return InvalidArgument("AdaRound: '{}' reads an input of shape {}, not [N, {}, H, W]", n.name,
                              x.shape().ToString(), v.groups * v.ig);
     }
-    const int64_t batch = x.shape().dim(0), c = x.shape().dim(1), hi = x.shape().dim(2), wi = x.shape().dim(3);
+    const int64_t hi = x.shape().dim(2), wi = x.shape().dim(3);
     const int64_t ho = (hi + v.ph + v.eh - (v.dh * (v.kh - 1) + 1)) / v.sh + 1;
     const int64_t wo = (wi + v.pw + v.ew - (v.dw * (v.kw - 1) + 1)) / v.sw + 1;
-    if (ho <= 0 || wo <= 0) return OkStatus();
-    const int64_t m = ho * wo;
-    pt.assign(static_cast<size_t>(k * m), 0.0f);
-    for (int64_t i = 0; i < batch; ++i) {
-      for (int64_t g = 0; g < v.groups; ++g) {
-        for (int64_t j = 0; j < v.ig; ++j) {
-          const float* plane = data + (i * c + g * v.ig + j) * hi * wi;
-          for (int64_t a = 0; a < v.kh; ++a) {
-            for (int64_t b = 0; b < v.kw; ++b) {
-              float* row = pt.data() + ((j * v.kh + a) * v.kw + b) * m;
-              for (int64_t oy = 0; oy < ho; ++oy) {
-                const int64_t y = oy * v.sh - v.ph + a * v.dh;
-                for (int64_t ox = 0; ox < wo; ++ox) {
-                  const int64_t xx = ox * v.sw - v.pw + b * v.dw;
-                  row[oy * wo + ox] = y >= 0 && y < hi && xx >= 0 && xx < wi ? plane[y * wi + xx] : 0.0f;
-                }
-              }
-            }
-          }
-        }
-        add(g, m);
-      }
-      *count += m;
-    }
+    *images = x.shape().dim(0);
+    *m = ho <= 0 || wo <= 0 ? 0 : ho * wo;
     return OkStatus();
   }
-  if (x.shape().rank() < 1 || x.shape().dim(x.shape().rank() - 1) != k) {
-    return InvalidArgument("AdaRound: '{}' reads an input of shape {}, not [..., {}]", n.name, x.shape().ToString(), k);
+  if (x.shape().rank() < 1 || x.shape().dim(x.shape().rank() - 1) != v.k) {
+    return InvalidArgument("AdaRound: '{}' reads an input of shape {}, not [..., {}]", n.name, x.shape().ToString(),
+                           v.k);
   }
-  const int64_t m = x.NumElements() / k;
-  pt.assign(static_cast<size_t>(k * m), 0.0f);
-  for (int64_t p = 0; p < m; ++p) {
-    for (int64_t a = 0; a < k; ++a) pt[static_cast<size_t>(a * m + p)] = data[p * k + a];
-  }
-  add(0, m);
-  *count += m;
+  *images = 1;
+  *m = x.NumElements() / v.k;
   return OkStatus();
 }
 
+// pt[a * m + p] = value a of patch p, for image i and group g (AdaRoundPatchShape's block).
+void FillAdaRoundPatches(const AdaRoundView& v, const Tensor& x, int64_t i, int64_t g, int64_t m,
+                         std::vector<float>& pt) {
+  const int64_t k = v.k;
+  const float* data = x.data<float>();
+  pt.assign(static_cast<size_t>(k * m), 0.0f);
+  if (!v.conv) {
+    for (int64_t p = 0; p < m; ++p) {
+      for (int64_t a = 0; a < k; ++a) pt[static_cast<size_t>(a * m + p)] = data[p * k + a];
+    }
+    return;
+  }
+  const int64_t c = x.shape().dim(1), hi = x.shape().dim(2), wi = x.shape().dim(3);
+  const int64_t wo = (wi + v.pw + v.ew - (v.dw * (v.kw - 1) + 1)) / v.sw + 1, ho = m / wo;
+  for (int64_t j = 0; j < v.ig; ++j) {
+    const float* plane = data + (i * c + g * v.ig + j) * hi * wi;
+    for (int64_t a = 0; a < v.kh; ++a) {
+      for (int64_t b = 0; b < v.kw; ++b) {
+        float* row = pt.data() + ((j * v.kh + a) * v.kw + b) * m;
+        for (int64_t oy = 0; oy < ho; ++oy) {
+          const int64_t y = oy * v.sh - v.ph + a * v.dh;
+          for (int64_t ox = 0; ox < wo; ++ox) {
+            const int64_t xx = ox * v.sw - v.pw + b * v.dw;
+            row[oy * wo + ox] = y >= 0 && y < hi && xx >= 0 && xx < wi ? plane[y * wi + xx] : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+// h[a * k + b] += sum over the m patches of p[a] q[b]; the upper triangle only when `upper` (p == q).
+void AddAdaRoundProducts(const std::vector<float>& p, const std::vector<float>& q, int64_t k, int64_t m, bool upper,
+                         std::vector<double>& h) {
+  for (int64_t a = 0; a < k; ++a) {
+    const float* pa = p.data() + a * m;
+    for (int64_t b = upper ? a : 0; b < k; ++b) {
+      const float* qb = q.data() + b * m;
+      double sum = 0.0;
+      for (int64_t i = 0; i < m; ++i) sum += static_cast<double>(pa[i]) * qb[i];
+      h[static_cast<size_t>(a * k + b)] += sum;
+    }
+  }
+}
+
+// Adds sum over patches of x x^T into gram (per group, upper triangle) and the patch count into *count.
+Status AccumulateAdaRoundGram(const AdaRoundView& v, const Node& n, const Tensor& x,
+                              std::vector<std::vector<double>>& gram, int64_t* count) {
+  int64_t images = 0, m = 0;
+  OCTET_RETURN_IF_ERROR(AdaRoundPatchShape(v, n, x, &images, &m));
+  if (m == 0) return OkStatus();
+  std::vector<float> pt;
+  for (int64_t i = 0; i < images; ++i) {
+    for (int64_t g = 0; g < v.groups; ++g) {
+      FillAdaRoundPatches(v, x, i, g, m, pt);
+      AddAdaRoundProducts(pt, pt, v.k, m, true, gram[static_cast<size_t>(g)]);
+    }
+    *count += m;
+  }
+  return OkStatus();
+}
+
+// For the asymmetric reconstruction: over the patches of the float input x and the quantized model's input xq,
+// adds xq xq^T into gram, x xq^T into cross (full) and x x^T into float_gram (upper triangles), per group.
+Status AccumulateAdaRoundPair(const AdaRoundView& v, const Node& n, const Tensor& x, const Tensor& xq,
+                              std::vector<std::vector<double>>& gram, std::vector<std::vector<double>>& cross,
+                              std::vector<std::vector<double>>& float_gram, int64_t* count) {
+  if (x.shape() != xq.shape()) {
+    return Internal("AdaRound: '{}' reads {} in the float model but {} in the quantized one", n.name,
+                    x.shape().ToString(), xq.shape().ToString());
+  }
+  int64_t images = 0, m = 0;
+  OCTET_RETURN_IF_ERROR(AdaRoundPatchShape(v, n, x, &images, &m));
+  if (m == 0) return OkStatus();
+  std::vector<float> pt, ptq;
+  for (int64_t i = 0; i < images; ++i) {
+    for (int64_t g = 0; g < v.groups; ++g) {
+      FillAdaRoundPatches(v, x, i, g, m, pt);
+      FillAdaRoundPatches(v, xq, i, g, m, ptq);
+      const size_t at = static_cast<size_t>(g);
+      AddAdaRoundProducts(ptq, ptq, v.k, m, true, gram[at]);
+      AddAdaRoundProducts(pt, ptq, v.k, m, false, cross[at]);
+      AddAdaRoundProducts(pt, pt, v.k, m, true, float_gram[at]);
+    }
+    *count += m;
+  }
+  return OkStatus();
+}
+
+// Divides the sums by count; mirrors the upper triangle when `symmetric`.
+void AdaRoundMean(std::vector<std::vector<double>>& sums, int64_t k, int64_t count, bool symmetric) {
+  for (std::vector<double>& h : sums) {
+    for (int64_t a = 0; a < k; ++a) {
+      for (int64_t b = 0; b < k; ++b) {
+        const size_t i = static_cast<size_t>(a * k + b);
+        if (symmetric && b < a) {
+          h[i] = h[static_cast<size_t>(b * k + a)];
+        } else {
+          h[i] /= static_cast<double>(count);
+        }
+      }
+    }
+  }
+}
+
 float AdaRoundSigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+// The asymmetric loss's linear term, per row r: u_r[a] = sum_b W_rb (gram[b][a] - cross[b][a]) (rows * k); empty
+// when the layer has no cross term. The loss's gradient in W~ is then 2 ((W~ - W) gram + u).
+std::vector<double> AdaRoundOffsets(const AdaRoundLayer& l) {
+  if (l.cross.empty()) return {};
+  const int64_t per_group = l.rows / std::max<int64_t>(1, static_cast<int64_t>(l.gram.size()));
+  std::vector<double> u(static_cast<size_t>(l.rows * l.k), 0.0);
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const size_t g = static_cast<size_t>(r / per_group);
+    const std::vector<double>& h = l.gram[g];
+    const std::vector<double>& c = l.cross[g];
+    double* ur = u.data() + r * l.k;
+    for (int64_t b = 0; b < l.k; ++b) {
+      const double w = l.weight[static_cast<size_t>(r * l.k + b)];
+      if (w == 0.0) continue;
+      for (int64_t a = 0; a < l.k; ++a) {
+        const size_t i = static_cast<size_t>(b * l.k + a);
+        ur[a] += w * (h[i] - c[i]);
+      }
+    }
+  }
+  return u;
+}
 
 }  // namespace
 
@@ -189,6 +276,21 @@ double ReconstructionLoss(const AdaRoundLayer& l, std::span<const int32_t> q) {
       for (int64_t b = 0; b < l.k; ++b) row += h[static_cast<size_t>(a * l.k + b)] * d[static_cast<size_t>(b)];
       loss += d[static_cast<size_t>(a)] * row;
     }
+    if (l.cross.empty()) continue;
+    // Asymmetric: + 2 d.u + W (float_gram - cross - cross^T + gram) W^T.
+    const size_t g = static_cast<size_t>(r / per_group);
+    const std::vector<double>& c = l.cross[g];
+    const std::vector<double>& f = l.float_gram[g];
+    const float* w = l.weight.data() + r * l.k;
+    for (int64_t a = 0; a < l.k; ++a) {
+      double row = 0.0;
+      for (int64_t b = 0; b < l.k; ++b) {
+        const size_t ab = static_cast<size_t>(a * l.k + b), ba = static_cast<size_t>(b * l.k + a);
+        row += (f[ab] - c[ab] - c[ba] + h[ab]) * w[b];
+        loss += 2.0 * d[static_cast<size_t>(a)] * w[b] * (h[ba] - c[ba]);
+      }
+      loss += w[a] * row;
+    }
   }
   return loss;
 }
@@ -202,6 +304,7 @@ std::vector<int32_t> LearnRounding(const AdaRoundLayer& l, const AdaRoundOptions
   std::vector<int32_t> out(static_cast<size_t>(l.rows * k));
   const size_t n = static_cast<size_t>(per_group * k);
   std::vector<float> hmat(static_cast<size_t>(k * k)), base(n), v(n), m1(n, 0.0f), m2(n, 0.0f), h(n), dw(n), grad(n);
+  const std::vector<double> offsets = AdaRoundOffsets(l);
   for (int64_t g = 0; g < groups; ++g) {
     for (size_t i = 0; i < hmat.size(); ++i) hmat[i] = static_cast<float>(l.gram[static_cast<size_t>(g)][i]);
     const int64_t r0 = g * per_group;
@@ -231,8 +334,12 @@ std::vector<int32_t> LearnRounding(const AdaRoundLayer& l, const AdaRoundOptions
           dw[i] = (q - zp) * s - l.weight[static_cast<size_t>((r0 + r) * k + j)];
         }
       }
-      // d loss / d W~ = 2 (W~ - W) H, row by row.
-      std::fill(grad.begin(), grad.end(), 0.0f);
+      // d loss / d W~ = 2 ((W~ - W) H + u), row by row (u = 0 for the symmetric loss).
+      if (offsets.empty()) {
+        std::fill(grad.begin(), grad.end(), 0.0f);
+      } else {
+        for (size_t i = 0; i < n; ++i) grad[i] = static_cast<float>(offsets[static_cast<size_t>(r0 * k) + i]);
+      }
       for (int64_t r = 0; r < per_group; ++r) {
         float* gr = grad.data() + r * k;
         for (int64_t a = 0; a < k; ++a) {
@@ -321,54 +428,17 @@ Result<AdaRoundResult> AdaRound(const Graph& graph, const std::map<std::string, 
   }
   if (layers.empty()) return result;
 
-  // The float graph with each layer's input as an output (graph inputs are read from the batch directly).
-  Graph twin = graph;
-  twin.mutable_outputs().clear();
-  std::vector<int> source(layers.size(), -1);  // >= 0: graph input index; else twin output index - 1 - source
-  for (size_t k = 0; k < layers.size(); ++k) {
-    const ValueId x = graph.node(layers[k]).inputs[0];
-    const auto in = std::find(graph.inputs().begin(), graph.inputs().end(), x);
-    if (in != graph.inputs().end()) {
-      source[k] = static_cast<int>(in - graph.inputs().begin());
-      continue;
-    }
-    const auto out = std::find(twin.outputs().begin(), twin.outputs().end(), x);
-    if (out == twin.outputs().end()) OCTET_RETURN_IF_ERROR(twin.AddOutput(x));
-    const auto at = std::find(twin.outputs().begin(), twin.outputs().end(), x);
-    source[k] = -1 - static_cast<int>(at - twin.outputs().begin());
-  }
-  std::vector<std::vector<std::vector<double>>> grams(layers.size());
-  std::vector<int64_t> counts(layers.size(), 0);
-  for (size_t k = 0; k < layers.size(); ++k) {
-    grams[k].assign(static_cast<size_t>(views[k].groups),
-                    std::vector<double>(static_cast<size_t>(views[k].k * views[k].k), 0.0));
-  }
-  // Layers reading only graph inputs need no run (the twin then has no outputs).
-  const auto accumulate = [&](size_t b, const std::vector<Tensor>& outs) -> Status {
-    for (size_t k = 0; k < layers.size(); ++k) {
-      const size_t at = static_cast<size_t>(source[k] >= 0 ? source[k] : -1 - source[k]);
-      const Tensor& x = source[k] >= 0 ? batches[b].at(at) : outs.at(at);
-      if (x.dtype() != DType::kF32) {
-        return InvalidArgument("AdaRound: '{}' reads a {} input", graph.node(layers[k]).name, DTypeName(x.dtype()));
-      }
-      OCTET_RETURN_IF_ERROR(AccumulateAdaRoundGram(views[k], graph.node(layers[k]), x, grams[k], &counts[k]));
-    }
-    return OkStatus();
-  };
-  if (twin.outputs().empty()) {
-    for (size_t b = 0; b < batches.size(); ++b) OCTET_RETURN_IF_ERROR(accumulate(b, {}));
-  } else {
-    OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(twin, batches, context, "AdaRound", accumulate));
-  }
-
-  for (size_t k = 0; k < layers.size(); ++k) {
+  // Learns layer k from its input statistics (means) and adds it to the result; returns its rounded weight (none when
+  // it was skipped).
+  const auto learn = [&](size_t k, std::vector<std::vector<double>> gram, std::vector<std::vector<double>> cross,
+                         std::vector<std::vector<double>> float_gram, int64_t count) -> Result<const Tensor*> {
     const Node& n = graph.node(layers[k]);
     const AdaRoundView& view = views[k];
     const QParams& q = weight_qparams.at(n.name);
     const Tensor& w = graph.value(n.inputs[1]).data;
-    if (counts[k] == 0) {
+    if (count == 0) {
       result.report.skipped.push_back({n.name, "the calibration data gave it no input"});
-      continue;
+      return nullptr;
     }
     AdaRoundLayer layer;
     layer.rows = view.rows;
@@ -384,19 +454,14 @@ Result<AdaRoundResult> AdaRound(const Graph& graph, const std::map<std::string, 
             w.data<float>()[view.transposed ? j * view.rows + r : r * view.k + j];
       }
     }
-    for (std::vector<double>& h : grams[k]) {
-      for (int64_t a = 0; a < view.k; ++a) {
-        for (int64_t b = 0; b < view.k; ++b) {
-          const size_t i = static_cast<size_t>(a * view.k + b);
-          if (b < a) {
-            h[i] = h[static_cast<size_t>(b * view.k + a)];
-          } else {
-            h[i] /= static_cast<double>(counts[k]);
-          }
-        }
-      }
+    AdaRoundMean(gram, view.k, count, true);
+    layer.gram = std::move(gram);
+    if (!cross.empty()) {
+      AdaRoundMean(cross, view.k, count, false);
+      AdaRoundMean(float_gram, view.k, count, true);
+      layer.cross = std::move(cross);
+      layer.float_gram = std::move(float_gram);
     }
-    layer.gram = std::move(grams[k]);
     const std::vector<int32_t> nearest = RoundToNearest(layer);
     const std::vector<int32_t> learned = LearnRounding(layer, options);
     AdaRoundReport::Layer out;
@@ -415,8 +480,100 @@ Result<AdaRoundResult> AdaRound(const Graph& graph, const std::map<std::string, 
       }
     }
     result.report.layers.push_back(out);
-    result.rounded.emplace(n.name, std::move(rounded));
     result.weight_qparams.emplace(graph.value(n.inputs[1]).name, q);
+    return &result.rounded.emplace(n.name, std::move(rounded)).first->second;
+  };
+  const auto zeros = [&](size_t k) {
+    return std::vector<std::vector<double>>(static_cast<size_t>(views[k].groups),
+                                            std::vector<double>(static_cast<size_t>(views[k].k * views[k].k), 0.0));
+  };
+  const auto graph_input = [&](ValueId x) -> int {
+    const auto in = std::find(graph.inputs().begin(), graph.inputs().end(), x);
+    return in == graph.inputs().end() ? -1 : static_cast<int>(in - graph.inputs().begin());
+  };
+
+  if (options.quantized_inputs) {
+    // Layer by layer in graph order: the float model's input x and the input xq of the model whose earlier layers
+    // already have their rounded weights, each from a copy of that model with the input as its only output.
+    Graph quantized = graph;
+    for (size_t k = 0; k < layers.size(); ++k) {
+      const Node& n = graph.node(layers[k]);
+      const ValueId x = n.inputs[0];
+      std::vector<std::vector<double>> gram = zeros(k), cross, float_gram;
+      int64_t count = 0;
+      const int input = graph_input(x);
+      if (input >= 0) {
+        // Earlier layers cannot change a graph input: the loss is the symmetric one.
+        for (const std::vector<Tensor>& batch : batches) {
+          OCTET_RETURN_IF_ERROR(
+              AccumulateAdaRoundGram(views[k], n, batch.at(static_cast<size_t>(input)), gram, &count));
+        }
+      } else {
+        cross = zeros(k);
+        float_gram = zeros(k);
+        std::vector<Tensor> float_inputs(batches.size());
+        Graph twin = graph;
+        twin.mutable_outputs().clear();
+        OCTET_RETURN_IF_ERROR(twin.AddOutput(x));
+        OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(twin, batches, context, "AdaRound",
+                                                   [&](size_t b, const std::vector<Tensor>& outs) -> Status {
+                                                     float_inputs[b] = outs.at(0);
+                                                     return OkStatus();
+                                                   }));
+        Graph quantized_twin = quantized;
+        quantized_twin.mutable_outputs().clear();
+        OCTET_RETURN_IF_ERROR(quantized_twin.AddOutput(x));
+        OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(
+            quantized_twin, batches, context, "AdaRound", [&](size_t b, const std::vector<Tensor>& outs) -> Status {
+              const Tensor& xq = outs.at(0);
+              if (xq.dtype() != DType::kF32 || float_inputs[b].dtype() != DType::kF32) {
+                return InvalidArgument("AdaRound: '{}' reads a {} input", n.name, DTypeName(xq.dtype()));
+              }
+              return AccumulateAdaRoundPair(views[k], n, float_inputs[b], xq, gram, cross, float_gram, &count);
+            }));
+      }
+      OCTET_ASSIGN_OR_RETURN(const Tensor* rounded,
+                             learn(k, std::move(gram), std::move(cross), std::move(float_gram), count));
+      if (rounded != nullptr) quantized.mutable_value(n.inputs[1]).data = *rounded;
+    }
+    return result;
+  }
+
+  // The float graph with each layer's input as an output (graph inputs are read from the batch directly).
+  Graph twin = graph;
+  twin.mutable_outputs().clear();
+  std::vector<int> source(layers.size(), -1);  // >= 0: graph input index; else twin output index - 1 - source
+  for (size_t k = 0; k < layers.size(); ++k) {
+    const ValueId x = graph.node(layers[k]).inputs[0];
+    source[k] = graph_input(x);
+    if (source[k] >= 0) continue;
+    const auto out = std::find(twin.outputs().begin(), twin.outputs().end(), x);
+    if (out == twin.outputs().end()) OCTET_RETURN_IF_ERROR(twin.AddOutput(x));
+    const auto at = std::find(twin.outputs().begin(), twin.outputs().end(), x);
+    source[k] = -1 - static_cast<int>(at - twin.outputs().begin());
+  }
+  std::vector<std::vector<std::vector<double>>> grams(layers.size());
+  std::vector<int64_t> counts(layers.size(), 0);
+  for (size_t k = 0; k < layers.size(); ++k) grams[k] = zeros(k);
+  // Layers reading only graph inputs need no run (the twin then has no outputs).
+  const auto accumulate = [&](size_t b, const std::vector<Tensor>& outs) -> Status {
+    for (size_t k = 0; k < layers.size(); ++k) {
+      const size_t at = static_cast<size_t>(source[k] >= 0 ? source[k] : -1 - source[k]);
+      const Tensor& x = source[k] >= 0 ? batches[b].at(at) : outs.at(at);
+      if (x.dtype() != DType::kF32) {
+        return InvalidArgument("AdaRound: '{}' reads a {} input", graph.node(layers[k]).name, DTypeName(x.dtype()));
+      }
+      OCTET_RETURN_IF_ERROR(AccumulateAdaRoundGram(views[k], graph.node(layers[k]), x, grams[k], &counts[k]));
+    }
+    return OkStatus();
+  };
+  if (twin.outputs().empty()) {
+    for (size_t b = 0; b < batches.size(); ++b) OCTET_RETURN_IF_ERROR(accumulate(b, {}));
+  } else {
+    OCTET_RETURN_IF_ERROR(ForEachFloatBatchRun(twin, batches, context, "AdaRound", accumulate));
+  }
+  for (size_t k = 0; k < layers.size(); ++k) {
+    OCTET_RETURN_IF_ERROR(learn(k, std::move(grams[k]), {}, {}, counts[k]).status());
   }
   return result;
 }

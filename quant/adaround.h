@@ -7,7 +7,9 @@
 // V with h(V) = the fractional part of W/s (nearest rounding's starting point); at the end h >= 0.5 rounds up. The
 // regularizer can leave a layer's loss above nearest rounding's (the report shows both); such layers are kept as
 // learned, since on the spread MobileNetV2 reverting them to nearest lost 5 dB of output SQNR.
-// The inputs x are the float model's (the layer's input when the float graph runs the calibration batches).
+// The inputs x are the float model's (the layer's input when the float graph runs the calibration batches), or with
+// AdaRoundOptions::quantized_inputs the paper's asymmetric form: the float output W x against W~ xq, xq the input in the
+// model whose earlier layers are already rounded.
 // The reconstruction term is quadratic in W~ - W, so it only needs each layer's Gram matrix E[x x^T] (per group of a
 // grouped Conv): one pass over the calibration data, then an exact optimizer loop of its own (no sampling, no autograd
 // tape: the gradient is 2 (W~ - W) E[x x^T] through h), deterministic.
@@ -38,6 +40,10 @@ struct AdaRoundOptions {
   float beta_end = 2.0f;
   float warmup = 0.2f;           // the first fraction of the iterations, without the regularizer
   float learning_rate = 0.003f;  // Adam
+  // The asymmetric reconstruction of the paper: minimise ||W x - W~ xq|| where xq is the layer's input in the model
+  // whose earlier layers already have their rounded weights (layer by layer, two runs of the calibration data per
+  // layer), so each layer also makes up for the rounding before it. Off: xq = x, the float model's input.
+  bool quantized_inputs = false;
 };
 
 struct AdaRoundReport {
@@ -72,14 +78,18 @@ struct AdaRoundLayer {
   std::vector<int32_t> zero_point;  // per row
   int32_t quant_min = -128;
   int32_t quant_max = 127;
-  std::vector<std::vector<double>> gram;  // per group, k * k
+  std::vector<std::vector<double>> gram;  // per group, k * k: E[xq xq^T] (xq = x for the symmetric loss)
+  // The asymmetric loss only (empty otherwise), per group, k * k: cross[a * k + b] = E[x_a xq_b], float_gram E[x x^T].
+  std::vector<std::vector<double>> cross;
+  std::vector<std::vector<double>> float_gram;
 };
 
 // Quantized values (rows * k) by rounding to nearest, as Convert does.
 std::vector<int32_t> RoundToNearest(const AdaRoundLayer& layer);
 // Quantized values (rows * k) by AdaRound.
 std::vector<int32_t> LearnRounding(const AdaRoundLayer& layer, const AdaRoundOptions& options);
-// sum over rows of (W~ - W) gram (W~ - W)^T for quantized values `q`.
+// Mean over patches of ||W x - W~ xq||^2 summed over rows, for quantized values `q`: (W~ - W) gram (W~ - W)^T for the
+// symmetric loss.
 double ReconstructionLoss(const AdaRoundLayer& layer, std::span<const int32_t> q);
 
 // AdaRound on every Conv/Gemm/MatMul of `graph` named in `weight_qparams` (by node name, as WeightQParamsByNode gives

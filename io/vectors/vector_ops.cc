@@ -327,6 +327,16 @@ Status DeriveLinear(NodeVectors& v) {
     derived.push_back({"q31_shift", 0, "", VectorTensorOf(cs, q31_s), std::nullopt});
   } else {
     derived.push_back({"multiplier", 0, "", VectorTensorOf(cs, multipliers), std::nullopt});
+    // Power-of-two scales (a --target with power_of_two_scales) make every multiplier 2^-n: record n, the shift that
+    // hardware applies instead of a multiply (rounding half to even, as the multiply and round do), and replay from it.
+    std::vector<int32_t> shifts(c);
+    bool all_pow2 = stage == reference::QGemmStage::kFp32;
+    for (size_t j = 0; j < c && all_pow2; ++j) {
+      int exponent = 0;
+      all_pow2 = multipliers[j] > 0.0f && std::frexp(multipliers[j], &exponent) == 0.5f;
+      shifts[j] = 1 - exponent;  // multiplier = 0.5 * 2^exponent = 2^-(1 - exponent)
+    }
+    if (all_pow2) derived.push_back({"requant_shift", 0, "", VectorTensorOf(cs, shifts), std::nullopt});
   }
   if (stage == reference::QGemmStage::kFbgemm) {
     derived.push_back({"bias_acc", 0, "", VectorTensorOf(cs, bias_f32), std::nullopt});
@@ -379,10 +389,25 @@ Result<Tensor> ReplayLinearOutput(const NodeVectors& v) {
     p.stage = scheme == "fp32" ? reference::QGemmStage::kFp32 : reference::QGemmStage::kFbgemm;
     OCTET_ASSIGN_OR_RETURN(m, Need(v, "multiplier"));
   }
-  for (const VectorTensor* t : {m, qm, qs}) {
+  const VectorTensor* shift = p.stage == reference::QGemmStage::kFp32 ? v.Find("requant_shift", 0) : nullptr;
+  for (const VectorTensor* t : {m, qm, qs, shift}) {
     if (t != nullptr && t->tensor.NumElements() != channels) {
       return InvalidArgument("node '{}': {} has {} values for {} channels", v.name, t->role, t->tensor.NumElements(),
                              channels);
+    }
+  }
+  // With a requant_shift the shift is what requantizes (2^-n); the multiplier it stands for must agree.
+  std::vector<float> shifted;
+  if (shift != nullptr) {
+    if (shift->tensor.dtype() != DType::kS32) return InvalidArgument("node '{}': requant_shift must be s32", v.name);
+    for (int64_t j = 0; j < channels; ++j) {
+      const int32_t n = shift->tensor.data<int32_t>()[j];
+      const float by_shift = n < -126 || n > 149 ? 0.0f : std::ldexp(1.0f, -n);
+      if (by_shift == 0.0f || by_shift != m->tensor.data<float>()[j]) {
+        return InvalidArgument("node '{}': requant_shift {} of channel {} is not its multiplier {}", v.name, n, j,
+                               m->tensor.data<float>()[j]);
+      }
+      shifted.push_back(by_shift);
     }
   }
   const bool float_bias = p.stage == reference::QGemmStage::kFbgemm;
@@ -395,7 +420,7 @@ Result<Tensor> ReplayLinearOutput(const NodeVectors& v) {
   for (int64_t i = 0; i < out.NumElements(); ++i) {
     const size_t ch = static_cast<size_t>((i / inner) % channels);
     reference::QGemmStageParams q = p;
-    if (m != nullptr) q.multipliers = m->tensor.data<float>() + ch;
+    if (m != nullptr) q.multipliers = (shifted.empty() ? m->tensor.data<float>() : shifted.data()) + ch;
     if (qm != nullptr) {
       q.q31_multipliers = qm->tensor.data<int32_t>() + ch;
       q.q31_shifts = qs->tensor.data<int32_t>() + ch;

@@ -103,6 +103,36 @@ expect_output 1 "made from another model" -- "$octet" quantize "$m" --state "$TM
 expect_output 2 "--state applies to --mode static only" -- "$octet" quantize "$m" --mode dynamic \
   --state "$p/single.json" -o "$TMP/x.octet"
 
+# --weight-bits as quantize takes it: a 4-bit state converts to the same .octet as quantize --calib --weight-bits 4
+# (and differs from the 8-bit one; before, no state could feed quantize --weight-bits); the state records the bits,
+# which quantize --state shows when its own flags differ, and a bad value names the flag.
+d="$TMP/w4"
+mkdir -p "$d"
+w4=(--activation-observer minmax --per-channel --weight-bits 4)
+expect_ok "$octet" calibrate "$m" "${data[@]}" "${w4[@]}" -o "$d/single.json"
+grep -q '"weight_bits":4' "$d/single.json" || fail "the 4-bit state does not record --weight-bits 4"
+expect_ok "$octet" quantize "$m" --state "$d/single.json" "${w4[@]}" -o "$d/state.octet"
+expect_ok "$octet" quantize "$m" "${data[@]}" "${w4[@]}" --no-guard -o "$d/direct.octet"
+expect_same "$d/state.octet" "$d/direct.octet" "--weight-bits 4: .octet from the state vs octet quantize --calib"
+cmp -s "$d/state.octet" "$TMP/minmax--per-channel/single.octet" && fail "--weight-bits 4 wrote the 8-bit .octet"
+expect_output 1 '"weight_bits":4' -- "$octet" quantize "$m" --state "$d/single.json" --activation-observer minmax \
+  --per-channel -o "$TMP/x.octet"
+expect_output 2 "--weight-bits must be 2..8" -- "$octet" calibrate "$m" "${data[@]}" --weight-bits 9 -o "$TMP/x.json"
+
+# --target as quantize takes it: a pow2-int8 state converts to the same .octet as quantize --calib --target pow2-int8
+# (power-of-two scales applied after loading the state); the state records the target, quantize --state without it
+# shows it, and --target excludes the observer flags it replaces.
+d="$TMP/pow2"
+mkdir -p "$d"
+expect_ok "$octet" calibrate "$m" "${data[@]}" --target pow2-int8 -o "$d/single.json"
+grep -q '"target":"pow2-int8"' "$d/single.json" || fail "the pow2-int8 state does not record --target"
+expect_ok "$octet" quantize "$m" --state "$d/single.json" --target pow2-int8 -o "$d/state.octet"
+expect_ok "$octet" quantize "$m" "${data[@]}" --target pow2-int8 --no-guard -o "$d/direct.octet"
+expect_same "$d/state.octet" "$d/direct.octet" "--target pow2-int8: .octet from the state vs octet quantize --calib"
+expect_output 1 '"target":"pow2-int8"' -- "$octet" quantize "$m" --state "$d/single.json" -o "$TMP/x.octet"
+expect_output 2 "excludes" -- "$octet" calibrate "$m" "${data[@]}" --target pow2-int8 --per-channel -o "$TMP/x.json"
+expect_output 2 "--target" -- "$octet" calibrate "$m" "${data[@]}" --target no-such-target -o "$TMP/x.json"
+
 # --shard usage errors name the flag (exit 2).
 for bad in 4/4 -1/4 1/0 x/4 1/ /4 1/4x 14; do
   expect_output 2 "--shard must be I/N" -- "$octet" calibrate "$m" "${data[@]}" --shard "$bad" -o "$TMP/x.json"

@@ -40,11 +40,12 @@ double AdaRoundDigitsAccuracy(const Graph& int8, const Tensor& x, const Tensor& 
   return testing::Top1Percent(logits, labels);
 }
 
-// The digits CNN quantized statically with x86's activations and 4-bit weights (per channel or per tensor), its
-// weights rounded to nearest or by AdaRound (on the float inputs of the calibration batches), as `octet quantize
-// --weight-bits 4 [--per-tensor] [--adaround]` does.
-Graph LowBitDigits(int bits, bool per_channel, bool adaround, const std::vector<std::vector<Tensor>>& calib) {
-  Graph g = ReadOnnxModel(kModels + "digits_cnn.onnx").value();
+// A digits model (`model`.onnx) quantized statically with x86's activations and `bits`-bit weights (per channel or per
+// tensor), its weights rounded to nearest or by AdaRound (on the float inputs of the calibration batches), as `octet
+// quantize --weight-bits 4 [--per-tensor] [--adaround]` does.
+Graph LowBitDigits(const std::string& model, int bits, bool per_channel, bool adaround,
+                   const std::vector<std::vector<Tensor>>& calib) {
+  Graph g = ReadOnnxModel(kModels + model + ".onnx").value();
   FoldConstantNodes(g);
   REQUIRE(FoldBatchNormKeepingStats(g).ok());
   QConfig q = GetDefaultQConfig(per_channel ? "x86" : "qnnpack").value();
@@ -77,17 +78,25 @@ Graph LowBitDigits(int bits, bool per_channel, bool adaround, const std::vector<
   return std::move(*converted);
 }
 
-TEST_CASE("AdaRound at 4, 3 and 2-bit weights on the digits CNN", "[onnx][adaround]") {
-  const Tensor labels = ReadNpy(kModels + "digits_test_labels.npy").value();
-  const Tensor test = AdaRoundDigitsImages("digits_test_x.npy");
+// The first 256 training images in batches of 64.
+std::vector<std::vector<Tensor>> DigitsCalibration() {
   std::vector<std::vector<Tensor>> calib;
   const std::vector<Tensor> split = SplitBatches(AdaRoundDigitsImages("digits_calib_x.npy"), 64).value();
   for (const Tensor& t : split) calib.push_back({t});
+  return calib;
+}
+
+TEST_CASE("AdaRound at 4, 3 and 2-bit weights on the digits CNN", "[onnx][adaround]") {
+  const Tensor labels = ReadNpy(kModels + "digits_test_labels.npy").value();
+  const Tensor test = AdaRoundDigitsImages("digits_test_x.npy");
+  std::vector<std::vector<Tensor>> calib = DigitsCalibration();
   std::map<std::pair<int, bool>, std::pair<double, double>> accuracy;  // (bits, per-channel) -> (nearest, AdaRound)
   for (const int bits : {4, 3, 2}) {
     for (const bool per_channel : {true, false}) {
-      const double nearest = AdaRoundDigitsAccuracy(LowBitDigits(bits, per_channel, false, calib), test, labels);
-      const double adaround = AdaRoundDigitsAccuracy(LowBitDigits(bits, per_channel, true, calib), test, labels);
+      const double nearest =
+          AdaRoundDigitsAccuracy(LowBitDigits("digits_cnn", bits, per_channel, false, calib), test, labels);
+      const double adaround =
+          AdaRoundDigitsAccuracy(LowBitDigits("digits_cnn", bits, per_channel, true, calib), test, labels);
       WARN("digits CNN, " << bits << "-bit " << (per_channel ? "per-channel" : "per-tensor") << " weights: nearest "
                           << nearest << "%, AdaRound " << adaround << "%");
       accuracy[{bits, per_channel}] = {nearest, adaround};
@@ -100,6 +109,31 @@ TEST_CASE("AdaRound at 4, 3 and 2-bit weights on the digits CNN", "[onnx][adarou
   CHECK(accuracy[{3, true}].second >= accuracy[{3, true}].first + 3.0);
   CHECK(accuracy[{3, false}].second >= accuracy[{3, false}].first + 3.0);
   // At 2 bits (4 levels) it is printed only: AdaRound's result there swings with the learning rate either way.
+}
+
+// The issue's model for the 4-bit goal: the digits CNN with a depthwise block, trained by `octet train`
+// (tests/data/models/make_digits_dw_cnn.py). On it too 4-bit weights rounded to nearest keep float accuracy (within a
+// point), so there AdaRound can only hold it; at 3 bits, where nearest rounding loses accuracy, it wins it back. The
+// figures (nearest, AdaRound, float; per channel and per tensor) are printed.
+TEST_CASE("AdaRound at 4 and 3-bit weights on the digits CNN with a depthwise block", "[onnx][adaround]") {
+  const Tensor labels = ReadNpy(kModels + "digits_test_labels.npy").value();
+  const Tensor test = AdaRoundDigitsImages("digits_test_x.npy");
+  const std::vector<std::vector<Tensor>> calib = DigitsCalibration();
+  const Graph float_graph = ReadOnnxModel(kModels + "digits_dw_cnn.onnx").value();
+  const double float_accuracy = AdaRoundDigitsAccuracy(float_graph, test, labels);
+  CHECK(float_accuracy >= 93.0);
+  for (const int bits : {4, 3}) {
+    for (const bool per_channel : {true, false}) {
+      const double nearest =
+          AdaRoundDigitsAccuracy(LowBitDigits("digits_dw_cnn", bits, per_channel, false, calib), test, labels);
+      const double adaround =
+          AdaRoundDigitsAccuracy(LowBitDigits("digits_dw_cnn", bits, per_channel, true, calib), test, labels);
+      WARN("digits CNN with a depthwise block, " << bits << "-bit " << (per_channel ? "per-channel" : "per-tensor")
+                                                 << " weights: nearest " << nearest << "%, AdaRound " << adaround
+                                                 << "%, float " << float_accuracy << "%");
+      CHECK(adaround >= nearest - 1.0);
+    }
+  }
 }
 
 }  // namespace

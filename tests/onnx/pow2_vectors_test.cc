@@ -1,7 +1,7 @@
 // A power-of-two target in the test vectors (issue #18): the digits CNN quantized for pow2-int8 (rounded to nearest,
 // and by AdaRound on the power-of-two weight grid) has only power-of-two scales, so every requantization multiplier
-// the vectors record (x_scale * w_scale / y_scale) is an exact power of two, a shift; and every node replays bit for
-// bit from the vectors.
+// the vectors record (x_scale * w_scale / y_scale) is an exact power of two, recorded as an explicit right shift
+// (requant_shift) that the replay requantizes by; and every node replays bit for bit from the vectors.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -81,7 +81,8 @@ TEST_CASE("pow2-int8 vectors: every requantization multiplier is a power of two 
     CHECK(replay->replayed == summary->nodes);
 
     const nlohmann::json manifest = nlohmann::json::parse(ReadFile(dir + "/manifest.json").value());
-    int multipliers = 0, scales = 0;
+    int multipliers = 0, scales = 0, shifts = 0;
+    std::string shift_file;
     for (const nlohmann::json& n : manifest["nodes"]) {
       for (const nlohmann::json& f : n["files"]) {
         if (f.contains("qparams") && f["qparams"]["dtype"] != "s32") {
@@ -90,6 +91,20 @@ TEST_CASE("pow2-int8 vectors: every requantization multiplier is a power of two 
             CHECK(IsPowerOfTwo(s.get<float>()));
             ++scales;
           }
+        }
+        if (f["role"] == "requant_shift") {
+          // The shift stands for the multiplier beside it: 2^-n.
+          shift_file = dir + "/" + f["file"].get<std::string>();
+          const std::string multiplier_file = shift_file.substr(0, shift_file.rfind('/')) + "/multiplier.npy";
+          const Tensor n = ReadNpy(shift_file).value();
+          const Tensor m = ReadNpy(multiplier_file).value();
+          REQUIRE(n.dtype() == DType::kS32);
+          REQUIRE(n.NumElements() == m.NumElements());
+          for (int64_t i = 0; i < n.NumElements(); ++i) {
+            CHECK(std::ldexp(1.0f, -n.data<int32_t>()[i]) == m.data<float>()[i]);
+            CHECK(n.data<int32_t>()[i] > 0);
+          }
+          ++shifts;
         }
         if (f["role"] != "multiplier") continue;
         const Tensor m = ReadNpy(dir + "/" + f["file"].get<std::string>()).value();
@@ -103,6 +118,15 @@ TEST_CASE("pow2-int8 vectors: every requantization multiplier is a power of two 
     }
     CHECK(multipliers >= 3);  // conv1, conv2, fc
     CHECK(scales > 0);
+    CHECK(shifts >= 3);  // every multiplier file has its shift
+    // Replay requantizes by the shift: one shift off by one no longer matches (and is named).
+    REQUIRE(!shift_file.empty());
+    Tensor wrong = ReadNpy(shift_file).value();
+    wrong.data<int32_t>()[0] += 1;
+    REQUIRE(WriteNpy(shift_file, wrong).ok());
+    auto broken = ReplayVectors(dir);
+    REQUIRE(!broken.ok());
+    CHECK(broken.status().message().find("requant_shift") != std::string::npos);
     std::filesystem::remove_all(dir);
   }
 }

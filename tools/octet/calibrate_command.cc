@@ -13,6 +13,7 @@
 #include "io/file_util.h"
 #include "quant/calibrate.h"
 #include "quant/calibration_state.h"
+#include "quant/target_spec.h"
 #include "quant/qconfig_mapping.h"
 #include "tools/octet/calib_source.h"
 #include "tools/octet/context_options.h"
@@ -30,6 +31,7 @@ struct CalibrateCommand {
   std::string shard;  // "I/N"
   bool mpi = false;
   StaticMappingFlags mapping;
+  std::string target;  // --target NAME|FILE.json: the observers of quantize --target
   std::vector<std::string> skip;
   std::string output;
   ContextFlags context;
@@ -64,14 +66,26 @@ Result<ShardSpec> ParseShard(const std::string& text) {
 // The flags that decide the observers, recorded in the state: merge requires them equal, and quantize --state
 // shows them when its own flags build other observers.
 nlohmann::json ConfigJson(const CalibrateCommand& c) {
-  return {{"backend", c.mapping.backend},
-          {"activation_observer", c.mapping.activation_observer},
-          {"weight_observer", c.mapping.weight_observer},
-          {"per_channel", c.mapping.per_channel},
-          {"per_tensor", c.mapping.per_tensor},
-          {"activation_bits", c.mapping.activation_bits},
-          {"skip", c.skip},
-          {"calib_batch", c.calib_batch}};
+  nlohmann::json config = {{"backend", c.mapping.backend},
+                           {"activation_observer", c.mapping.activation_observer},
+                           {"weight_observer", c.mapping.weight_observer},
+                           {"per_channel", c.mapping.per_channel},
+                           {"per_tensor", c.mapping.per_tensor},
+                           {"activation_bits", c.mapping.activation_bits},
+                           {"skip", c.skip},
+                           {"calib_batch", c.calib_batch}};
+  // Only when set, so that states stay mergeable with those written before --weight-bits and --target.
+  if (c.mapping.weight_bits != 8) config["weight_bits"] = c.mapping.weight_bits;
+  if (!c.target.empty()) config["target"] = c.target;
+  return config;
+}
+
+// The observers' mapping: the target's (as quantize --target builds it) or the observer flags'.
+Result<QConfigMapping> CalibrateMapping(const CalibrateCommand& c) {
+  if (c.target.empty()) return StaticMappingFromFlags(c.mapping);
+  Result<TargetSpec> target = LoadTargetSpec(c.target);
+  if (!target.ok()) return InvalidArgument("--target: {}", target.status().message());
+  return target->Mapping();
 }
 
 // "calibrating: batch b/B, N samples/s" on stderr where CommandProgress would draw (a terminal, no --quiet).
@@ -89,7 +103,7 @@ ProgressFn RateProgress(int64_t batch_size) {
 // Calibrates shard `shard` of the data and returns the state document's bytes.
 Result<std::string> CalibrateShard(const CalibrateCommand& c, const ShardSpec& shard, const Context& context,
                                    bool report) {
-  OCTET_ASSIGN_OR_RETURN(QConfigMapping mapping, StaticMappingFromFlags(c.mapping));
+  OCTET_ASSIGN_OR_RETURN(QConfigMapping mapping, CalibrateMapping(c));
   OCTET_ASSIGN_OR_RETURN(const std::string model_bytes, ReadFile(c.model));
   OCTET_ASSIGN_OR_RETURN(Graph graph, LoadModel(c.model));
   for (const std::string& scope : c.skip) {
@@ -186,7 +200,7 @@ int RunCalibrate(const CalibrateCommand& c) {
     if (!parsed.ok()) return ReportUsage(parsed.status().message());
     shard = *parsed;
   }
-  if (auto m = StaticMappingFromFlags(c.mapping); !m.ok()) return ReportUsage(m.status().message());
+  if (auto m = CalibrateMapping(c); !m.ok()) return ReportUsage(m.status().message());
   Result<Context> context = c.context.Create();
   if (!context.ok()) return ReportFailure(context.status());
   if (c.mpi) return CalibrateMpi(c, *context);
@@ -229,6 +243,19 @@ void AddCalibrateCommand(CLI::App& app, CommandRegistry& registry) {
   auto* per_channel = sub->add_flag("--per-channel", c->mapping.per_channel, "Per-channel symmetric weights");
   sub->add_flag("--per-tensor", c->mapping.per_tensor, "Per-tensor symmetric weights")->excludes(per_channel);
   sub->add_option("--activation-bits", c->mapping.activation_bits, "Activation bits (2..8)")->capture_default_str();
+  auto* weight_bits = sub->add_option("--weight-bits", c->mapping.weight_bits,
+                                      "Weight bits (2..8), as octet quantize --weight-bits: give quantize --state the "
+                                      "same value")
+                          ->capture_default_str();
+  auto* target = sub->add_option("--target", c->target,
+                                  "Calibrate the observers of a hardware target (octet quantize --target): a built-in "
+                                  "name or a target spec file; give quantize --state the same --target")
+                     ->type_name("NAME|FILE.json");
+  for (CLI::Option* other : {sub->get_option("--backend"), sub->get_option("--activation-observer"),
+                             sub->get_option("--weight-observer"), static_cast<CLI::Option*>(per_channel),
+                             sub->get_option("--per-tensor"), sub->get_option("--activation-bits"), weight_bits}) {
+    target->excludes(other);
+  }
   sub->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   sub->add_option("-o,--output", c->output, "The calibration state (.json)")->required();
   c->context.AddTo(sub, 1);

@@ -198,10 +198,10 @@ int Quantize(const QuantizeCommand& c) {
     }
   }
   if (Status s = c.accuracy.CheckUsage(c.mode); !s.ok()) return ReportUsage(s.message());
-  if (!c.state.empty() && (c.accuracy.any() || !c.target.empty())) {
+  if (!c.state.empty() && c.accuracy.any()) {
     return ReportUsage(
-        "--state cannot be combined with --target, --equalize, --adaround or --bias-correction: the state was "
-        "calibrated on the model as given; calibrate in this command with --calib instead");
+        "--state cannot be combined with --equalize, --adaround or --bias-correction: the state was calibrated on "
+        "the model as given; calibrate in this command with --calib instead");
   }
   auto profile = ParseNumericsProfile(c.profile);
   if (!profile.ok()) return ReportUsage(profile.status().message());
@@ -416,6 +416,7 @@ Result<QConfigMapping> StaticMappingFromFlags(const StaticMappingFlags& flags) {
   c.per_channel = flags.per_channel;
   c.per_tensor = flags.per_tensor;
   c.activation_bits = flags.activation_bits;
+  c.weight_bits = flags.weight_bits;
   return MappingFromFlags(c);
 }
 

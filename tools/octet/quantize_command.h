@@ -49,6 +49,7 @@ struct StaticMappingFlags {
   bool per_channel = false;
   bool per_tensor = false;
   int activation_bits = 8;
+  int weight_bits = 8;
 };
 // The QConfigMapping `octet quantize --mode static` builds from these flags (errors name the flag).
 Result<QConfigMapping> StaticMappingFromFlags(const StaticMappingFlags& flags);
