@@ -1,5 +1,6 @@
 // Pooling, BatchNormalization, LayerNormalization, Softmax and the reductions against plain loops.
 #include <catch2/catch.hpp>
+
 #include <cmath>
 #include <limits>
 
@@ -68,9 +69,9 @@ TEST_CASE("MaxPool and AveragePool match the reference, with ceil_mode and count
                        {"ceil_mode", ceil ? 1 : 0}};
     if (!is_max) attrs.Set("count_include_pad", include ? 1 : 0);
     auto y = testing::RunFloatOp(is_max ? "MaxPool" : "AveragePool", {In(x)}, attrs, 1, 1 + iter % 2);
-    INFO((is_max ? "MaxPool" : "AveragePool")
-         << " k=" << kh << "x" << kw << " s=" << sh << "," << sw << " pads=" << pt << pl << pb << pr << " ceil=" << ceil
-         << " incl=" << include << " x=" << x.shape().ToString());
+    INFO((is_max ? "MaxPool" : "AveragePool") << " k=" << kh << "x" << kw << " s=" << sh << "," << sw << " pads="
+                                              << pt << pl << pb << pr << " ceil=" << ceil << " incl=" << include
+                                              << " x=" << x.shape().ToString());
     REQUIRE(y.ok());
     REQUIRE((*y)[0].shape() == Shape{2, 3, oh, ow});
     testing::ExpectClose((*y)[0], want, 1e-6f, 1e-5f);
@@ -183,8 +184,8 @@ TEST_CASE("BatchNormalization in inference mode, constant or runtime statistics"
     Tensor mean = testing::RandomTensor(rng, Shape{4});
     Tensor var = testing::RandomTensor(rng, Shape{4}, 0.1f, 2.0f);
     auto wrap = [&](Tensor t) { return constant ? Const(t) : In(t); };
-    auto y = testing::RunFloatOp("BatchNormalization", {In(x), wrap(scale), wrap(bias), wrap(mean), wrap(var)},
-                                 {{"epsilon", 1e-3f}});
+    auto y = testing::RunFloatOp("BatchNormalization",
+                                 {In(x), wrap(scale), wrap(bias), wrap(mean), wrap(var)}, {{"epsilon", 1e-3f}});
     REQUIRE(y.ok());
     std::vector<float> want;
     for (int64_t i = 0; i < x.NumElements(); ++i) {
@@ -216,8 +217,9 @@ TEST_CASE("BatchNormalization in inference mode, constant or runtime statistics"
     for (int64_t n = 0; n < 3; ++n) {
       for (int64_t i = 0; i < 4; ++i) {
         const int64_t e = (n * 2 + c) * 4 + i;
-        want_y[static_cast<size_t>(e)] = static_cast<float>(
-            (tx.data<float>()[e] - mean) / std::sqrt(var + 1e-5) * ts.data<float>()[c] + tb.data<float>()[c]);
+        want_y[static_cast<size_t>(e)] = static_cast<float>((tx.data<float>()[e] - mean) / std::sqrt(var + 1e-5) *
+                                                                ts.data<float>()[c] +
+                                                            tb.data<float>()[c]);
       }
     }
     want_mean[static_cast<size_t>(c)] = static_cast<float>(tm.data<float>()[c] * 0.75 + mean * 0.25);
@@ -259,8 +261,8 @@ TEST_CASE("LayerNormalization over the trailing dims, with Mean and InvStdDev ou
     testing::ExpectClose((*y)[1], want_mean, 1e-6f, 1e-5f);
     testing::ExpectClose((*y)[2], want_inv, 1e-6f, 1e-5f);
   }
-  auto bad = testing::RunFloatOp(
-      "LayerNormalization", {In(testing::RandomTensor(rng, Shape{2, 8})), Const(testing::RandomTensor(rng, Shape{7}))});
+  auto bad = testing::RunFloatOp("LayerNormalization",
+                                 {In(testing::RandomTensor(rng, Shape{2, 8})), Const(testing::RandomTensor(rng, Shape{7}))});
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(), Catch::Contains("Scale"));
 }
@@ -311,8 +313,7 @@ TEST_CASE("ReduceMean, ReduceSum, ReduceMax with keepdims", "[float_ops]") {
   CHECK((*sum)[0].shape() == Shape{2, 4});
   want.clear();
   for (int64_t i = 0; i < 2; ++i)
-    for (int64_t k = 0; k < 4; ++k)
-      want.push_back(static_cast<float>(value(i, 0, k) + value(i, 1, k) + value(i, 2, k)));
+    for (int64_t k = 0; k < 4; ++k) want.push_back(static_cast<float>(value(i, 0, k) + value(i, 1, k) + value(i, 2, k)));
   testing::ExpectClose((*sum)[0], want, 1e-6f, 1e-6f);
   // Max over everything.
   auto mx = testing::RunFloatOp("ReduceMax", {In(x)}, {{"keepdims", 0}});
