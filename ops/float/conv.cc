@@ -296,6 +296,19 @@ ConvPlan PlanConv(const Geometry& g, int threads) {
 }
 
 // `plan`: PlanConv at Prepare, which sized the scratch.
+// A 1x1, stride-1, unpadded convolution's im2col as one output row of oh * ow columns: the same columns in one run
+// per panel instead of one per output row.
+Geometry FlatPointwise(Geometry g) {
+  if (g.kh != 1 || g.kw != 1 || g.sh != 1 || g.sw != 1 || g.pad_top != 0 || g.pad_left != 0 || g.pad_bottom != 0 ||
+      g.pad_right != 0) {
+    return g;
+  }
+  g.w *= g.h, g.h = 1;
+  g.ow *= g.oh, g.oh = 1;
+  return g;
+}
+
+// `pointwise`: the input is B as it is (1x1 convolutions read directly); otherwise im2col builds B's panels.
 Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, const PackedWeights* packed,
                      const OpRunArgs& r) {
   const float* x = r.inputs[0].data<float>();
@@ -309,6 +322,7 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
   // A context with more threads than the one the scratch was sized for runs the per-thread-slot tiles serially.
   const bool slots_fit = r.context.threads() <= plan.slots || plan.shared_columns;
   float* scratch = reinterpret_cast<float*>(r.scratch.data());
+  const Geometry cols_geometry = FlatPointwise(g);
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t gi = 0; gi < g.groups; ++gi) {
       const float* xg = x + (n * g.c + gi * cg) * g.h * g.w;
@@ -357,7 +371,7 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
       float* cols = scratch + (phased ? PhaseSplitFloats(g) : 0);
       auto columns = [&](int64_t tn, float* col) {
         const int64_t q0 = tn * t.tile_n;
-        Im2ColColumns(g, src, phased, q0, std::min(t.tile_n, ohw - q0), nr, col);
+        Im2ColColumns(cols_geometry, src, phased, q0, std::min(t.tile_n, ohw - q0), nr, col);
       };
       // Rows tile x column tile tn of the product from its im2col `col`, with the bias (s.bias).
       auto multiply = [&](const SgemmRowTile& rows, int64_t tn, const float* col) {
@@ -520,7 +534,11 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
   if (SgemmPanelCols(g.sgemm) > 0 && UsePhaseSplit(g)) {
     col_elems += PhaseSplitFloats(g);  // at most stride^2 * (input + stride) floats: X's size is already checked
   }
-  const size_t scratch = pointwise ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
+  // A 1x1 convolution whose product has several row tiles runs through the im2col path, which writes the input
+  // into the kernel's B panels once per column tile for all row tiles: read directly, each row tile's kernel call
+  // packed the same B again (MobileNetV2's expand and project layers: B packing was 6% of the model).
+  const bool direct = pointwise && !(plan.shared_columns && SgemmPanelCols(g.sgemm) > 0);
+  const size_t scratch = direct ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
   // Constant weights are packed once, here, in the kernel's panel layout (weight prepacking).
   std::shared_ptr<PackedWeights> packed;
   if (args.inputs[1].constant != nullptr) {
@@ -534,9 +552,10 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
     }
   }
   auto run = MakeKernel(
-      [g, plan, pointwise, packed](const OpRunArgs& r) { return RunConvIm2Col(g, plan, pointwise, packed.get(), r); });
+      [g, plan, direct, packed](const OpRunArgs& r) { return RunConvIm2Col(g, plan, direct, packed.get(), r); });
+  const char* path = direct ? "pointwise" : (pointwise ? "pointwise_packed" : "im2col");
   return MakePrepared({{DType::kF32, Shape(out_dims)}}, std::move(run),
-                      fmt::format("conv_f32_{}+{}", pointwise ? "pointwise" : "im2col", sgemm.name), scratch);
+                      fmt::format("conv_f32_{}+{}", path, sgemm.name), scratch);
 }
 
 // ConvTranspose: col = W_g^T X_g per image and group, then col2im scatter-adds col into Y.
