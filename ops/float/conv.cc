@@ -321,6 +321,12 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
   const SgemmTiling& t = plan.tiling;
   // A context with more threads than the one the scratch was sized for runs the per-thread-slot tiles serially.
   const bool slots_fit = r.context.threads() <= plan.slots || plan.shared_columns;
+  if (k == 0) {  // no input channels: every product is empty, each output is its channel's bias
+    for (int64_t t = 0; t < g.n * g.oc; ++t) {
+      std::fill(y + t * ohw, y + (t + 1) * ohw, bias != nullptr ? 0.0f + bias[t % g.oc] : 0.0f);
+    }
+    return OkStatus();
+  }
   float* scratch = reinterpret_cast<float*>(r.scratch.data());
   const Geometry cols_geometry = FlatPointwise(g);
   for (int64_t n = 0; n < g.n; ++n) {
@@ -348,14 +354,7 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
             const int64_t tn = i / t.tiles_m, tm = i % t.tiles_m;
             const SgemmRowTile rows = SgemmTileRows(t, tm);
             const int64_t q0 = tn * t.tile_n, q1 = std::min(ohw, q0 + t.tile_n);
-            if (k > 0) {
-              SgemmTile(g.sgemm, s, rows, q0, q1);
-              continue;
-            }
-            // No input channels: the product is 0.
-            for (int64_t oc = rows.begin; oc < rows.end; ++oc) {
-              std::fill(yg + oc * ohw + q0, yg + oc * ohw + q1, bias != nullptr ? 0.0f + bias[gi * ocg + oc] : 0.0f);
-            }
+            SgemmTile(g.sgemm, s, rows, q0, q1);
           }
         });
         continue;

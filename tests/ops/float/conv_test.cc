@@ -216,6 +216,30 @@ TEST_CASE("Conv's pointwise layers with several row tiles pack the input once, o
   }
 }
 
+// No input channels: the products are empty, so every output is its channel's bias (0 without one), on the 1x1,
+// packed 1x1 and im2col paths alike.
+TEST_CASE("Conv with no input channels gives the bias", "[float_ops]") {
+  for (int64_t k : {1, 3}) {
+    for (int64_t oc : {3, 160}) {
+      Tensor x = testing::FloatTensor(Shape{1, 0, 6, 5}, {});
+      Tensor w = testing::FloatTensor(Shape{oc, 0, k, k}, {});
+      std::vector<float> bias(static_cast<size_t>(oc));
+      for (int64_t c = 0; c < oc; ++c) bias[static_cast<size_t>(c)] = 0.25f * static_cast<float>(c) - 3.0f;
+      Tensor b = testing::FloatTensor(Shape{oc}, bias);
+      auto y = testing::RunFloatOp("Conv", {In(x), Const(w), Const(b)},
+                                   {{"kernel_shape", std::vector<int64_t>{k, k}},
+                                    {"pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2}}});
+      INFO("k=" << k << " oc=" << oc);
+      REQUIRE(y.ok());
+      REQUIRE((*y)[0].shape() == Shape{1, oc, 6, 5});
+      const float* got = (*y)[0].data<float>();
+      for (int64_t c = 0; c < oc; ++c) {
+        for (int64_t q = 0; q < 30; ++q) REQUIRE(got[c * 30 + q] == bias[static_cast<size_t>(c)]);
+      }
+    }
+  }
+}
+
 TEST_CASE("Conv 1-D and auto_pad SAME", "[float_ops]") {
   auto rng = testing::MakeRng("conv1d");
   // 1-D as a 2-D conv of height 1.
