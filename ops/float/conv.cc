@@ -154,6 +154,58 @@ void PhaseSplit(const Context& context, const Geometry& g, const float* x, float
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// A piece of one im2col row: `len` floats at `dst` (as Im2ColRun::dst) copied from the channel's input at `src`
+// (columns `src + k * cstep`), or zeros when src < 0.
+struct Im2ColSegment {
+  int64_t dst = 0, src = -1, len = 0;
+};
+
+// Appends the segments of tap (i, j)'s im2col row for `runs` (Im2ColRuns of the chunk) to `out`, their sources
+// relative to the row's channel (x + c * h * w, or PhaseSplit's planes of channel c when `phased`). Neighbouring
+// zero fills are merged.
+void Im2ColSegments(const Geometry& g, bool phased, int64_t i, int64_t j, const Im2ColRun* runs, int64_t count,
+                    std::vector<Im2ColSegment>& out) {
+  // Tap (i, j) reads plane[ih * ld + iw], ih = oh * rstep + roff in [0, hv), iw = ow * cstep + coff in [0, wv).
+  int64_t plane = 0;
+  int64_t ld = g.w, hv = g.h, wv = g.w, rstep = g.sh, cstep = g.sw;
+  int64_t roff = i * g.dh - g.pad_top, coff = j * g.dw - g.pad_left;
+  if (phased) {
+    const int64_t hp = PhaseH(g), wp = PhaseW(g);
+    const int64_t py = roff - FloorDiv(roff, g.sh) * g.sh, px = coff - FloorDiv(coff, g.sw) * g.sw;
+    plane = (py * g.sw + px) * hp * wp;
+    ld = wp;
+    hv = (g.h - py + g.sh - 1) / g.sh;
+    wv = (g.w - px + g.sw - 1) / g.sw;
+    rstep = 1, cstep = 1;
+    roff = FloorDiv(roff, g.sh), coff = FloorDiv(coff, g.sw);
+  }
+  // ow range with iw inside [0, wv), as in Im2ColRow.
+  const int64_t ow_lo = coff >= 0 ? 0 : std::min(g.ow, (-coff + cstep - 1) / cstep);
+  const int64_t ow_hi = std::max(ow_lo, std::min(g.ow, (wv - coff + cstep - 1) / cstep));
+  auto zeros = [&](int64_t dst, int64_t len) {
+    if (len <= 0) return;
+    if (!out.empty() && out.back().src < 0 && out.back().dst + out.back().len == dst) {
+      out.back().len += len;
+    } else {
+      out.push_back({dst, -1, len});
+    }
+  };
+  for (int64_t t = 0; t < count; ++t) {
+    const Im2ColRun& run = runs[t];
+    const int64_t ih = run.oh * rstep + roff;
+    if (run.oh < 0 || ih < 0 || ih >= hv) {
+      zeros(run.dst, run.len);
+      continue;
+    }
+    const int64_t end = run.ow + run.len;
+    const int64_t lo = std::clamp(ow_lo, run.ow, end), hi = std::clamp(ow_hi, lo, end);
+    // Output column ow of the run lands at run.dst + (ow - run.ow).
+    zeros(run.dst, lo - run.ow);
+    if (hi > lo) out.push_back({run.dst + (lo - run.ow), plane + ih * ld + coff + lo * cstep, hi - lo});
+    zeros(run.dst + (hi - run.ow), end - hi);
+  }
+}
+
 // The im2col matrix of output columns [q0, q0 + nq) (nq <= kConvChunk): rows K = (C/group) kh kw. With nr == 0,
 // plain row-major [K][nq]; otherwise the sgemm kernel's packed-B layout [ceil(nq / nr)][K][nr], zero-padded.
 // `phased`: x is PhaseSplit's output (only with nr > 0 and UsePhaseSplit).
@@ -166,46 +218,37 @@ void Im2ColColumns(const Geometry& g, const float* x, bool phased, int64_t q0, i
   Im2ColRun runs[kMaxIm2ColRuns];
   const int64_t count = Im2ColRuns(g, q0, nq, nr, rows, runs);
   const int64_t hp = PhaseH(g), wp = PhaseW(g);
+  const int64_t taps = g.kh * g.kw;
+  // Channel c's rows read from x + c * channel_stride; a tap's plane inside it is folded into its segments.
+  const int64_t channel_stride = phased ? g.sh * g.sw * hp * wp : g.h * g.w;
+  const int64_t cstep = phased ? 1 : g.sw;
+  // Every channel's row of one tap (i, j) has the same runs, copies and zero fills, offset by channel_stride: they
+  // are worked out once per tap here (Im2ColSegments), and each of the C x taps rows then only replays its list.
+  // Finding them per row took as long as the copies (ResNet-18's 3x3 layers: 7-32 float runs).
+  thread_local std::vector<Im2ColSegment> segments;
+  thread_local std::vector<int64_t> tap_begin;
+  segments.clear();
+  tap_begin.assign(static_cast<size_t>(taps + 1), 0);
+  for (int64_t t = 0; t < taps; ++t) {
+    tap_begin[static_cast<size_t>(t)] = static_cast<int64_t>(segments.size());
+    Im2ColSegments(g, phased, t / g.kw, t % g.kw, runs, count, segments);
+  }
+  tap_begin[static_cast<size_t>(taps)] = static_cast<int64_t>(segments.size());
   for (int64_t row = 0; row < rows; ++row) {
-    const int64_t j = row % g.kw;
-    const int64_t i = (row / g.kw) % g.kh;
-    const int64_t c = row / (g.kw * g.kh);
-    // Row tap (i, j) reads plane[ih * ld + iw], ih = oh * rstep + roff in [0, hv), iw = ow * cstep + coff in [0, wv).
-    const float* plane = x + c * g.h * g.w;
-    int64_t ld = g.w, hv = g.h, wv = g.w, rstep = g.sh, cstep = g.sw;
-    int64_t roff = i * g.dh - g.pad_top, coff = j * g.dw - g.pad_left;
-    if (phased) {
-      const int64_t py = roff - FloorDiv(roff, g.sh) * g.sh, px = coff - FloorDiv(coff, g.sw) * g.sw;
-      plane = x + ((c * g.sh + py) * g.sw + px) * hp * wp;
-      ld = wp;
-      hv = (g.h - py + g.sh - 1) / g.sh;
-      wv = (g.w - px + g.sw - 1) / g.sw;
-      rstep = 1, cstep = 1;
-      roff = FloorDiv(roff, g.sh), coff = FloorDiv(coff, g.sw);
-    }
-    // ow range with iw inside [0, wv), as in Im2ColRow.
-    const int64_t ow_lo = coff >= 0 ? 0 : std::min(g.ow, (-coff + cstep - 1) / cstep);
-    const int64_t ow_hi = std::max(ow_lo, std::min(g.ow, (wv - coff + cstep - 1) / cstep));
+    const int64_t t = row % taps;
+    const float* base = x + (row / taps) * channel_stride;
     float* out = col + row * nr;
-    for (int64_t t = 0; t < count; ++t) {
-      const Im2ColRun& run = runs[t];
-      float* d = out + run.dst;
-      const int64_t ih = run.oh * rstep + roff;
-      if (run.oh < 0 || ih < 0 || ih >= hv) {
-        std::fill(d, d + run.len, 0.0f);
-        continue;
-      }
-      const float* xr = plane + ih * ld + coff;
-      const int64_t end = run.ow + run.len;
-      const int64_t lo = std::clamp(ow_lo, run.ow, end), hi = std::clamp(ow_hi, lo, end);
-      d -= run.ow;  // d[ow] for ow in [run.ow, end)
-      std::fill(d + run.ow, d + lo, 0.0f);
-      if (cstep == 1) {
-        std::memcpy(d + lo, xr + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+    for (int64_t si = tap_begin[static_cast<size_t>(t)]; si < tap_begin[static_cast<size_t>(t) + 1]; ++si) {
+      const Im2ColSegment& seg = segments[static_cast<size_t>(si)];
+      float* d = out + seg.dst;
+      if (seg.src < 0) {
+        std::fill(d, d + seg.len, 0.0f);
+      } else if (cstep == 1) {
+        std::memcpy(d, base + seg.src, static_cast<size_t>(seg.len) * sizeof(float));
       } else {
-        for (int64_t ow = lo; ow < hi; ++ow) d[ow] = xr[ow * cstep];
+        const float* xr = base + seg.src;
+        for (int64_t k = 0; k < seg.len; ++k) d[k] = xr[k * cstep];
       }
-      std::fill(d + hi, d + end, 0.0f);
     }
   }
 }
@@ -253,6 +296,19 @@ ConvPlan PlanConv(const Geometry& g, int threads) {
 }
 
 // `plan`: PlanConv at Prepare, which sized the scratch.
+// A 1x1, stride-1, unpadded convolution's im2col as one output row of oh * ow columns: the same columns in one run
+// per panel instead of one per output row.
+Geometry FlatPointwise(Geometry g) {
+  if (g.kh != 1 || g.kw != 1 || g.sh != 1 || g.sw != 1 || g.pad_top != 0 || g.pad_left != 0 || g.pad_bottom != 0 ||
+      g.pad_right != 0) {
+    return g;
+  }
+  g.w *= g.h, g.h = 1;
+  g.ow *= g.oh, g.oh = 1;
+  return g;
+}
+
+// `pointwise`: the input is B as it is (1x1 convolutions read directly); otherwise im2col builds B's panels.
 Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, const PackedWeights* packed,
                      const OpRunArgs& r) {
   const float* x = r.inputs[0].data<float>();
@@ -265,7 +321,14 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
   const SgemmTiling& t = plan.tiling;
   // A context with more threads than the one the scratch was sized for runs the per-thread-slot tiles serially.
   const bool slots_fit = r.context.threads() <= plan.slots || plan.shared_columns;
+  if (k == 0) {  // no input channels: every product is empty, each output is its channel's bias
+    for (int64_t t = 0; t < g.n * g.oc; ++t) {
+      std::fill(y + t * ohw, y + (t + 1) * ohw, bias != nullptr ? 0.0f + bias[t % g.oc] : 0.0f);
+    }
+    return OkStatus();
+  }
   float* scratch = reinterpret_cast<float*>(r.scratch.data());
+  const Geometry cols_geometry = FlatPointwise(g);
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t gi = 0; gi < g.groups; ++gi) {
       const float* xg = x + (n * g.c + gi * cg) * g.h * g.w;
@@ -276,32 +339,22 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
       s.lda = k;
       if (packed != nullptr && !packed->data.empty()) s.packed_a = packed->data.data() + gi * packed->group_stride;
       s.ldc = ohw;
+      // The bias goes into the kernel's store, while the tile is in registers (a separate pass re-read every
+      // output tile: MobileNetV2's 1x1 layers spent 6% of the model there). The sum is the same: product, then bias.
+      s.bias = bias != nullptr ? bias + gi * ocg : nullptr;
       float* yg = y + (n * g.oc + gi * ocg) * ohw;
       if (pointwise) {  // the input is already the B matrix
         s.n = ohw;
         s.b = xg;
         s.ldb = ohw;
         s.c = yg;
-        // Sgemm's tiles (the same tiling, so the same sums), each followed by its bias while the tile is in cache:
-        // a separate bias pass re-read the whole output from memory (MobileNetV2's 1x1 layers write up to 4.8 MB).
+        // Sgemm's tiles (the same tiling, so the same sums), the bias added in each tile's store.
         ParallelFor(r.context, t.count(), 1, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             const int64_t tn = i / t.tiles_m, tm = i % t.tiles_m;
             const SgemmRowTile rows = SgemmTileRows(t, tm);
             const int64_t q0 = tn * t.tile_n, q1 = std::min(ohw, q0 + t.tile_n);
-            if (k > 0) {
-              SgemmTile(g.sgemm, s, rows, q0, q1);
-            } else {  // no input channels: the product is 0
-              for (int64_t oc = rows.begin; oc < rows.end; ++oc) {
-                std::fill(yg + oc * ohw + q0, yg + oc * ohw + q1, 0.0f);
-              }
-            }
-            if (bias == nullptr) continue;
-            for (int64_t oc = rows.begin; oc < rows.end; ++oc) {
-              const float v = bias[gi * ocg + oc];
-              float* yc = yg + oc * ohw;
-              for (int64_t q = q0; q < q1; ++q) yc[q] += v;
-            }
+            SgemmTile(g.sgemm, s, rows, q0, q1);
           }
         });
         continue;
@@ -317,10 +370,9 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
       float* cols = scratch + (phased ? PhaseSplitFloats(g) : 0);
       auto columns = [&](int64_t tn, float* col) {
         const int64_t q0 = tn * t.tile_n;
-        Im2ColColumns(g, src, phased, q0, std::min(t.tile_n, ohw - q0), nr, col);
+        Im2ColColumns(cols_geometry, src, phased, q0, std::min(t.tile_n, ohw - q0), nr, col);
       };
-      // Rows tile x column tile tn of the product from its im2col `col`, then the bias while the tile is in cache
-      // (the sum is the same, product then bias, so results do not change).
+      // Rows tile x column tile tn of the product from its im2col `col`, with the bias (s.bias).
       auto multiply = [&](const SgemmRowTile& rows, int64_t tn, const float* col) {
         const int64_t q0 = tn * t.tile_n, nq = std::min(t.tile_n, ohw - q0);
         SgemmArgs chunk = s;
@@ -330,13 +382,6 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
         if (nr > 0) chunk.packed_b = col;
         chunk.c = yg + q0;
         SgemmTile(g.sgemm, chunk, rows, 0, nq);
-        if (bias != nullptr) {
-          const float* bg = bias + gi * ocg;
-          for (int64_t oc = rows.begin; oc < rows.end; ++oc) {
-            float* yc = yg + oc * ohw + q0;
-            for (int64_t q = 0; q < nq; ++q) yc[q] += bg[oc];
-          }
-        }
       };
       if (!plan.shared_columns) {
         const SgemmRowTile all_rows = SgemmTileRows(t, 0);
@@ -488,7 +533,11 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
   if (SgemmPanelCols(g.sgemm) > 0 && UsePhaseSplit(g)) {
     col_elems += PhaseSplitFloats(g);  // at most stride^2 * (input + stride) floats: X's size is already checked
   }
-  const size_t scratch = pointwise ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
+  // A 1x1 convolution whose product has several row tiles runs through the im2col path, which writes the input
+  // into the kernel's B panels once per column tile for all row tiles: read directly, each row tile's kernel call
+  // packed the same B again (MobileNetV2's expand and project layers: B packing was 6% of the model).
+  const bool direct = pointwise && !(plan.shared_columns && SgemmPanelCols(g.sgemm) > 0);
+  const size_t scratch = direct ? 0 : static_cast<size_t>(col_elems) * sizeof(float);
   // Constant weights are packed once, here, in the kernel's panel layout (weight prepacking).
   std::shared_ptr<PackedWeights> packed;
   if (args.inputs[1].constant != nullptr) {
@@ -502,9 +551,10 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
     }
   }
   auto run = MakeKernel(
-      [g, plan, pointwise, packed](const OpRunArgs& r) { return RunConvIm2Col(g, plan, pointwise, packed.get(), r); });
+      [g, plan, direct, packed](const OpRunArgs& r) { return RunConvIm2Col(g, plan, direct, packed.get(), r); });
+  const char* path = direct ? "pointwise" : (pointwise ? "pointwise_packed" : "im2col");
   return MakePrepared({{DType::kF32, Shape(out_dims)}}, std::move(run),
-                      fmt::format("conv_f32_{}+{}", pointwise ? "pointwise" : "im2col", sgemm.name), scratch);
+                      fmt::format("conv_f32_{}+{}", path, sgemm.name), scratch);
 }
 
 // ConvTranspose: col = W_g^T X_g per image and group, then col2im scatter-adds col into Y.

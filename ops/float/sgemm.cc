@@ -57,6 +57,7 @@ void RunBlocks(SgemmBlockFn kernel, const SgemmArgs& g, int64_t tiles_n, int64_t
     b.workspace = workspace;
     if (g.packed_a != nullptr) b.packed_a = g.packed_a + PackedSgemmABlockOffset(kernel, mi, g.k);
     if (g.packed_b != nullptr) b.packed_b = g.packed_b + n0 * g.k;  // n0 is a multiple of every NR
+    if (g.bias != nullptr) b.bias = g.bias + m0;
     kernel(b);
   }
 }
@@ -67,6 +68,11 @@ bool Prologue(const SgemmArgs& g) {
   if (g.k <= 0) {
     if (!g.accumulate) {
       for (int64_t i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
+    }
+    if (g.bias != nullptr) {
+      for (int64_t i = 0; i < g.m; ++i) {
+        for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] += g.bias[i];
+      }
     }
     return false;
   }
@@ -169,6 +175,7 @@ void SgemmTile(SgemmBlockFn kernel, const SgemmArgs& g, const SgemmRowTile& rows
   b.alpha = g.alpha;
   b.accumulate = g.accumulate;
   b.workspace = workspace;
+  if (g.bias != nullptr) b.bias = g.bias + m0;
   if (g.packed_a != nullptr) {
     b.packed_a = g.packed_a + PackedSgemmABlockOffset(kernel, rows.block, g.k);
     b.packed_a_block_rows = std::min(kSgemmMaxM, g.m - rows.block * kSgemmMaxM);

@@ -27,6 +27,8 @@ struct SgemmArgs {
   const float* packed_a = nullptr;
   // Optional, for kernels with SgemmPanelCols > 0: B as [n / NR][k][NR] panels (see SgemmBlockArgs::packed_b).
   const float* packed_b = nullptr;
+  // Optional: bias[i] added to row i of C after the product (SgemmBlockArgs::bias), i in [0, m).
+  const float* bias = nullptr;
 };
 
 // How a product C[m, n] is cut into tiles for threads: a pure function of (kernel, m, n, k), never of the thread

@@ -51,6 +51,10 @@ struct SgemmBlockArgs {
   // kernel with NR > 0 (then b, ldb and trans_b are not read). Operators that build B themselves (im2col) write
   // this layout directly.
   const float* packed_b = nullptr;
+  // Optional: bias[r] added to row r of C after the product (and after C's old value, with accumulate), in the same
+  // store: C = (alpha * op(A) op(B) (+ C)) + bias[r], the sum a separate pass over C would give, without re-reading
+  // C from memory (convolution biases).
+  const float* bias = nullptr;
 };
 
 using SgemmBlockFn = void (*)(const SgemmBlockArgs& args);

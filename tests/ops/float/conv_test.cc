@@ -2,6 +2,7 @@
 // asymmetric pads; every kernel path (depthwise, pointwise, im2col), 1 vs 3 threads, 2-D tiles at 1-7 threads.
 #include <catch2/catch.hpp>
 
+#include "ops/float/sgemm.h"
 #include "tests/ops/float/float_op_tester.h"
 #include "tests/test_util.h"
 
@@ -184,6 +185,59 @@ TEST_CASE("Conv's depthwise and pointwise paths match the reference", "[float_op
   REQUIRE(exec.ok());
   CHECK(exec->kernel_name(0) == "conv_f32_depthwise+dwconv_f32_ukernel__scalar");
   CHECK(context.LastKernel("Conv") == "conv_f32_depthwise+dwconv_f32_ukernel__scalar");
+}
+
+// A 1x1 convolution with several row tiles builds its B panels once per column tile (the im2col path, one run per
+// panel) on the packed sgemm tiers, and reads X directly on the others; both match the reference on every tier.
+TEST_CASE("Conv's pointwise layers with several row tiles pack the input once, on every tier", "[float_ops]") {
+  auto rng = testing::MakeRng("conv-pointwise-packed");
+  //                   n  c   h   w   oc  kh kw sh sw dh dw pt pl pb pr  g  bias
+  const ConvCase p = {1, 96, 14, 13, 160, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true};
+  const ConvOperands o = RandomConvOperands(p, rng, true);
+  const std::vector<float> want = ReferenceConv(p, o.x, o.w, &o.b, p.OutH(), p.OutW());
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("pointwise conv ") + IsaName(isa))) continue;
+    const Context context = testing::ContextFor(isa, 1);
+    Graph graph("g");
+    const ValueId x = graph.AddInput("x", DType::kF32, o.x.shape()).value();
+    const ValueId w = graph.AddConstant("w", o.w).value();
+    const ValueId b = graph.AddConstant("b", o.b).value();
+    const ValueId y = graph.AddNodeValue("y").value();
+    graph.AddNode(Node{"pw", "Conv", "", p.Attributes(), {x, w, b}, {y}}).value();
+    REQUIRE(graph.AddOutput(y).ok());
+    auto exec = Executor::Compile(graph, context, testing::FloatRegistry());
+    REQUIRE(exec.ok());
+    const bool packed = float_ops::SgemmPanelCols(float_ops::SelectSgemm(context).fn) > 0;
+    INFO(IsaName(isa) << ": " << exec->kernel_name(0));
+    CHECK(exec->kernel_name(0).rfind(packed ? "conv_f32_pointwise_packed+" : "conv_f32_pointwise+", 0) == 0);
+    auto out = exec->Run(std::vector<Tensor>{o.x});
+    REQUIRE(out.ok());
+    testing::ExpectClose((*out)[0], want, 1e-3f, 1e-4f);
+  }
+}
+
+// No input channels: the products are empty, so every output is its channel's bias (0 without one), on the 1x1,
+// packed 1x1 and im2col paths alike.
+TEST_CASE("Conv with no input channels gives the bias", "[float_ops]") {
+  for (int64_t k : {1, 3}) {
+    for (int64_t oc : {3, 160}) {
+      Tensor x = testing::FloatTensor(Shape{1, 0, 6, 5}, {});
+      Tensor w = testing::FloatTensor(Shape{oc, 0, k, k}, {});
+      std::vector<float> bias(static_cast<size_t>(oc));
+      for (int64_t c = 0; c < oc; ++c) bias[static_cast<size_t>(c)] = 0.25f * static_cast<float>(c) - 3.0f;
+      Tensor b = testing::FloatTensor(Shape{oc}, bias);
+      auto y = testing::RunFloatOp("Conv", {In(x), Const(w), Const(b)},
+                                   {{"kernel_shape", std::vector<int64_t>{k, k}},
+                                    {"pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2}}});
+      INFO("k=" << k << " oc=" << oc);
+      REQUIRE(y.ok());
+      REQUIRE((*y)[0].shape() == Shape{1, oc, 6, 5});
+      const float* got = (*y)[0].data<float>();
+      for (int64_t c = 0; c < oc; ++c) {
+        for (int64_t q = 0; q < 30; ++q) REQUIRE(got[c * 30 + q] == bias[static_cast<size_t>(c)]);
+      }
+    }
+  }
 }
 
 TEST_CASE("Conv 1-D and auto_pad SAME", "[float_ops]") {

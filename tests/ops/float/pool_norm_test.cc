@@ -76,6 +76,57 @@ TEST_CASE("MaxPool and AveragePool match the reference, with ceil_mode and count
     REQUIRE((*y)[0].shape() == Shape{2, 3, oh, ow});
     testing::ExpectClose((*y)[0], want, 1e-6f, 1e-5f);
   }
+  // 2-D MaxPool with dilations, odd sizes and ResNet's 3x3 stride-2 pad-1 window, against the same reference on the
+  // dilated taps (the kernel is separable: rows first, then columns).
+  for (int iter = 0; iter < 24; ++iter) {
+    const int64_t kh = testing::RandomDim(rng, 1, 3), kw = testing::RandomDim(rng, 1, 3);
+    const int64_t dh = testing::RandomDim(rng, 1, 2), dw = testing::RandomDim(rng, 1, 2);
+    const int64_t sh = testing::RandomDim(rng, 1, 2), sw = testing::RandomDim(rng, 1, 2);
+    const int64_t pt = testing::RandomDim(rng, 0, kh - 1), pl = testing::RandomDim(rng, 0, kw - 1);
+    Tensor x2 = testing::RandomTensor(rng, Shape{1, 2, testing::RandomDim(rng, (kh - 1) * dh + 1, 23),
+                                                 testing::RandomDim(rng, (kw - 1) * dw + 1, 23)});
+    const int64_t h = x2.shape().dim(2), w = x2.shape().dim(3);
+    const int64_t oh = (h + 2 * pt - (kh - 1) * dh - 1) / sh + 1, ow = (w + 2 * pl - (kw - 1) * dw - 1) / sw + 1;
+    std::vector<float> want;
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t u = 0; u < kh; ++u)
+            for (int64_t v = 0; v < kw; ++v) {
+              const int64_t r = i * sh - pt + u * dh, c = j * sw - pl + v * dw;
+              if (r >= 0 && r < h && c >= 0 && c < w) m = std::max(m, x2.data<float>()[(p * h + r) * w + c]);
+            }
+          want.push_back(m);
+        }
+    auto y2 = testing::RunFloatOp("MaxPool", {In(x2)},
+                                  {{"kernel_shape", std::vector<int64_t>{kh, kw}},
+                                   {"strides", std::vector<int64_t>{sh, sw}},
+                                   {"dilations", std::vector<int64_t>{dh, dw}},
+                                   {"pads", std::vector<int64_t>{pt, pl, pt, pl}}});
+    INFO("k=" << kh << "x" << kw << " d=" << dh << "," << dw << " s=" << sh << "," << sw << " x=" << h << "x" << w);
+    REQUIRE(y2.ok());
+    REQUIRE((*y2)[0].shape() == Shape{1, 2, oh, ow});
+    testing::ExpectClose((*y2)[0], want, 0, 0);
+  }
+  // A NaN in a 2-D window reaches exactly the outputs whose windows hold it (3x3 stride 2 pad 1 over 5x5: the NaN at
+  // (2, 3) is in output row 1 (input rows 1-3) and output columns 1-2 (input columns 1-3 and 3-5)).
+  {
+    std::vector<float> v(25);
+    for (int i = 0; i < 25; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i % 7);
+    v[2 * 5 + 3] = std::nanf("");
+    auto y2 = testing::RunFloatOp("MaxPool", {In(testing::FloatTensor(Shape{1, 1, 5, 5}, v))},
+                                  {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                   {"strides", std::vector<int64_t>{2, 2}},
+                                   {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    REQUIRE(y2.ok());
+    const float* o = (*y2)[0].data<float>();
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        INFO("output " << i << "," << j);
+        CHECK(std::isnan(o[i * 3 + j]) == (i == 1 && j >= 1));
+      }
+  }
   // Dilated MaxPool, 1-D.
   Tensor x = testing::FloatTensor(Shape{1, 1, 7}, {1, 9, 2, 8, 3, 7, 4});
   auto y = testing::RunFloatOp("MaxPool", {In(x)},

@@ -97,6 +97,80 @@ TEST_CASE("Every sgemm kernel matches the reference on block shapes around its t
   }
 }
 
+TEST_CASE("Every sgemm kernel's bias equals the product followed by a bias pass, bit for bit", "[float_ops]") {
+  auto rng = testing::MakeRng("sgemm-bias");
+  struct FreeDeleter {
+    void operator()(float* q) const { std::free(q); }
+  };
+  std::unique_ptr<float, FreeDeleter> workspace(
+      static_cast<float*>(std::aligned_alloc(64, (float_ops::kSgemmWorkspaceFloats * 4 + 63) / 64 * 64)));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const auto& kernel : float_ops::SgemmUkernels()) {
+    if (!testing::CanRun(kernel.isa, std::string(kernel.name) + " bias")) continue;
+    // Full and edge tiles (rows and columns past the register tile, partial vectors), 1-2 row blocks (the
+    // row-panel path), several k slices (the bias only after the last), accumulate or not.
+    std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},   {2, 49, 300},  {8, 32, 256},  {6, 16, 513},
+                                                  {9, 49, 40}, {13, 17, 257}, {128, 256, 5}, {7, 200, 3}};
+    for (int i = 0; i < 8; ++i) {
+      shapes.push_back({static_cast<int64_t>(testing::RandomSize(rng, 128)),
+                        static_cast<int64_t>(testing::RandomSize(rng, 256)),
+                        static_cast<int64_t>(testing::RandomSize(rng, 600))});
+    }
+    for (const auto& [m, n, k] : shapes) {
+      Problem p = MakeProblem(rng, m, n, k);
+      std::vector<float> bias(static_cast<size_t>(m));
+      for (float& v : bias) v = u(rng);
+      std::vector<float> fused = p.c0, separate = p.c0;
+      SgemmBlockArgs b;
+      b.m = m, b.n = n, b.k = k, b.trans_a = p.ta, b.trans_b = p.tb;
+      b.a = p.a.data(), b.lda = p.lda, b.b = p.b.data(), b.ldb = p.ldb, b.ldc = p.ldc;
+      b.alpha = p.alpha, b.accumulate = p.accumulate, b.workspace = workspace.get();
+      b.c = separate.data();
+      kernel.fn(b);
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < n; ++j) separate[static_cast<size_t>(r * p.ldc + j)] += bias[static_cast<size_t>(r)];
+      }
+      b.c = fused.data();
+      b.bias = bias.data();
+      kernel.fn(b);
+      INFO(kernel.name << " m=" << m << " n=" << n << " k=" << k << " acc=" << p.accumulate);
+      REQUIRE(fused == separate);
+    }
+  }
+  // Through Sgemm's tiles and threads, prepacked A, and with k = 0 (C = bias, or C + bias).
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("Sgemm bias ") + IsaName(isa))) continue;
+    const auto& kernel = float_ops::SelectSgemm(testing::ContextFor(isa, 1));
+    for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{300, 49, 700}, {64, 3136, 27}, {5, 9, 0}}) {
+      Problem p = MakeProblem(rng, m, n, k);
+      std::vector<float> bias(static_cast<size_t>(m));
+      for (float& v : bias) v = u(rng);
+      const std::vector<float> packed = float_ops::PackSgemmA(kernel.fn, m, k, p.ta, p.a.data(), p.lda);
+      for (int threads : {1, 3}) {
+        const Context context = testing::ContextFor(isa, threads);
+        std::vector<float> fused = p.c0, separate = p.c0;
+        SgemmArgs g;
+        g.m = m, g.n = n, g.k = k, g.trans_a = p.ta, g.trans_b = p.tb;
+        g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
+        g.alpha = p.alpha, g.accumulate = p.accumulate;
+        g.c = separate.data();
+        float_ops::Sgemm(context, kernel.fn, g);
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < n; ++j) {
+            separate[static_cast<size_t>(r * p.ldc + j)] += bias[static_cast<size_t>(r)];
+          }
+        }
+        if (!packed.empty()) g.packed_a = packed.data();
+        g.c = fused.data();
+        g.bias = bias.data();
+        float_ops::Sgemm(context, kernel.fn, g);
+        INFO(kernel.name << " m=" << m << " n=" << n << " k=" << k << " threads=" << threads);
+        REQUIRE(fused == separate);
+      }
+    }
+  }
+}
+
 TEST_CASE("Sgemm splits large products into blocks identically at any thread count", "[float_ops]") {
   auto rng = testing::MakeRng("sgemm-split");
   for (Isa isa : testing::CompiledIsaList()) {

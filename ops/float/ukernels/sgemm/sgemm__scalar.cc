@@ -26,6 +26,7 @@ void Product(const SgemmBlockArgs& g, const A& a, const B& b) {
   } else {
     c.noalias() = g.alpha * (a * b);
   }
+  if (g.bias != nullptr) c.colwise() += Eigen::Map<const Eigen::VectorXf>(g.bias, g.m);
 }
 
 }  // namespace

@@ -70,10 +70,11 @@ void PackB(const SgemmBlockArgs& g, int64_t k0, int64_t kc, float* bp) {
 inline constexpr int64_t kPrefetchAFloats = 512;
 
 // One MRxNR tile over kc steps of packed panels, combined into C: c = alpha * acc + (first ? (accumulate ? c : 0)
-// : c). Rows past `rows` and columns past `cols` are computed on padding and not stored.
+// : c), then + bias[r] when `bias` is set (the last k slice). Rows past `rows` and columns past `cols` are computed
+// on padding and not stored.
 template <class Arch, int MR, int NR>
-void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int64_t rows, int64_t cols,
-          float alpha, bool keep_c, float* edge) {
+void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int64_t rows, int64_t cols, float alpha,
+          bool keep_c, const float* bias, float* edge) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = static_cast<int>(V::size);
   constexpr int NV = NR / W;
@@ -104,18 +105,32 @@ void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, i
         float* out = c + r * ldc + v * W;
         V y = acc[r][v] * va;
         if (keep_c) y += V::load_unaligned(out);
+        if (bias != nullptr) y += V(bias[r]);
         y.store_unaligned(out);
       }
     }
     return;
   }
-  for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) (acc[r][v] * va).store_aligned(edge + r * NR + v * W);
-  }
+  // Edge tile: whole vectors stored directly, the last partial one through `edge` (narrow outputs such as 7x7
+  // convolutions have a partial panel in every tile row).
+  const int64_t full = cols / W;
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; ++j) {
-      float* out = c + r * ldc + j;
-      *out = keep_c ? *out + edge[r * NR + j] : edge[r * NR + j];
+    for (int v = 0; v < NV; ++v) {
+      float* out = c + r * ldc + v * W;
+      V y = acc[r][v] * va;
+      if (v < full) {
+        if (keep_c) y += V::load_unaligned(out);
+        if (bias != nullptr) y += V(bias[r]);
+        y.store_unaligned(out);
+        continue;
+      }
+      if (v * W >= cols) break;
+      y.store_aligned(edge);
+      for (int64_t j = 0; j < cols - v * W; ++j) {
+        float e = keep_c ? out[j] + edge[j] : edge[j];
+        if (bias != nullptr) e += bias[r];
+        out[j] = e;
+      }
     }
   }
 }
@@ -126,7 +141,7 @@ void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, i
 // the same order as Tile's, so results equal Tile's.
 template <class Arch, int NR, int Q>
 void RowPanels(int64_t kc, const float* ap, int64_t a_step, const float* bp, int64_t b_panel_stride, float* c,
-               int64_t cols, float alpha, bool keep_c, float* edge) {
+               int64_t cols, float alpha, bool keep_c, const float* bias, float* edge) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = static_cast<int>(V::size);
   constexpr int NV = NR / W;
@@ -150,12 +165,17 @@ void RowPanels(int64_t kc, const float* ap, int64_t a_step, const float* bp, int
       for (int v = 0; v < NV; ++v) {
         V y = acc[q][v] * va;
         if (keep_c) y += V::load_unaligned(out + v * W);
+        if (bias != nullptr) y += V(*bias);
         y.store_unaligned(out + v * W);
       }
       continue;
     }
     for (int v = 0; v < NV; ++v) (acc[q][v] * va).store_aligned(edge + v * W);
-    for (int64_t j = 0; j < width; ++j) out[j] = keep_c ? out[j] + edge[j] : edge[j];
+    for (int64_t j = 0; j < width; ++j) {
+      float e = keep_c ? out[j] + edge[j] : edge[j];
+      if (bias != nullptr) e += *bias;
+      out[j] = e;
+    }
   }
 }
 
@@ -178,6 +198,7 @@ void Block(const SgemmBlockArgs& g) {
   for (int64_t k0 = 0; k0 < g.k; k0 += kSgemmKc) {
     const int64_t kc = Min<Arch>(kSgemmKc, g.k - k0);
     const bool keep_c = k0 > 0 || g.accumulate;
+    const float* bias = k0 + kc == g.k ? g.bias : nullptr;  // after the last slice only
     const float* a_slice = ap;
     if (g.packed_a != nullptr) {
       const int64_t block_panels = g.packed_a_block_rows > 0 ? (g.packed_a_block_rows + MR - 1) / MR : m_panels;
@@ -195,8 +216,9 @@ void Block(const SgemmBlockArgs& g) {
       PackB<Arch, NR>(g, k0, kc, bp);
     }
     auto tile = [&](int64_t i, int64_t j) {
-      Tile<Arch, MR, NR>(kc, a_slice + i * kc * MR, b_slice + j * b_panel_stride, g.c + i * MR * g.ldc + j * NR,
-                         g.ldc, Min<Arch>(MR, g.m - i * MR), Min<Arch>(NR, g.n - j * NR), g.alpha, keep_c, edge);
+      Tile<Arch, MR, NR>(kc, a_slice + i * kc * MR, b_slice + j * b_panel_stride, g.c + i * MR * g.ldc + j * NR, g.ldc,
+                         Min<Arch>(MR, g.m - i * MR), Min<Arch>(NR, g.n - j * NR), g.alpha, keep_c,
+                         bias != nullptr ? bias + i * MR : nullptr, edge);
     };
     if (g.m <= kSmallM) {
       for (int64_t r = 0; r < g.m; ++r) {
@@ -204,18 +226,19 @@ void Block(const SgemmBlockArgs& g) {
           const float* b0 = b_slice + j * b_panel_stride;
           float* c0 = g.c + r * g.ldc + j * NR;
           const int64_t cols = g.n - j * NR;
+          const float* rb = bias != nullptr ? bias + r : nullptr;
           switch (Min<Arch>(kRowPanels, n_panels - j)) {
             case 1:
-              RowPanels<Arch, NR, 1>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, edge);
+              RowPanels<Arch, NR, 1>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, edge);
               break;
             case 2:
-              RowPanels<Arch, NR, 2>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, edge);
+              RowPanels<Arch, NR, 2>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, edge);
               break;
             case 3:
-              RowPanels<Arch, NR, 3>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, edge);
+              RowPanels<Arch, NR, 3>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, edge);
               break;
             default:
-              RowPanels<Arch, NR, kRowPanels>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c,
+              RowPanels<Arch, NR, kRowPanels>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb,
                                               edge);
           }
         }
