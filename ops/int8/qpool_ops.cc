@@ -8,12 +8,14 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool.h"
 #include "ops/int8/activation_qparams.h"
 #include "ops/int8/int8_ops.h"
+#include "ops/int8/nhwc_layout.h"
 #include "ops/reference/qpool_reference.h"
 
 namespace octet::int8_ops {
@@ -140,6 +142,35 @@ void RunMaxPool2x2(const OpRunArgs& r, const PoolGeometry& g) {
               });
 }
 
+// Global pooling of x stored [n][spatial][c] (ops/int8/nhwc_layout.h): per image, one row of channel sums or maxima
+// over the pixels, with the integer results of RunGlobalPool.
+template <typename T>
+void RunGlobalPoolNhwc(const OpRunArgs& r, int64_t n, int64_t c, int64_t spatial, bool is_max,
+                       const reference::QAveragePoolParams& q) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  ParallelFor(r.context, n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> acc(static_cast<size_t>(c));
+    for (int64_t b = begin; b < end; ++b) {
+      const T* xb = px + b * spatial * c;
+      for (int64_t ch = 0; ch < c; ++ch) acc[static_cast<size_t>(ch)] = xb[ch];
+      for (int64_t i = 1; i < spatial; ++i) {
+        const T* row = xb + i * c;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          int32_t& a = acc[static_cast<size_t>(ch)];
+          a = is_max ? std::max<int32_t>(a, row[ch]) : a + int32_t{row[ch]};
+        }
+      }
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int32_t a = acc[static_cast<size_t>(ch)];
+        py[b * c + ch] = is_max ? static_cast<T>(a)
+                                : static_cast<T>(reference::QAverageValue(
+                                      a - static_cast<int32_t>(spatial) * q.x_zp, spatial, q));
+      }
+    }
+  });
+}
+
 template <typename T>
 void RunGlobalPool(const OpRunArgs& r, int64_t planes, int64_t spatial, bool is_max,
                    const reference::QAveragePoolParams& q) {
@@ -236,21 +267,36 @@ Result<PreparedOp> PrepareQGlobalPool(const OpPrepareArgs& args, bool is_max) {
     return InvalidArgument("{} over {} spatial elements is larger than the supported 2^23", op, spatial);
   }
   const reference::QAveragePoolParams q = AverageParams(qx, qy);
+  // The layout pass's "nhwc_input": x stored [N, H, W, C]; y [N, C, 1, 1] is the same bytes either way.
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc, args.node.attributes.GetInt(kNhwcInputAttribute, 0));
+  if (nhwc != 0 && x.rank() != 4) {
+    return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs a 4-D X, got {}", kNhwcInputAttribute,
+                           x);
+  }
+  const int64_t n = x.dim(0), c = x.dim(1);
   std::unique_ptr<OpKernel> kernel;
   if (qx.dtype == DType::kU8) {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunGlobalPool<uint8_t>(r, planes, spatial, is_max, q);
+      if (nhwc != 0) {
+        RunGlobalPoolNhwc<uint8_t>(r, n, c, spatial, is_max, q);
+      } else {
+        RunGlobalPool<uint8_t>(r, planes, spatial, is_max, q);
+      }
       return OkStatus();
     });
   } else {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunGlobalPool<int8_t>(r, planes, spatial, is_max, q);
+      if (nhwc != 0) {
+        RunGlobalPoolNhwc<int8_t>(r, n, c, spatial, is_max, q);
+      } else {
+        RunGlobalPool<int8_t>(r, planes, spatial, is_max, q);
+      }
       return OkStatus();
     });
   }
-  return float_ops::MakePrepared(
-      {{qy.dtype, Shape(std::move(out_dims))}}, std::move(kernel),
-      fmt::format("{}_{}", is_max ? "qglobal_max_pool" : "qglobal_average_pool", DTypeName(qx.dtype)));
+  return float_ops::MakePrepared({{qy.dtype, Shape(std::move(out_dims))}}, std::move(kernel),
+                                 fmt::format("{}_{}{}", is_max ? "qglobal_max_pool" : "qglobal_average_pool",
+                                             DTypeName(qx.dtype), nhwc != 0 ? "_nhwc" : ""));
 }
 
 }  // namespace
