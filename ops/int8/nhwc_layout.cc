@@ -1,5 +1,5 @@
 // The NHWC layout pass: groups the values that must share a layout (a QAdd's operands and result), then marks a
-// group NHWC when every value in it can be produced and consumed NHWC.
+// group NHWC when every value in it can be produced and consumed NHWC (a QMaxPool's input and output likewise).
 #include "ops/int8/nhwc_layout.h"
 
 #include <numeric>
@@ -23,7 +23,7 @@ bool IsGlobalPool(const Node& n) {
 
 // Whether `n` can read its input `slot` stored NHWC (a QAdd only together with its other operand, see the groups).
 bool ReadsNhwc(const Graph& g, const Node& n, size_t slot) {
-  if (IsQConv2d(g, n) || IsGlobalPool(n)) return slot == 0;
+  if (IsQConv2d(g, n) || IsGlobalPool(n) || IsInt8Op(n, Int8Op::kQMaxPool)) return slot == 0;
   return IsInt8Op(n, Int8Op::kQAdd) && slot < 2;
 }
 
@@ -50,7 +50,7 @@ Graph PlanNhwcLayout(const Graph& graph, int* nhwc_values) {
     if (p < 0) continue;
     const Node& n = g.node(p);
     ok[static_cast<size_t>(v)] = !n.outputs.empty() && n.outputs[0] == v && n.outputs.size() == 1 &&
-                                 (IsQConv2d(g, n) || IsInt8Op(n, Int8Op::kQAdd));
+                                 (IsQConv2d(g, n) || IsInt8Op(n, Int8Op::kQAdd) || IsInt8Op(n, Int8Op::kQMaxPool));
   }
   for (const ValueId v : g.outputs()) {
     if (v != kNoValue) ok[static_cast<size_t>(v)] = false;
@@ -65,6 +65,11 @@ Graph PlanNhwcLayout(const Graph& graph, int* nhwc_values) {
         n.inputs[1] != kNoValue && n.outputs[0] != kNoValue) {
       groups.Join(n.inputs[0], n.outputs[0]);
       groups.Join(n.inputs[1], n.outputs[0]);
+    }
+    // A max pool keeps its input's layout (its input is NHWC only when produced by the operators above, so 4-D).
+    if (IsInt8Op(n, Int8Op::kQMaxPool) && n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] != kNoValue &&
+        n.outputs[0] != kNoValue) {
+      groups.Join(n.inputs[0], n.outputs[0]);
     }
   }
   // A group is NHWC only when all of its values are.
@@ -86,7 +91,7 @@ Graph PlanNhwcLayout(const Graph& graph, int* nhwc_values) {
       if (nhwc(n.outputs[0])) n.attributes.Set(kNhwcOutputAttribute, int64_t{1});
     } else if (IsGlobalPool(n) && !n.inputs.empty()) {
       if (nhwc(n.inputs[0])) n.attributes.Set(kNhwcInputAttribute, int64_t{1});
-    } else if (IsInt8Op(n, Int8Op::kQAdd) && n.outputs.size() == 1) {
+    } else if ((IsInt8Op(n, Int8Op::kQAdd) || IsInt8Op(n, Int8Op::kQMaxPool)) && n.outputs.size() == 1) {
       if (nhwc(n.outputs[0])) n.attributes.Set(kNhwcAttribute, int64_t{1});
     }
   }

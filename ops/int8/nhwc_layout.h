@@ -6,11 +6,12 @@
 //   QConv (2-D)                            nhwc_input, nhwc_output: X resp. Y is stored [N, H, W, C]
 //   QAdd                                   nhwc: A, B and C are all stored [N, H, W, C] (broadcasting over the
 //                                          permuted shapes)
+//   QMaxPool (2-D)                         nhwc: X and Y are stored [N, H, W, C]
 //   QGlobalAveragePool, QGlobalMaxPool     nhwc_input: X is stored [N, H, W, C] (Y [N, C, 1, 1] is the same bytes
 //                                          in either layout)
-// A value is NHWC only when its producer is a 2-D QConv or such a QAdd, every consumer reads it NHWC and it is not
+// A value is NHWC only when its producer is a 2-D QConv or such a QAdd or QMaxPool, every consumer reads it NHWC and it is not
 // a graph output, so the transposes happen only at the int8 region's boundaries (Quantize/Dequantize, Reshape,
-// Flatten, pools, ...) and graph outputs are byte-identical to the graph without the pass. The integers computed are
+// Flatten, QAveragePool, ...) and graph outputs are byte-identical to the graph without the pass. The integers computed are
 // the same: only where they are stored changes.
 //
 // Hooks (RunOptions) see the stored bytes, so callers that inspect int8 activations through hooks (the numeric

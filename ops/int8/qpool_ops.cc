@@ -115,6 +115,38 @@ void RunPool(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, 
   });
 }
 
+// A max pool of x and y stored [n][h][w][c] (the layout pass's "nhwc", ops/int8/nhwc_layout.h): per output pixel,
+// the channel rows of its in-range taps are combined with max (vectorised over channels); a window without taps
+// gives `empty`, as the reference.
+template <typename T>
+void RunMaxPoolNhwc(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, T empty) {
+  constexpr T kLowest = std::numeric_limits<T>::lowest();
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  const int64_t c = g.c;
+  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, g.ow * c)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t row = begin; row < end; ++row) {
+                  const int64_t b = row / g.oh, oh = row % g.oh;
+                  const int64_t h0 = oh * g.sh - g.pad_top;
+                  const auto [i_lo, i_hi] = taps.rows[static_cast<size_t>(oh)];
+                  for (int64_t ow = 0; ow < g.ow; ++ow) {
+                    const int64_t w0 = ow * g.sw - g.pad_left;
+                    const auto [j_lo, j_hi] = taps.cols[static_cast<size_t>(ow)];
+                    T* y = py + (row * g.ow + ow) * c;
+                    const T init = i_lo < i_hi && j_lo < j_hi ? kLowest : empty;
+                    for (int64_t ch = 0; ch < c; ++ch) y[ch] = init;
+                    for (int64_t i = i_lo; i < i_hi; ++i) {
+                      for (int64_t j = j_lo; j < j_hi; ++j) {
+                        const T* x = px + ((b * g.h + h0 + i * g.dh) * g.w + w0 + j * g.dw) * c;
+                        for (int64_t ch = 0; ch < c; ++ch) y[ch] = std::max(y[ch], x[ch]);
+                      }
+                    }
+                  }
+                }
+              });
+}
+
 // A 2x2 stride-2 max pool whose windows tile the input exactly (no pads or dilation, even sizes: the digits CNN's and
 // many small networks'): output row r of all planes together reads input rows 2r and 2r + 1, so one flat loop over
 // the rows of every plane replaces a per-plane walk of the window taps, which cost several times the max itself
@@ -223,7 +255,26 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
   const std::pair<int64_t, int64_t> full = FullColumns(g, *taps);  // found once, not per call
   const reference::QAveragePoolParams q = AverageParams(qx, qy);
   const int32_t empty = qx.quant_min;
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc, args.node.attributes.GetInt(kNhwcAttribute, 0));
+  if (nhwc != 0 && (!is_max || g.rank != 4)) {
+    return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs a 2-D QMaxPool", kNhwcAttribute);
+  }
   std::unique_ptr<OpKernel> kernel;
+  if (nhwc != 0) {
+    if (qx.dtype == DType::kU8) {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPoolNhwc<uint8_t>(r, g, *taps, static_cast<uint8_t>(empty));
+        return OkStatus();
+      });
+    } else {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPoolNhwc<int8_t>(r, g, *taps, static_cast<int8_t>(empty));
+        return OkStatus();
+      });
+    }
+    return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
+                                   fmt::format("qmax_pool_{}_nhwc", DTypeName(qx.dtype)));
+  }
   if (is_max && IsTiling2x2MaxPool(g)) {
     if (qx.dtype == DType::kU8) {
       kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
