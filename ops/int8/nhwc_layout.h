@@ -9,10 +9,10 @@
 //   QMaxPool (2-D)                         nhwc: X and Y are stored [N, H, W, C]
 //   QGlobalAveragePool, QGlobalMaxPool     nhwc_input: X is stored [N, H, W, C] (Y [N, C, 1, 1] is the same bytes
 //                                          in either layout)
-// A value is NHWC only when its producer is a 2-D QConv or such a QAdd or QMaxPool, every consumer reads it NHWC and it is not
-// a graph output, so the transposes happen only at the int8 region's boundaries (Quantize/Dequantize, Reshape,
-// Flatten, QAveragePool, ...) and graph outputs are byte-identical to the graph without the pass. The integers computed are
-// the same: only where they are stored changes.
+// A value is NHWC only when its producer is a 2-D QConv or such a QAdd or QMaxPool, every consumer reads it NHWC and it
+// is not a graph output, so the transposes happen only at the int8 region's boundaries (Quantize/Dequantize, Reshape,
+// Flatten, QAveragePool, ...) and graph outputs are byte-identical to the graph without the pass. The integers computed
+// are the same: only where they are stored changes.
 //
 // Hooks (RunOptions) see the stored bytes, so callers that inspect int8 activations through hooks (the numeric
 // suite, loggers) must compile the graph without this pass; the octet command applies it to `run` and `bench model`.

@@ -267,9 +267,8 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
 
   // The layouts X and Y are stored in: "nchw" (both), "nhwc" (both) or "<x>_<y>".
   const char* layout = l.nhwc_x == l.nhwc_y ? (l.nhwc_x ? "nhwc" : "nchw") : (l.nhwc_x ? "nhwc_nchw" : "nchw_nhwc");
-  const std::string name =
-      fmt::format("qconv_{}s8_{}_{}_{}/{}", x_qp->dtype(), reference::QGemmStageName(output.stage), plan.path(), layout,
-                  plan.UkernelName(args.context, l.n * l.oh * l.ow));
+  const std::string name = fmt::format("qconv_{}s8_{}_{}_{}/{}", x_qp->dtype(), reference::QGemmStageName(output.stage),
+                                       plan.path(), layout, plan.UkernelName(args.context, l.n * l.oh * l.ow));
   const TransposeBytesUkernelFn transpose = SelectUkernel(args.context, TransposeBytesUkernels()).fn;
   auto kernel = MakeKernel([l, plan = std::move(plan), staged_x, staged_y, transpose, x_dtype = x_qp->dtype(),
                             y_dtype = y_qp->dtype()](const OpRunArgs& r) -> Status {

@@ -195,9 +195,9 @@ void RunGlobalPoolNhwc(const OpRunArgs& r, int64_t n, int64_t c, int64_t spatial
       }
       for (int64_t ch = 0; ch < c; ++ch) {
         const int32_t a = acc[static_cast<size_t>(ch)];
-        py[b * c + ch] = is_max ? static_cast<T>(a)
-                                : static_cast<T>(reference::QAverageValue(
-                                      a - static_cast<int32_t>(spatial) * q.x_zp, spatial, q));
+        py[b * c + ch] =
+            is_max ? static_cast<T>(a)
+                   : static_cast<T>(reference::QAverageValue(a - static_cast<int32_t>(spatial) * q.x_zp, spatial, q));
       }
     }
   });
