@@ -147,6 +147,31 @@ void RunMaxPoolNhwc(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps&
               });
 }
 
+// The tiling 2x2 max pool (IsTiling2x2MaxPool) of x and y stored [n][h][w][c]: output row r of all images together
+// reads input rows 2r and 2r + 1, each output pixel the channel rows of two adjacent pixels in each.
+template <typename T>
+void RunMaxPool2x2Nhwc(const OpRunArgs& r, const PoolGeometry& g) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  const int64_t c = g.c, ow = g.ow, row_out = ow * c;
+  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / (4 * row_out)),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t row = begin; row < end; ++row) {
+                  const T* a = px + row * 4 * row_out;
+                  const T* b = a + 2 * row_out;
+                  T* y = py + row * row_out;
+                  for (int64_t o = 0; o < ow; ++o) {
+                    const T* a0 = a + 2 * o * c;
+                    const T* b0 = b + 2 * o * c;
+                    T* yo = y + o * c;
+                    for (int64_t ch = 0; ch < c; ++ch) {
+                      yo[ch] = std::max(std::max(a0[ch], a0[c + ch]), std::max(b0[ch], b0[c + ch]));
+                    }
+                  }
+                }
+              });
+}
+
 // A 2x2 stride-2 max pool whose windows tile the input exactly (no pads or dilation, even sizes: the digits CNN's and
 // many small networks'): output row r of all planes together reads input rows 2r and 2r + 1, so one flat loop over
 // the rows of every plane replaces a per-plane walk of the window taps, which cost several times the max itself
@@ -260,6 +285,21 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
     return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs a 2-D QMaxPool", kNhwcAttribute);
   }
   std::unique_ptr<OpKernel> kernel;
+  if (nhwc != 0 && IsTiling2x2MaxPool(g)) {
+    if (qx.dtype == DType::kU8) {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPool2x2Nhwc<uint8_t>(r, g);
+        return OkStatus();
+      });
+    } else {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPool2x2Nhwc<int8_t>(r, g);
+        return OkStatus();
+      });
+    }
+    return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
+                                   fmt::format("qmax_pool_{}_2x2_nhwc", DTypeName(qx.dtype)));
+  }
   if (nhwc != 0) {
     if (qx.dtype == DType::kU8) {
       kernel = MakeKernel([=](const OpRunArgs& r) -> Status {

@@ -49,11 +49,13 @@ class QGraphBuilder {
 
   ValueId QAdd(ValueId a, ValueId b) { return Add("QAdd", {a, b}, {}, ActivationQ()); }
 
-  ValueId MaxPool(ValueId x) {
+  // 3x3 stride 2 pads 1 (the generic path) or 2x2 stride 2 (the tiling path on even sizes).
+  ValueId MaxPool(ValueId x, bool two_by_two) {
     AttributeMap at;
-    at.Set("kernel_shape", std::vector<int64_t>{3, 3});
+    const int64_t k = two_by_two ? 2 : 3, pad = two_by_two ? 0 : 1;
+    at.Set("kernel_shape", std::vector<int64_t>{k, k});
     at.Set("strides", std::vector<int64_t>{2, 2});
-    at.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    at.Set("pads", std::vector<int64_t>{pad, pad, pad, pad});
     return Add("QMaxPool", {x}, std::move(at), *g_.value(x).qparams);
   }
 
@@ -97,15 +99,16 @@ struct BuiltGraph {
   Shape input;
 };
 
-// x -> stem conv (NCHW in) -> max pool -> {asymmetric-pad conv, depthwise conv} -> add -> strided 1x1 -> a "whole
-// image" conv [N, 8, 1, 1] added back by broadcast -> 1x1 (NCHW out, a graph output) and both global pools; a middle
-// value, the depthwise conv's output, is a graph output too (so that group stays NCHW).
+// x -> stem conv (NCHW in) -> 2x2 max pool -> {asymmetric-pad conv, depthwise conv} -> add -> strided 1x1 -> a
+// "whole image" conv [N, 8, 1, 1] added back by broadcast -> 1x1 (NCHW out, a graph output), the global average pool
+// and a 3x3 max pool then the global max pool; with `middle_output`, the depthwise conv's output is a graph output too
+// (so that its QAdd group stays NCHW).
 BuiltGraph MakeGraph(DType dtype, std::mt19937_64& rng, bool middle_output) {
   QGraphBuilder b(dtype, rng);
-  const Shape input{2, 5, 13, 11};
+  const Shape input{2, 5, 14, 12};
   const ValueId x = b.Input(input);
-  const ValueId stem = b.Conv(x, 5, 16, 3, 1, {1, 1, 1, 1});                  // [2,16,13,11]
-  const ValueId pool = b.MaxPool(stem);                                       // [2,16,7,6]
+  const ValueId stem = b.Conv(x, 5, 16, 3, 1, {1, 1, 1, 1});                  // [2,16,14,12]
+  const ValueId pool = b.MaxPool(stem, true);                                 // [2,16,7,6]
   const ValueId asym = b.Conv(pool, 16, 16, 3, 1, {2, 1, 0, 1});              // [2,16,7,6]
   const ValueId dw = b.Conv(pool, 16, 16, 3, 1, {1, 1, 1, 1}, /*group=*/16);  // [2,16,7,6]
   const ValueId sum = b.QAdd(asym, dw);
@@ -115,7 +118,7 @@ BuiltGraph MakeGraph(DType dtype, std::mt19937_64& rng, bool middle_output) {
   const ValueId bsum = b.QAdd(sub, whole2);                        // broadcast
   b.Output(b.Conv(bsum, 8, 4, 1, 1, {0, 0, 0, 0}));
   b.Output(b.GlobalPool(bsum, false));
-  b.Output(b.GlobalPool(bsum, true));
+  b.Output(b.GlobalPool(b.MaxPool(bsum, false), true));  // [2,8,2,2] -> [2,8,1,1]
   if (middle_output) b.Output(dw);
   return BuiltGraph{b.graph(), input};
 }
@@ -128,7 +131,7 @@ TEST_CASE("The NHWC layout pass keeps the int8 region NHWC and stops at graph ou
     const BuiltGraph built = MakeGraph(DType::kU8, rng, middle_output);
     int nhwc_values = 0;
     const Graph g = int8_ops::PlanNhwcLayout(built.graph, &nhwc_values);
-    // Nodes in order: stem, pool, asym, dw, add, sub, whole, whole2, badd, conv out, gap, gmp.
+    // Nodes in order: stem, pool, asym, dw, add, sub, whole, whole2, badd, conv out, gap, pool, gmp.
     const Node& stem = g.node(0);
     CHECK(IntAttribute(stem, int8_ops::kNhwcInputAttribute) == 0);  // x is a graph input
     CHECK(IntAttribute(stem, int8_ops::kNhwcOutputAttribute) == 1);
@@ -143,8 +146,9 @@ TEST_CASE("The NHWC layout pass keeps the int8 region NHWC and stops at graph ou
     CHECK(IntAttribute(g.node(9), int8_ops::kNhwcInputAttribute) == 1);
     CHECK(IntAttribute(g.node(9), int8_ops::kNhwcOutputAttribute) == 0);  // a graph output
     CHECK(IntAttribute(g.node(10), int8_ops::kNhwcInputAttribute) == 1);
-    CHECK(IntAttribute(g.node(11), int8_ops::kNhwcInputAttribute) == 1);
-    CHECK(nhwc_values == (middle_output ? 6 : 9));
+    CHECK(IntAttribute(g.node(11), int8_ops::kNhwcAttribute) == 1);
+    CHECK(IntAttribute(g.node(12), int8_ops::kNhwcInputAttribute) == 1);
+    CHECK(nhwc_values == (middle_output ? 7 : 10));
     // Planning again gives the same attributes (stale ones are replaced, not stacked).
     const Graph again = int8_ops::PlanNhwcLayout(g);
     CHECK(again.ToString() == g.ToString());
