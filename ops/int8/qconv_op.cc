@@ -249,8 +249,9 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
     l.wp = l.w;
   }
   l.zero_byte = static_cast<uint8_t>(x_qp->zero_point());
-  l.nhwc_x = nhwc_x != 0;
-  l.nhwc_y = nhwc_y != 0;
+  // One channel is the same bytes in either layout: no transpose then (the digits CNN's and grayscale stems).
+  l.nhwc_x = nhwc_x != 0 || c == 1;
+  l.nhwc_y = nhwc_y != 0 || m == 1;
   l.stage_x = !l.nhwc_x || subsample || l.explicit_pads;
   OCTET_ASSIGN_OR_RETURN(const int64_t x_elems, float_ops::CheckedProduct(std::vector<int64_t>{l.n, l.hp, l.wp, c}));
   OCTET_ASSIGN_OR_RETURN(const int64_t y_elems, float_ops::CheckedProduct(out_dims));
@@ -266,7 +267,7 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   if (plan_y != staged_y) return Internal("qconv plan output {} differs from the operator's {}", plan_y, staged_y);
 
   // The layouts X and Y are stored in: "nchw" (both), "nhwc" (both) or "<x>_<y>".
-  const char* layout = l.nhwc_x == l.nhwc_y ? (l.nhwc_x ? "nhwc" : "nchw") : (l.nhwc_x ? "nhwc_nchw" : "nchw_nhwc");
+  const char* layout = nhwc_x == nhwc_y ? (nhwc_x != 0 ? "nhwc" : "nchw") : (nhwc_x != 0 ? "nhwc_nchw" : "nchw_nhwc");
   const std::string name = fmt::format("qconv_{}s8_{}_{}_{}/{}", x_qp->dtype(), reference::QGemmStageName(output.stage),
                                        plan.path(), layout, plan.UkernelName(args.context, l.n * l.oh * l.ow));
   const TransposeBytesUkernelFn transpose = SelectUkernel(args.context, TransposeBytesUkernels()).fn;

@@ -3,14 +3,14 @@
 // path of the operators that take the layout: QConv with NCHW or NHWC input and output, in place or staged (asymmetric
 // pads, a strided 1x1), depthwise and im2col; QAdd same-shape and broadcast over the stored shapes; QMaxPool with pads;
 // QGlobalAveragePool and QGlobalMaxPool; a graph output in the middle of the region; u8 and s8 activations.
-#include "ops/int8/nhwc_layout.h"
-
 #include <catch2/catch.hpp>
+
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "core/executor.h"
+#include "ops/int8/nhwc_layout.h"
 #include "tests/ops/int8/int8_op_tester.h"
 #include "tests/test_util.h"
 
