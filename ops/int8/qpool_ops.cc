@@ -123,9 +123,11 @@ void RunMaxPoolNhwc(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps&
   constexpr T kLowest = std::numeric_limits<T>::lowest();
   const T* px = r.inputs[0].data<T>();
   T* py = r.outputs[0].data<T>();
-  const int64_t c = g.c;
-  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, g.ow * c)),
+  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, g.ow * g.c)),
               [&](int64_t begin, int64_t end) {
+                // Locals: u8 stores may alias anything reached through a pointer (the captures), which would keep
+                // the channel loops scalar.
+                const int64_t c = g.c;
                 for (int64_t row = begin; row < end; ++row) {
                   const int64_t b = row / g.oh, oh = row % g.oh;
                   const int64_t h0 = oh * g.sh - g.pad_top;
@@ -133,12 +135,13 @@ void RunMaxPoolNhwc(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps&
                   for (int64_t ow = 0; ow < g.ow; ++ow) {
                     const int64_t w0 = ow * g.sw - g.pad_left;
                     const auto [j_lo, j_hi] = taps.cols[static_cast<size_t>(ow)];
-                    T* y = py + (row * g.ow + ow) * c;
+                    // Restrict: x and y never overlap, so the channel loops vectorise without alias checks.
+                    T* __restrict y = py + (row * g.ow + ow) * c;
                     const T init = i_lo < i_hi && j_lo < j_hi ? kLowest : empty;
                     for (int64_t ch = 0; ch < c; ++ch) y[ch] = init;
                     for (int64_t i = i_lo; i < i_hi; ++i) {
                       for (int64_t j = j_lo; j < j_hi; ++j) {
-                        const T* x = px + ((b * g.h + h0 + i * g.dh) * g.w + w0 + j * g.dw) * c;
+                        const T* __restrict x = px + ((b * g.h + h0 + i * g.dh) * g.w + w0 + j * g.dw) * c;
                         for (int64_t ch = 0; ch < c; ++ch) y[ch] = std::max(y[ch], x[ch]);
                       }
                     }
@@ -153,17 +156,17 @@ template <typename T>
 void RunMaxPool2x2Nhwc(const OpRunArgs& r, const PoolGeometry& g) {
   const T* px = r.inputs[0].data<T>();
   T* py = r.outputs[0].data<T>();
-  const int64_t c = g.c, ow = g.ow, row_out = ow * c;
-  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / (4 * row_out)),
+  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / (4 * g.ow * g.c)),
               [&](int64_t begin, int64_t end) {
+                const int64_t c = g.c, ow = g.ow, row_out = ow * c;  // locals, as in RunMaxPoolNhwc
                 for (int64_t row = begin; row < end; ++row) {
                   const T* a = px + row * 4 * row_out;
                   const T* b = a + 2 * row_out;
                   T* y = py + row * row_out;
                   for (int64_t o = 0; o < ow; ++o) {
-                    const T* a0 = a + 2 * o * c;
-                    const T* b0 = b + 2 * o * c;
-                    T* yo = y + o * c;
+                    const T* __restrict a0 = a + 2 * o * c;
+                    const T* __restrict b0 = b + 2 * o * c;
+                    T* __restrict yo = y + o * c;
                     for (int64_t ch = 0; ch < c; ++ch) {
                       yo[ch] = std::max(std::max(a0[ch], a0[c + ch]), std::max(b0[ch], b0[c + ch]));
                     }
@@ -202,11 +205,12 @@ void RunMaxPool2x2(const OpRunArgs& r, const PoolGeometry& g) {
 // Global pooling of x stored [n][spatial][c] (ops/int8/nhwc_layout.h): per image, one row of channel sums or maxima
 // over the pixels, with the integer results of RunGlobalPool.
 template <typename T>
-void RunGlobalPoolNhwc(const OpRunArgs& r, int64_t n, int64_t c, int64_t spatial, bool is_max,
+void RunGlobalPoolNhwc(const OpRunArgs& r, int64_t n, int64_t channels, int64_t pixels, bool is_max,
                        const reference::QAveragePoolParams& q) {
   const T* px = r.inputs[0].data<T>();
   T* py = r.outputs[0].data<T>();
   ParallelFor(r.context, n, 1, [&](int64_t begin, int64_t end) {
+    const int64_t c = channels, spatial = pixels;  // locals, as in RunMaxPoolNhwc
     std::vector<int32_t> acc(static_cast<size_t>(c));
     for (int64_t b = begin; b < end; ++b) {
       const T* xb = px + b * spatial * c;
