@@ -83,9 +83,12 @@ Graph PlanNhwcLayout(const Graph& graph, int* nhwc_values) {
   int count = 0;
   for (int v = 0; v < num_values; ++v) count += static_cast<int>(nhwc(v));
   for (Node& n : g.mutable_nodes()) {
-    n.attributes.Erase(kNhwcInputAttribute);
-    n.attributes.Erase(kNhwcOutputAttribute);
-    n.attributes.Erase(kNhwcAttribute);
+    const bool pool = IsGlobalPool(n) || IsInt8Op(n, Int8Op::kQMaxPool);
+    if (IsInt8Op(n, Int8Op::kQConv) || IsInt8Op(n, Int8Op::kQAdd) || pool) {  // stale marks of an earlier plan
+      n.attributes.Erase(kNhwcInputAttribute);
+      n.attributes.Erase(kNhwcOutputAttribute);
+      n.attributes.Erase(kNhwcAttribute);
+    }
     if (IsQConv2d(g, n)) {
       if (nhwc(n.inputs[0])) n.attributes.Set(kNhwcInputAttribute, int64_t{1});
       if (nhwc(n.outputs[0])) n.attributes.Set(kNhwcOutputAttribute, int64_t{1});
