@@ -1,5 +1,5 @@
 // QConv: ONNX attributes and qparams validated, weights converted to OHWI and planned at Prepare; per call, NCHW
-// to NHWC, the plan, and back.
+// to NHWC, the plan, and back (either transpose skipped where the layout pass keeps that side NHWC).
 #include "ops/int8/qconv_op.h"
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "ops/float/op_util.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/int8/linear_output.h"
+#include "ops/int8/nhwc_layout.h"
 #include "ops/qconv2d.h"
 #include "ops/reference/qconv_op_reference.h"
 #include "ops/ukernels/transpose.h"
@@ -36,6 +37,9 @@ struct ConvLayout {
   bool explicit_pads = false;
   int64_t sub_h = 1, sub_w = 1;  // subsampling steps (1 = every pixel)
   uint8_t zero_byte = 0;         // the input zero point as stored
+  bool nhwc_x = false;           // x arrives [n][h][w][c] (ops/int8/nhwc_layout.h)
+  bool nhwc_y = false;           // y leaves [n][oh][ow][m]
+  bool stage_x = true;           // x is copied into the scratch (false: an NHWC x the plan reads in place)
   size_t x_bytes = 0;            // staged sizes, rounded up to the 64-byte alignment with Tensor's padding
   size_t y_bytes = 0;
 };
@@ -72,10 +76,31 @@ void TransposeImages(const Context& context, TransposeBytesUkernelFn transpose, 
   });
 }
 
+// x [n][h][w][c] -> staged [n][hp][wp][c] (padded or subsampled: an NHWC x with neither is read in place).
+void StageNhwc(const Context& context, const ConvLayout& l, const uint8_t* x, uint8_t* staged) {
+  if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
+  const bool subsample = l.sub_h > 1 || l.sub_w > 1;
+  const int64_t rows = subsample ? l.hp : l.h, cols = subsample ? l.wp : l.w;
+  const auto pixel = static_cast<size_t>(l.c);
+  ParallelFor(context, l.n * rows, RowsPerTile(cols * l.c), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / rows, y = t % rows;
+      const uint8_t* src = x + (b * l.h + y * l.sub_h) * l.w * l.c;
+      uint8_t* dst = staged + ((b * l.hp + y + l.pad_top) * l.wp + l.pad_left) * l.c;
+      if (l.sub_w == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(cols) * pixel);
+      } else {
+        for (int64_t i = 0; i < cols; ++i) std::memcpy(dst + i * l.c, src + i * l.sub_w * l.c, pixel);
+      }
+    }
+  });
+}
+
 // x [n][c][h][w] -> staged [n][hp][wp][c].
 void ToNhwc(const Context& context, TransposeBytesUkernelFn transpose, const ConvLayout& l, const uint8_t* x,
             uint8_t* staged) {
   const bool subsample = l.sub_h > 1 || l.sub_w > 1;
+  if (l.nhwc_x) return StageNhwc(context, l, x, staged);
   if (!subsample && !l.explicit_pads) return TransposeImages(context, transpose, l.n, l.c, l.h * l.w, true, x, staged);
   // Padded or subsampled: one tile = whole (image, staged row) pairs.
   if (l.explicit_pads) std::memset(staged, l.zero_byte, static_cast<size_t>(l.n * l.hp * l.wp * l.c));
@@ -176,6 +201,12 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
                            w.dim(1) * group, group, x, c);
   }
   OCTET_ASSIGN_OR_RETURN(const Spatial s, ReadSpatial(at, x, w));
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc_x, at.GetInt(kNhwcInputAttribute, 0));
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc_y, at.GetInt(kNhwcOutputAttribute, 0));
+  if ((nhwc_x != 0 || nhwc_y != 0) && x.rank() != 4) {
+    return InvalidArgument("attributes '{}' and '{}' (set by the NHWC layout pass) need a 2-D convolution, X is {}",
+                           kNhwcInputAttribute, kNhwcOutputAttribute, x);
+  }
   const bool one_d = x.rank() == 3;
   // The op-level spec's geometry: a 1-D convolution is the 2-D one of height 1.
   const reference::QConvOpGeometry g = reference::MakeQConvOpGeometry(x, w, s.strides, s.dilations, s.pads, group);
@@ -218,10 +249,14 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
     l.wp = l.w;
   }
   l.zero_byte = static_cast<uint8_t>(x_qp->zero_point());
+  // One channel is the same bytes in either layout: no transpose then (the digits CNN's and grayscale stems).
+  l.nhwc_x = nhwc_x != 0 || c == 1;
+  l.nhwc_y = nhwc_y != 0 || m == 1;
+  l.stage_x = !l.nhwc_x || subsample || l.explicit_pads;
   OCTET_ASSIGN_OR_RETURN(const int64_t x_elems, float_ops::CheckedProduct(std::vector<int64_t>{l.n, l.hp, l.wp, c}));
   OCTET_ASSIGN_OR_RETURN(const int64_t y_elems, float_ops::CheckedProduct(out_dims));
-  l.x_bytes = StagedBytes(x_elems);
-  l.y_bytes = StagedBytes(y_elems);
+  l.x_bytes = l.stage_x ? StagedBytes(x_elems) : 0;
+  l.y_bytes = l.nhwc_y ? 0 : StagedBytes(y_elems);
 
   OCTET_ASSIGN_OR_RETURN(QGemmOutput output, ReadLinearOutput(args, *x_qp, *w_qp, m, 2, *y_qp));
   OCTET_ASSIGN_OR_RETURN(const QTensor ohwi, ToOhwi(*args.inputs[1].constant, *w_qp, p.kernel_h, p.kernel_w));
@@ -231,20 +266,23 @@ Result<PreparedOp> PrepareQConv(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(const Shape plan_y, plan.OutputShape(staged_x));
   if (plan_y != staged_y) return Internal("qconv plan output {} differs from the operator's {}", plan_y, staged_y);
 
-  const std::string name =
-      fmt::format("qconv_{}s8_{}_{}_nchw/{}", x_qp->dtype(), reference::QGemmStageName(output.stage), plan.path(),
-                  plan.UkernelName(args.context, l.n * l.oh * l.ow));
+  // The layouts X and Y are stored in: "nchw" (both), "nhwc" (both) or "<x>_<y>".
+  const char* layout = nhwc_x == nhwc_y ? (nhwc_x != 0 ? "nhwc" : "nchw") : (nhwc_x != 0 ? "nhwc_nchw" : "nchw_nhwc");
+  const std::string name = fmt::format("qconv_{}s8_{}_{}_{}/{}", x_qp->dtype(), reference::QGemmStageName(output.stage),
+                                       plan.path(), layout, plan.UkernelName(args.context, l.n * l.oh * l.ow));
   const TransposeBytesUkernelFn transpose = SelectUkernel(args.context, TransposeBytesUkernels()).fn;
   auto kernel = MakeKernel([l, plan = std::move(plan), staged_x, staged_y, transpose, x_dtype = x_qp->dtype(),
                             y_dtype = y_qp->dtype()](const OpRunArgs& r) -> Status {
     auto* xs = reinterpret_cast<uint8_t*>(r.scratch.data());
     uint8_t* ys = xs + l.x_bytes;
-    ToNhwc(r.context, transpose, l, static_cast<const uint8_t*>(r.inputs[0].raw_data()), xs);
-    const Tensor xt = Tensor::Borrow(x_dtype, staged_x, xs);
-    Tensor yt = Tensor::Borrow(y_dtype, staged_y, ys);
+    const auto* x = static_cast<const uint8_t*>(r.inputs[0].raw_data());
+    auto* y = static_cast<uint8_t*>(r.outputs[0].raw_data());
+    if (l.stage_x) ToNhwc(r.context, transpose, l, x, xs);
+    // The plan only reads x: an NHWC input is borrowed in place.
+    const Tensor xt = Tensor::Borrow(x_dtype, staged_x, l.stage_x ? xs : const_cast<uint8_t*>(x));
+    Tensor yt = Tensor::Borrow(y_dtype, staged_y, l.nhwc_y ? y : ys);
     OCTET_RETURN_IF_ERROR(plan.RunInto(r.context, xt, yt));
-    TransposeImages(r.context, transpose, l.n, l.m, l.oh * l.ow, false, ys,
-                    static_cast<uint8_t*>(r.outputs[0].raw_data()));
+    if (!l.nhwc_y) TransposeImages(r.context, transpose, l.n, l.m, l.oh * l.ow, false, ys, y);
     return OkStatus();
   });
   return MakePrepared({{y_qp->dtype(), Shape(out_dims)}}, std::move(kernel), name, l.x_bytes + l.y_bytes);

@@ -12,7 +12,9 @@
 // explicitly, with the zero point; a strided 1x1 convolution without padding stages only the pixels it reads and
 // runs as a 1x1 with stride 1), runs the plan into the scratch and transposes the result back to NCHW; both
 // transposes (8x8 byte blocks in registers) are split over the context's threads in tiles of the shape alone, so
-// results are bit-identical at any thread count.
+// results are bit-identical at any thread count. Where the NHWC layout pass (ops/int8/nhwc_layout.h) set
+// nhwc_input / nhwc_output, x is read in place (or only staged for pads and subsampling) and y written in place;
+// one channel (C = 1 in, M = 1 out) is the same bytes in both layouts and is never transposed.
 #pragma once
 
 #include "core/op_registry.h"

@@ -10,6 +10,7 @@
 #include "ops/float/op_util.h"
 #include "ops/int8/activation_qparams.h"
 #include "ops/int8/int8_ops.h"
+#include "ops/int8/nhwc_layout.h"
 #include "ops/reference/qelementwise_reference.h"
 #include "ops/ukernels/qvadd.h"
 
@@ -124,7 +125,16 @@ Result<PreparedOp> PrepareQBinary(const OpPrepareArgs& args, QBinaryKind kind) {
                            "dequantize and requantize in float with fused multiply-adds)",
                            op);
   }
-  const BroadcastPlan plan = float_ops::PlanBroadcast(args.inputs[0].shape, args.inputs[1].shape, out);
+  // With the layout pass's "nhwc" (ops/int8/nhwc_layout.h) all three are stored [N, H, W, C]: the plan broadcasts
+  // over the stored shapes; the logical output shape stays NCHW.
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc, args.node.attributes.GetInt(kNhwcAttribute, 0));
+  if (nhwc != 0 && (args.inputs[0].shape.rank() != 4 || args.inputs[1].shape.rank() != 4)) {
+    return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs 4-D A and B, got {} and {}",
+                           kNhwcAttribute, args.inputs[0].shape, args.inputs[1].shape);
+  }
+  auto stored = [&](const Shape& s) { return nhwc != 0 ? Shape{s.dim(0), s.dim(2), s.dim(3), s.dim(1)} : s; };
+  const BroadcastPlan plan =
+      float_ops::PlanBroadcast(stored(args.inputs[0].shape), stored(args.inputs[1].shape), stored(out));
   const DType dtype = qa.dtype;
   const std::string base = fmt::format("{}_{}_{}", kind == QBinaryKind::kAdd ? "qadd" : "qmul", DTypeName(dtype),
                                        RequantizationName(requant));

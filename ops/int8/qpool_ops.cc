@@ -8,12 +8,14 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool.h"
 #include "ops/int8/activation_qparams.h"
 #include "ops/int8/int8_ops.h"
+#include "ops/int8/nhwc_layout.h"
 #include "ops/reference/qpool_reference.h"
 
 namespace octet::int8_ops {
@@ -113,6 +115,66 @@ void RunPool(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, 
   });
 }
 
+// A max pool of x and y stored [n][h][w][c] (the layout pass's "nhwc", ops/int8/nhwc_layout.h): per output pixel,
+// the channel rows of its in-range taps are combined with max (vectorised over channels); a window without taps
+// gives `empty`, as the reference.
+template <typename T>
+void RunMaxPoolNhwc(const OpRunArgs& r, const PoolGeometry& g, const WindowTaps& taps, T empty) {
+  constexpr T kLowest = std::numeric_limits<T>::lowest();
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, g.ow * g.c)),
+              [&](int64_t begin, int64_t end) {
+                // Locals: u8 stores may alias anything reached through a pointer (the captures), which would keep
+                // the channel loops scalar.
+                const int64_t c = g.c;
+                for (int64_t row = begin; row < end; ++row) {
+                  const int64_t b = row / g.oh, oh = row % g.oh;
+                  const int64_t h0 = oh * g.sh - g.pad_top;
+                  const auto [i_lo, i_hi] = taps.rows[static_cast<size_t>(oh)];
+                  for (int64_t ow = 0; ow < g.ow; ++ow) {
+                    const int64_t w0 = ow * g.sw - g.pad_left;
+                    const auto [j_lo, j_hi] = taps.cols[static_cast<size_t>(ow)];
+                    // Restrict: x and y never overlap, so the channel loops vectorise without alias checks.
+                    T* __restrict y = py + (row * g.ow + ow) * c;
+                    const T init = i_lo < i_hi && j_lo < j_hi ? kLowest : empty;
+                    for (int64_t ch = 0; ch < c; ++ch) y[ch] = init;
+                    for (int64_t i = i_lo; i < i_hi; ++i) {
+                      for (int64_t j = j_lo; j < j_hi; ++j) {
+                        const T* __restrict x = px + ((b * g.h + h0 + i * g.dh) * g.w + w0 + j * g.dw) * c;
+                        for (int64_t ch = 0; ch < c; ++ch) y[ch] = std::max(y[ch], x[ch]);
+                      }
+                    }
+                  }
+                }
+              });
+}
+
+// The tiling 2x2 max pool (IsTiling2x2MaxPool) of x and y stored [n][h][w][c]: output row r of all images together
+// reads input rows 2r and 2r + 1, each output pixel the channel rows of two adjacent pixels in each.
+template <typename T>
+void RunMaxPool2x2Nhwc(const OpRunArgs& r, const PoolGeometry& g) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  ParallelFor(r.context, g.n * g.oh, std::max<int64_t>(1, (int64_t{16} << 10) / (4 * g.ow * g.c)),
+              [&](int64_t begin, int64_t end) {
+                const int64_t c = g.c, ow = g.ow, row_out = ow * c;  // locals, as in RunMaxPoolNhwc
+                for (int64_t row = begin; row < end; ++row) {
+                  const T* a = px + row * 4 * row_out;
+                  const T* b = a + 2 * row_out;
+                  T* y = py + row * row_out;
+                  for (int64_t o = 0; o < ow; ++o) {
+                    const T* __restrict a0 = a + 2 * o * c;
+                    const T* __restrict b0 = b + 2 * o * c;
+                    T* __restrict yo = y + o * c;
+                    for (int64_t ch = 0; ch < c; ++ch) {
+                      yo[ch] = std::max(std::max(a0[ch], a0[c + ch]), std::max(b0[ch], b0[c + ch]));
+                    }
+                  }
+                }
+              });
+}
+
 // A 2x2 stride-2 max pool whose windows tile the input exactly (no pads or dilation, even sizes: the digits CNN's and
 // many small networks'): output row r of all planes together reads input rows 2r and 2r + 1, so one flat loop over
 // the rows of every plane replaces a per-plane walk of the window taps, which cost several times the max itself
@@ -138,6 +200,36 @@ void RunMaxPool2x2(const OpRunArgs& r, const PoolGeometry& g) {
                   }
                 }
               });
+}
+
+// Global pooling of x stored [n][spatial][c] (ops/int8/nhwc_layout.h): per image, one row of channel sums or maxima
+// over the pixels, with the integer results of RunGlobalPool.
+template <typename T>
+void RunGlobalPoolNhwc(const OpRunArgs& r, int64_t n, int64_t channels, int64_t pixels, bool is_max,
+                       const reference::QAveragePoolParams& q) {
+  const T* px = r.inputs[0].data<T>();
+  T* py = r.outputs[0].data<T>();
+  ParallelFor(r.context, n, 1, [&](int64_t begin, int64_t end) {
+    const int64_t c = channels, spatial = pixels;  // locals, as in RunMaxPoolNhwc
+    std::vector<int32_t> acc(static_cast<size_t>(c));
+    for (int64_t b = begin; b < end; ++b) {
+      const T* xb = px + b * spatial * c;
+      for (int64_t ch = 0; ch < c; ++ch) acc[static_cast<size_t>(ch)] = xb[ch];
+      for (int64_t i = 1; i < spatial; ++i) {
+        const T* row = xb + i * c;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          int32_t& a = acc[static_cast<size_t>(ch)];
+          a = is_max ? std::max<int32_t>(a, row[ch]) : a + int32_t{row[ch]};
+        }
+      }
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int32_t a = acc[static_cast<size_t>(ch)];
+        py[b * c + ch] =
+            is_max ? static_cast<T>(a)
+                   : static_cast<T>(reference::QAverageValue(a - static_cast<int32_t>(spatial) * q.x_zp, spatial, q));
+      }
+    }
+  });
 }
 
 template <typename T>
@@ -192,7 +284,41 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
   const std::pair<int64_t, int64_t> full = FullColumns(g, *taps);  // found once, not per call
   const reference::QAveragePoolParams q = AverageParams(qx, qy);
   const int32_t empty = qx.quant_min;
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc, args.node.attributes.GetInt(kNhwcAttribute, 0));
+  if (nhwc != 0 && (!is_max || g.rank != 4)) {
+    return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs a 2-D QMaxPool", kNhwcAttribute);
+  }
   std::unique_ptr<OpKernel> kernel;
+  if (nhwc != 0 && IsTiling2x2MaxPool(g)) {
+    if (qx.dtype == DType::kU8) {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPool2x2Nhwc<uint8_t>(r, g);
+        return OkStatus();
+      });
+    } else {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPool2x2Nhwc<int8_t>(r, g);
+        return OkStatus();
+      });
+    }
+    return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
+                                   fmt::format("qmax_pool_{}_2x2_nhwc", DTypeName(qx.dtype)));
+  }
+  if (nhwc != 0) {
+    if (qx.dtype == DType::kU8) {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPoolNhwc<uint8_t>(r, g, *taps, static_cast<uint8_t>(empty));
+        return OkStatus();
+      });
+    } else {
+      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
+        RunMaxPoolNhwc<int8_t>(r, g, *taps, static_cast<int8_t>(empty));
+        return OkStatus();
+      });
+    }
+    return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
+                                   fmt::format("qmax_pool_{}_nhwc", DTypeName(qx.dtype)));
+  }
   if (is_max && IsTiling2x2MaxPool(g)) {
     if (qx.dtype == DType::kU8) {
       kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
@@ -236,21 +362,36 @@ Result<PreparedOp> PrepareQGlobalPool(const OpPrepareArgs& args, bool is_max) {
     return InvalidArgument("{} over {} spatial elements is larger than the supported 2^23", op, spatial);
   }
   const reference::QAveragePoolParams q = AverageParams(qx, qy);
+  // The layout pass's "nhwc_input": x stored [N, H, W, C]; y [N, C, 1, 1] is the same bytes either way.
+  OCTET_ASSIGN_OR_RETURN(const int64_t nhwc, args.node.attributes.GetInt(kNhwcInputAttribute, 0));
+  if (nhwc != 0 && x.rank() != 4) {
+    return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs a 4-D X, got {}", kNhwcInputAttribute,
+                           x);
+  }
+  const int64_t n = x.dim(0), c = x.dim(1);
   std::unique_ptr<OpKernel> kernel;
   if (qx.dtype == DType::kU8) {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunGlobalPool<uint8_t>(r, planes, spatial, is_max, q);
+      if (nhwc != 0) {
+        RunGlobalPoolNhwc<uint8_t>(r, n, c, spatial, is_max, q);
+      } else {
+        RunGlobalPool<uint8_t>(r, planes, spatial, is_max, q);
+      }
       return OkStatus();
     });
   } else {
     kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunGlobalPool<int8_t>(r, planes, spatial, is_max, q);
+      if (nhwc != 0) {
+        RunGlobalPoolNhwc<int8_t>(r, n, c, spatial, is_max, q);
+      } else {
+        RunGlobalPool<int8_t>(r, planes, spatial, is_max, q);
+      }
       return OkStatus();
     });
   }
-  return float_ops::MakePrepared(
-      {{qy.dtype, Shape(std::move(out_dims))}}, std::move(kernel),
-      fmt::format("{}_{}", is_max ? "qglobal_max_pool" : "qglobal_average_pool", DTypeName(qx.dtype)));
+  return float_ops::MakePrepared({{qy.dtype, Shape(std::move(out_dims))}}, std::move(kernel),
+                                 fmt::format("{}_{}{}", is_max ? "qglobal_max_pool" : "qglobal_average_pool",
+                                             DTypeName(qx.dtype), nhwc != 0 ? "_nhwc" : ""));
 }
 
 }  // namespace

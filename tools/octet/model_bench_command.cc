@@ -20,6 +20,7 @@
 #include "bench/harness/timing.h"
 #include "core/executor.h"
 #include "core/latency.h"
+#include "ops/int8/nhwc_layout.h"
 #include "tools/octet/bench_flags.h"
 #include "tools/octet/model_command.h"
 #include "tools/octet/symbolic_shapes.h"
@@ -33,6 +34,7 @@ struct ModelBenchCommand : BenchFlags {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   bool per_op = false;
   bool per_node = false;
+  std::string int8_layout = "nhwc";  // ops/int8/nhwc_layout.h: "nchw" skips the pass (for before/after timings)
 };
 
 // The tensors of --input files; seeded inputs for the others: uniform [-1, 1) for floats; zeros for integers (valid
@@ -141,7 +143,8 @@ int RunModelBench(const ModelBenchCommand& c) {
     files.emplace(name, std::move(*t));
   }
   // Dims left dynamic (a dim_param such as "batch", or unnamed) are timed at 1, one line each saying so.
-  const Graph& graph = model->graph;
+  const Graph planned = c.int8_layout == "nhwc" ? int8_ops::PlanNhwcLayout(model->graph) : model->graph;
+  const Graph& graph = planned;
   auto one = [](const DynamicDim&) { return int64_t{1}; };
   for (const DynamicDim& d : FindDynamicDims(graph, options)) {
     fmt::print(stderr,
@@ -250,6 +253,11 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
       ->type_name("NAME=FILE");
   m->add_flag("--per-op", c->per_op, "Also time every node through hooks and print the time per op type");
   m->add_flag("--per-node", c->per_node, "Also print every node's CPU time per run, in graph order");
+  m->add_option("--int8-layout", c->int8_layout,
+                "Activation layout between int8 operators: nhwc (the layout pass, default) or nchw (a transpose "
+                "around every QConv)")
+      ->check(CLI::IsMember({"nhwc", "nchw"}))
+      ->type_name("nhwc|nchw");
   c->AddTo(m);
   registry.Add(m, [c] { return RunModelBench(*c); });
 }

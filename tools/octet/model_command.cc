@@ -20,6 +20,7 @@
 #include "io/file_name.h"
 #include "io/octet_file.h"
 #include "numeric_suite/quantization_guard.h"
+#include "ops/int8/nhwc_layout.h"
 #include "ops/float/registry.h"
 #include "quant/quantized_registry.h"
 #include "tools/octet/context_options.h"
@@ -59,7 +60,9 @@ int RunModel(const RunCommand& c) {
   if (!context.ok()) return ReportFailure(context.status());
   Result<LoadedModel> model = LoadModelFile(c.model);
   if (!model.ok()) return ReportFailure(model.status());
-  const Graph* graph = &model->graph;
+  // Graph outputs are never stored NHWC, so the layout pass changes speed only (ops/int8/nhwc_layout.h).
+  const Graph planned = int8_ops::PlanNhwcLayout(model->graph);
+  const Graph* graph = &planned;
   std::vector<std::string> input_names;
   for (ValueId id : graph->inputs()) input_names.push_back(graph->value(id).name);
   // --input is optional only so that a model without inputs (a constant-only graph) runs.

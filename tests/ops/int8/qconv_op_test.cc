@@ -134,6 +134,12 @@ const std::vector<QConvOpCase>& Cases() {
       {1, 3, 7, 8, 4, 4, 4, {1, 1}, {}, {1, 1}, 1, false, "SAME_LOWER"},  // auto_pad, even kernel
       {2, 4, 1, 9, 5, 1, 3, {2}, {1, 1}, {1}, 1, true},                   // 1-D
       {1, 4, 7, 6, 6, 3, 1, {2, 1}, {1, 0, 1, 0}, {1, 2}, 2},             // 3x1, mixed strides
+      // One input or output channel: the same bytes in NCHW and NHWC, so no transpose (read in place, staged with
+      // pads, subsampled, written in place).
+      {2, 1, 8, 8, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {1, 1, 9, 7, 1, 3, 3, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1},
+      {2, 6, 7, 7, 1, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},
+      {1, 1, 9, 9, 4, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, false, "NOTSET", "1x1"},
   };
   return cases;
 }
