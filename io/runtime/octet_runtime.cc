@@ -1,6 +1,7 @@
 // Loading and compiling .octet models with the operators of quantized graphs.
 #include "io/runtime/octet_runtime.h"
 
+#include "ops/int8/nhwc_layout.h"
 #include "quant/quantized_registry.h"
 
 namespace octet {
@@ -15,7 +16,9 @@ Result<OctetRuntime> OctetRuntime::Compile(OctetModel model, const std::string& 
                                            const CompileOptions& options) {
   // Operators keep no reference to the registry after Compile, so a temporary is enough.
   const OpRegistry registry = QuantizedGraphRegistry();
-  Result<Executor> executor = Executor::Compile(model.graph, context, registry, options);
+  // int8 activations stay NHWC between the int8 ops that can read them (ops/int8/nhwc_layout.h): graph outputs keep
+  // their layout, so results are byte-identical and only the speed changes.
+  Result<Executor> executor = Executor::Compile(int8_ops::PlanNhwcLayout(model.graph), context, registry, options);
   if (!executor.ok()) {
     return executor.status().WithContext(fmt::format("failed to load .octet model '{}'", name));
   }

@@ -14,7 +14,8 @@ namespace octet {
 // A loaded model and its executor, ready to Run. The context passed to Load must outlive the runtime.
 class OctetRuntime {
  public:
-  // Reads `path` (ReadOctetFile) and compiles its graph (Executor::Compile with QuantizedGraphRegistry()). Compile
+  // Reads `path` (ReadOctetFile) and compiles its graph (Executor::Compile with QuantizedGraphRegistry(), int8
+  // activations planned NHWC between int8 ops by ops/int8/nhwc_layout.h, so executor() runs that plan). Compile
   // errors are prefixed "failed to load .octet model '<path>'".
   static Result<OctetRuntime> Load(const std::string& path, const Context& context,
                                    const CompileOptions& options = {});

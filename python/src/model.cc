@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/float/registry.h"
+#include "ops/int8/nhwc_layout.h"
 #include "python/src/array_bridge.h"
 #include "python/src/errors.h"
 #include "quant/quantized_registry.h"
@@ -106,8 +107,11 @@ Model::ExecutorFor(const std::vector<Tensor> &inputs) const {
     options.input_shapes.emplace_back(names[k], inputs[k].shape());
   const OpRegistry registry =
       is_octet_ ? QuantizedGraphRegistry() : FloatOpRegistry();
-  Result<Executor> exec =
-      Executor::Compile(graph_, *context_, registry, options);
+  // .octet graphs run with int8 activations kept NHWC between the int8 ops
+  // that read them (ops/int8/nhwc_layout.h); outputs are unchanged.
+  Result<Executor> exec = Executor::Compile(
+      is_octet_ ? int8_ops::PlanNhwcLayout(graph_) : graph_, *context_,
+      registry, options);
   if (!exec.ok())
     throw StatusError(
         exec.status().WithContext(fmt::format("failed to run '{}'", source_)));
