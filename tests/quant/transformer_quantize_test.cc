@@ -1,13 +1,15 @@
 // A small encoder block written out as torch 1.13 exports it (decomposed LayerNorm and GELU, attention with a constant
 // scale division and two activation MatMuls) quantizes statically with no float island: every node becomes an int8
-// operator, and the int8 output stays close to float.
+// operator, and the int8 output stays close to float. The numeric suite's per-layer tables cover the fused nodes.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/builder.h"
 #include "core/executor.h"
+#include "numeric_suite/compare_model.h"
 #include "quant/calibrate.h"
 #include "quant/convert.h"
 #include "quant/fused_ops.h"
@@ -88,6 +90,52 @@ TEST_CASE(
     const Tensor want = float_exec->Run(std::vector<Tensor>{x}).value()[0];
     const Tensor got = int8_exec->Run(std::vector<Tensor>{x}).value()[0];
     CHECK(testing::TensorSqnrDb(want, got) > 20.0);
+  }
+}
+
+TEST_CASE("The numeric suite compares the fused transformer nodes with their float twins", "[convert][numeric]") {
+  std::mt19937_64 rng = testing::MakeRng("encoder block suite");
+  const Graph g = EncoderBlock(rng(), 12, 16);
+  auto prepared = Prepare(g, GetDefaultQConfigMapping("x86").value());
+  REQUIRE(prepared.ok());
+  std::vector<std::vector<Tensor>> calib;
+  for (int i = 0; i < 8; ++i) calib.push_back({RandomTensor(rng, Shape{12, 16}, -2.0f, 2.0f)});
+  const Context context = Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1);
+  REQUIRE(Calibrate(*prepared, context, calib).ok());
+  auto q = Convert(*prepared, {});
+  REQUIRE(q.ok());
+  std::vector<std::vector<Tensor>> batches;
+  for (int i = 0; i < 2; ++i) batches.push_back({RandomTensor(rng, Shape{12, 16}, -2.0f, 2.0f)});
+  CompareOptions options;
+  options.context = &context;
+  options.shadow = true;
+  auto prepared_outputs = PrepareModelOutputs(g, *q, options);
+  REQUIRE(prepared_outputs.ok());
+  for (const auto& batch : batches) REQUIRE((*prepared_outputs)->Run(batch).ok());
+  // The fused nodes keep the name of their chain's last node (quant/fuse_transformer.h).
+  struct Want {
+    std::string node, op, float_op;
+  };
+  const std::vector<Want> wants = {{"qk", "QBatchMatMul", "MatMul"}, {"softmax", "QSoftmax", "Softmax"},
+                                   {"pv", "QBatchMatMul", "MatMul"}, {"ln1.add", "QLayerNorm", "LayerNormalization"},
+                                   {"gelu", "QLookup", "Gelu"},      {"ln2.add", "QLayerNorm", "LayerNormalization"}};
+  for (const auto* table : {&(*prepared_outputs)->shadow(), &(*prepared_outputs)->activations()}) {
+    for (const Want& w : wants) {
+      INFO(w.node << " (" << w.op << ")");
+      int found = 0;
+      for (const ValueComparison& c : *table) {
+        if (c.node != w.node) continue;
+        ++found;
+        CHECK(c.op == w.op);
+        CHECK(c.float_op == w.float_op);
+        CHECK(c.sums.count > 0);
+        // One requantization to 7-bit codes (x86) on the float twin's own inputs, or the propagated error: far
+        // from float only when the suite compared the wrong values.
+        CHECK(std::isfinite(c.sqnr_db()));
+        CHECK(c.sqnr_db() > 15.0);
+      }
+      CHECK(found == 1);
+    }
   }
 }
 
