@@ -3,9 +3,16 @@
 
 #include <cmath>
 
+#include "core/float_op_table.h"
 #include "core/verifier.h"
 
 namespace octet {
+namespace {
+
+// The op type of float operator `op` (the builder's nodes name their operators through the table).
+std::string OpType(FloatOp op) { return std::string(FloatOpName(op)); }
+
+}  // namespace
 
 GraphBuilder::GraphBuilder(std::string graph_name, uint64_t seed) : graph_(std::move(graph_name)), rng_(seed) {}
 
@@ -166,7 +173,7 @@ ValueId GraphBuilder::Conv2d(const std::string& name, ValueId x, const Conv2dOpt
                    UniformTensor(Shape{o.out_channels, o.in_channels / o.groups, o.kernel_size[0], o.kernel_size[1]},
                                  bound))};
   if (o.bias) inputs.push_back(Parameter(full, "bias", UniformTensor(Shape{o.out_channels}, bound)));
-  return Op1("Conv", name, std::move(inputs),
+  return Op1(OpType(FloatOp::kConv), name, std::move(inputs),
              {{"kernel_shape", std::vector<int64_t>{o.kernel_size[0], o.kernel_size[1]}},
               {"strides", std::vector<int64_t>{o.stride[0], o.stride[1]}},
               {"pads", std::vector<int64_t>{o.padding[0], o.padding[1], o.padding[0], o.padding[1]}},
@@ -181,14 +188,14 @@ ValueId GraphBuilder::Linear(const std::string& name, ValueId x, int64_t in_feat
   const float bound = 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(in_features, 1)));
   std::vector<ValueId> inputs = {x, Parameter(full, "weight", UniformTensor(Shape{out_features, in_features}, bound))};
   if (bias) inputs.push_back(Parameter(full, "bias", UniformTensor(Shape{out_features}, bound)));
-  return Op1("Gemm", name, std::move(inputs), {{"transB", 1}});
+  return Op1(OpType(FloatOp::kGemm), name, std::move(inputs), {{"transB", 1}});
 }
 
 ValueId GraphBuilder::BatchNorm2d(const std::string& name, ValueId x, int64_t channels, float eps) {
   if (!Usable({x})) return kNoValue;
   const std::string full = FullName(name);
   auto filled = [&](float v) { return Filled(Shape{channels}, v); };
-  return Op1("BatchNormalization", name,
+  return Op1(OpType(FloatOp::kBatchNormalization), name,
              {x, Parameter(full, "weight", filled(1.0f)), Parameter(full, "bias", filled(0.0f)),
               Parameter(full, "running_mean", filled(0.0f)), Parameter(full, "running_var", filled(1.0f))},
              {{"epsilon", eps}});
@@ -197,34 +204,37 @@ ValueId GraphBuilder::BatchNorm2d(const std::string& name, ValueId x, int64_t ch
 ValueId GraphBuilder::LayerNorm(const std::string& name, ValueId x, int64_t normalized_size, float eps) {
   if (!Usable({x})) return kNoValue;
   const std::string full = FullName(name);
-  return Op1("LayerNormalization", name,
+  return Op1(OpType(FloatOp::kLayerNormalization), name,
              {x, Parameter(full, "weight", Filled(Shape{normalized_size}, 1.0f)),
               Parameter(full, "bias", Filled(Shape{normalized_size}, 0.0f))},
              {{"axis", -1}, {"epsilon", eps}});
 }
 
-ValueId GraphBuilder::ReLU(const std::string& name, ValueId x) { return Op1("Relu", name, {x}); }
+ValueId GraphBuilder::ReLU(const std::string& name, ValueId x) { return Op1(OpType(FloatOp::kRelu), name, {x}); }
 
 ValueId GraphBuilder::ReLU6(const std::string& name, ValueId x) {
   if (!Usable({x})) return kNoValue;
   const std::string full = FullName(name);
-  return Op1("Clip", name, {x, Parameter(full, "min", Filled(Shape{}, 0.0f)), Parameter(full, "max", Filled(Shape{}, 6.0f))});
+  return Op1(OpType(FloatOp::kClip), name,
+             {x, Parameter(full, "min", Filled(Shape{}, 0.0f)), Parameter(full, "max", Filled(Shape{}, 6.0f))});
 }
 
 ValueId GraphBuilder::LeakyReLU(const std::string& name, ValueId x, float negative_slope) {
-  return Op1("LeakyRelu", name, {x}, {{"alpha", negative_slope}});
+  return Op1(OpType(FloatOp::kLeakyRelu), name, {x}, {{"alpha", negative_slope}});
 }
-ValueId GraphBuilder::Sigmoid(const std::string& name, ValueId x) { return Op1("Sigmoid", name, {x}); }
-ValueId GraphBuilder::Tanh(const std::string& name, ValueId x) { return Op1("Tanh", name, {x}); }
+ValueId GraphBuilder::Sigmoid(const std::string& name, ValueId x) { return Op1(OpType(FloatOp::kSigmoid), name, {x}); }
+ValueId GraphBuilder::Tanh(const std::string& name, ValueId x) { return Op1(OpType(FloatOp::kTanh), name, {x}); }
 ValueId GraphBuilder::GELU(const std::string& name, ValueId x, bool tanh_approximation) {
-  return Op1("Gelu", name, {x}, {{"approximate", tanh_approximation ? "tanh" : "none"}});
+  return Op1(OpType(FloatOp::kGelu), name, {x}, {{"approximate", tanh_approximation ? "tanh" : "none"}});
 }
-ValueId GraphBuilder::Hardswish(const std::string& name, ValueId x) { return Op1("HardSwish", name, {x}); }
+ValueId GraphBuilder::Hardswish(const std::string& name, ValueId x) {
+  return Op1(OpType(FloatOp::kHardSwish), name, {x});
+}
 ValueId GraphBuilder::Hardsigmoid(const std::string& name, ValueId x) {
-  return Op1("HardSigmoid", name, {x}, {{"alpha", 1.0f / 6.0f}, {"beta", 0.5f}});
+  return Op1(OpType(FloatOp::kHardSigmoid), name, {x}, {{"alpha", 1.0f / 6.0f}, {"beta", 0.5f}});
 }
 ValueId GraphBuilder::Softmax(const std::string& name, ValueId x, int64_t dim) {
-  return Op1("Softmax", name, {x}, {{"axis", dim}});
+  return Op1(OpType(FloatOp::kSoftmax), name, {x}, {{"axis", dim}});
 }
 
 namespace {
@@ -241,20 +251,20 @@ AttributeMap PoolAttributes(const Pool2dOptions& o) {
 }  // namespace
 
 ValueId GraphBuilder::MaxPool2d(const std::string& name, ValueId x, const Pool2dOptions& o) {
-  return Op1("MaxPool", name, {x}, PoolAttributes(o));
+  return Op1(OpType(FloatOp::kMaxPool), name, {x}, PoolAttributes(o));
 }
 ValueId GraphBuilder::AvgPool2d(const std::string& name, ValueId x, const Pool2dOptions& o) {
   AttributeMap a = PoolAttributes(o);
   a.Set("count_include_pad", o.count_include_pad ? 1 : 0);
-  return Op1("AveragePool", name, {x}, std::move(a));
+  return Op1(OpType(FloatOp::kAveragePool), name, {x}, std::move(a));
 }
 ValueId GraphBuilder::AdaptiveAvgPool2d1(const std::string& name, ValueId x) {
-  return Op1("GlobalAveragePool", name, {x});
+  return Op1(OpType(FloatOp::kGlobalAveragePool), name, {x});
 }
 ValueId GraphBuilder::Flatten(const std::string& name, ValueId x, int64_t start_dim) {
-  return Op1("Flatten", name, {x}, {{"axis", start_dim}});
+  return Op1(OpType(FloatOp::kFlatten), name, {x}, {{"axis", start_dim}});
 }
-ValueId GraphBuilder::Dropout(const std::string& name, ValueId x) { return Op1("Dropout", name, {x}); }
+ValueId GraphBuilder::Dropout(const std::string& name, ValueId x) { return Op1(OpType(FloatOp::kDropout), name, {x}); }
 
 ValueId GraphBuilder::Embedding(const std::string& name, ValueId indices, int64_t num_embeddings,
                                 int64_t embedding_dim) {
@@ -268,7 +278,7 @@ ValueId GraphBuilder::Embedding(const std::string& name, ValueId indices, int64_
       e = std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
     }
   }
-  return Op1("Gather", name, {Parameter(FullName(name), "weight", w), indices}, {{"axis", 0}});
+  return Op1(OpType(FloatOp::kGather), name, {Parameter(FullName(name), "weight", w), indices}, {{"axis", 0}});
 }
 
 RnnOutputs GraphBuilder::LSTM(const std::string& name, ValueId x, const RnnOptions& o, ValueId h0, ValueId c0) {
@@ -299,9 +309,10 @@ RnnOutputs GraphBuilder::Rnn(bool lstm, const std::string& name, ValueId x, cons
     const std::string node = FullName(layer);
     auto slice = [&](ValueId state, const std::string& what) {
       if (state == kNoValue || o.num_layers == 1) return state;
-      return Op1("Slice", layer + "." + what,
-                 {state, ConstInts(node + "." + what + ".starts", {l * dirs}),
-                  ConstInts(node + "." + what + ".ends", {(l + 1) * dirs}), ConstInts(node + "." + what + ".axes", {0})});
+      return Op1(
+          OpType(FloatOp::kSlice), layer + "." + what,
+          {state, ConstInts(node + "." + what + ".starts", {l * dirs}),
+           ConstInts(node + "." + what + ".ends", {(l + 1) * dirs}), ConstInts(node + "." + what + ".axes", {0})});
     };
     std::vector<ValueId> inputs = {layer_input, Parameter(node, "W", UniformTensor(Shape{dirs, gates * h, in}, bound)),
                                    Parameter(node, "R", UniformTensor(Shape{dirs, gates * h, h}, bound))};
@@ -312,7 +323,8 @@ RnnOutputs GraphBuilder::Rnn(bool lstm, const std::string& name, ValueId x, cons
     while (!inputs.empty() && inputs.back() == kNoValue) inputs.pop_back();
     AttributeMap attrs{{"hidden_size", h}, {"direction", o.bidirectional ? "bidirectional" : "forward"}};
     if (!lstm) attrs.Set("linear_before_reset", 1);
-    std::vector<ValueId> outs = Op(lstm ? "LSTM" : "GRU", layer, inputs, std::move(attrs), lstm ? 3 : 2);
+    std::vector<ValueId> outs =
+        Op(OpType(lstm ? FloatOp::kLSTM : FloatOp::kGRU), layer, inputs, std::move(attrs), lstm ? 3 : 2);
     // Y [seq, dirs, batch, h] -> [seq, batch, dirs * h], torch's layout and the next layer's input.
     ValueId y = Transpose(layer + ".transpose", outs[0], {0, 2, 1, 3});
     layer_input = Reshape(layer + ".reshape", y, {0, 0, -1});
@@ -326,20 +338,30 @@ RnnOutputs GraphBuilder::Rnn(bool lstm, const std::string& name, ValueId x, cons
   return result;
 }
 
-ValueId GraphBuilder::Add(const std::string& name, ValueId a, ValueId b) { return Op1("Add", name, {a, b}); }
-ValueId GraphBuilder::Sub(const std::string& name, ValueId a, ValueId b) { return Op1("Sub", name, {a, b}); }
-ValueId GraphBuilder::Mul(const std::string& name, ValueId a, ValueId b) { return Op1("Mul", name, {a, b}); }
-ValueId GraphBuilder::Div(const std::string& name, ValueId a, ValueId b) { return Op1("Div", name, {a, b}); }
-ValueId GraphBuilder::MatMul(const std::string& name, ValueId a, ValueId b) { return Op1("MatMul", name, {a, b}); }
+ValueId GraphBuilder::Add(const std::string& name, ValueId a, ValueId b) {
+  return Op1(OpType(FloatOp::kAdd), name, {a, b});
+}
+ValueId GraphBuilder::Sub(const std::string& name, ValueId a, ValueId b) {
+  return Op1(OpType(FloatOp::kSub), name, {a, b});
+}
+ValueId GraphBuilder::Mul(const std::string& name, ValueId a, ValueId b) {
+  return Op1(OpType(FloatOp::kMul), name, {a, b});
+}
+ValueId GraphBuilder::Div(const std::string& name, ValueId a, ValueId b) {
+  return Op1(OpType(FloatOp::kDiv), name, {a, b});
+}
+ValueId GraphBuilder::MatMul(const std::string& name, ValueId a, ValueId b) {
+  return Op1(OpType(FloatOp::kMatMul), name, {a, b});
+}
 ValueId GraphBuilder::Concat(const std::string& name, std::vector<ValueId> xs, int64_t axis) {
-  return Op1("Concat", name, std::move(xs), {{"axis", axis}});
+  return Op1(OpType(FloatOp::kConcat), name, std::move(xs), {{"axis", axis}});
 }
 ValueId GraphBuilder::Reshape(const std::string& name, ValueId x, std::vector<int64_t> shape) {
   if (!Usable({x})) return kNoValue;
-  return Op1("Reshape", name, {x, ConstInts(FullName(name) + ".shape", std::move(shape))});
+  return Op1(OpType(FloatOp::kReshape), name, {x, ConstInts(FullName(name) + ".shape", std::move(shape))});
 }
 ValueId GraphBuilder::Transpose(const std::string& name, ValueId x, std::vector<int64_t> perm) {
-  return Op1("Transpose", name, {x}, {{"perm", std::move(perm)}});
+  return Op1(OpType(FloatOp::kTranspose), name, {x}, {{"perm", std::move(perm)}});
 }
 
 Result<Graph> GraphBuilder::Build() && {

@@ -26,6 +26,8 @@
 #include <span>
 #include <string_view>
 
+#include "core/float_op_table.h"
+
 namespace octet {
 
 inline constexpr std::string_view kInt8Domain = "octet";
@@ -88,7 +90,7 @@ struct Int8OpInfo {
   Int8Op id;
   std::string_view name;
   ConvertForm convert;
-  std::span<const std::string_view> from;  // the float operators it is made from (empty for kInserted)
+  std::span<const FloatOp> from;  // the float operators it is made from (empty for kInserted)
   QdqPattern qdq;
   std::string_view float_op;          // the ONNX operator it computes in float (kFloatOp, kDynamic), else ""
   bool reference;                     // test vectors derive and replay it with the op-level references
@@ -98,23 +100,24 @@ struct Int8OpInfo {
 };
 
 namespace op_table_detail {
-inline constexpr std::string_view kConv[] = {"Conv"};
-inline constexpr std::string_view kGemm[] = {"Gemm"};
-inline constexpr std::string_view kMatMul[] = {"MatMul"};
-inline constexpr std::string_view kAdd[] = {"Add"};
-inline constexpr std::string_view kMul[] = {"Mul"};
-inline constexpr std::string_view kMaxPool[] = {"MaxPool"};
-inline constexpr std::string_view kAveragePool[] = {"AveragePool"};
-inline constexpr std::string_view kGlobalMaxPool[] = {"GlobalMaxPool"};
-inline constexpr std::string_view kGlobalAveragePool[] = {"GlobalAveragePool"};
-inline constexpr std::string_view kConcat[] = {"Concat"};
-inline constexpr std::string_view kLookup[] = {"HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu", "Gelu"};
-inline constexpr std::string_view kClamp[] = {"Relu", "Clip"};
-inline constexpr std::string_view kLstm[] = {"LSTM"};
-inline constexpr std::string_view kGru[] = {"GRU"};
-inline constexpr std::string_view kLayerNorm[] = {"LayerNormalization"};
-inline constexpr std::string_view kSoftmax[] = {"Softmax"};
-inline constexpr std::span<const std::string_view> kNothing{};
+inline constexpr FloatOp kConv[] = {FloatOp::kConv};
+inline constexpr FloatOp kGemm[] = {FloatOp::kGemm};
+inline constexpr FloatOp kMatMul[] = {FloatOp::kMatMul};
+inline constexpr FloatOp kAdd[] = {FloatOp::kAdd};
+inline constexpr FloatOp kMul[] = {FloatOp::kMul};
+inline constexpr FloatOp kMaxPool[] = {FloatOp::kMaxPool};
+inline constexpr FloatOp kAveragePool[] = {FloatOp::kAveragePool};
+inline constexpr FloatOp kGlobalMaxPool[] = {FloatOp::kGlobalMaxPool};
+inline constexpr FloatOp kGlobalAveragePool[] = {FloatOp::kGlobalAveragePool};
+inline constexpr FloatOp kConcat[] = {FloatOp::kConcat};
+inline constexpr FloatOp kLookup[] = {FloatOp::kHardSwish,   FloatOp::kSigmoid,   FloatOp::kTanh,
+                                      FloatOp::kHardSigmoid, FloatOp::kLeakyRelu, FloatOp::kGelu};
+inline constexpr FloatOp kClamp[] = {FloatOp::kRelu, FloatOp::kClip};
+inline constexpr FloatOp kLstm[] = {FloatOp::kLSTM};
+inline constexpr FloatOp kGru[] = {FloatOp::kGRU};
+inline constexpr FloatOp kLayerNorm[] = {FloatOp::kLayerNormalization};
+inline constexpr FloatOp kSoftmax[] = {FloatOp::kSoftmax};
+inline constexpr std::span<const FloatOp> kNothing{};
 inline constexpr std::string_view kDynamicWhy =
     "its activation qparams are chosen per call from the live range; the vectors record inputs and outputs only";
 inline constexpr std::string_view kReplayLaterWhy =
@@ -127,41 +130,45 @@ inline constexpr std::array<Int8OpInfo, kNumInt8Ops> kInt8OpTable = [] {
   using C = ConvertForm;
   using Q = QdqPattern;
   using A = AccumulatorKind;
+  using F = FloatOp;
   return std::array<Int8OpInfo, kNumInt8Ops>{{
       {Int8Op::kQuantize, "Quantize", C::kInserted, d::kNothing, Q::kQuantizeLinear, "", true, "", false, A::kNone},
       {Int8Op::kDequantize, "Dequantize", C::kInserted, d::kNothing, Q::kDequantizeLinear, "", true, "", false,
        A::kNone},
       {Int8Op::kRequantize, "Requantize", C::kInserted, d::kNothing, Q::kRequantize, "", true, "", true, A::kNone},
-      {Int8Op::kQConv, "QConv", C::kWeighted, d::kConv, Q::kFloatOp, "Conv", true, "", true, A::kConv},
-      {Int8Op::kQGemm, "QGemm", C::kWeighted, d::kGemm, Q::kFloatOp, "Gemm", true, "", true, A::kGemm},
-      {Int8Op::kQMatMul, "QMatMul", C::kWeighted, d::kMatMul, Q::kFloatOp, "MatMul", true, "", true, A::kGemm},
-      {Int8Op::kQAdd, "QAdd", C::kBinary, d::kAdd, Q::kFloatOp, "Add", true, "", true, A::kNone},
-      {Int8Op::kQMul, "QMul", C::kBinary, d::kMul, Q::kFloatOp, "Mul", true, "", true, A::kNone},
-      {Int8Op::kQMaxPool, "QMaxPool", C::kShared, d::kMaxPool, Q::kFloatOp, "MaxPool", true, "", false, A::kNone},
-      {Int8Op::kQAveragePool, "QAveragePool", C::kUnary, d::kAveragePool, Q::kFloatOp, "AveragePool", true, "", true,
+      {Int8Op::kQConv, "QConv", C::kWeighted, d::kConv, Q::kFloatOp, FloatOpName(F::kConv), true, "", true, A::kConv},
+      {Int8Op::kQGemm, "QGemm", C::kWeighted, d::kGemm, Q::kFloatOp, FloatOpName(F::kGemm), true, "", true, A::kGemm},
+      {Int8Op::kQMatMul, "QMatMul", C::kWeighted, d::kMatMul, Q::kFloatOp, FloatOpName(F::kMatMul), true, "", true,
+       A::kGemm},
+      {Int8Op::kQAdd, "QAdd", C::kBinary, d::kAdd, Q::kFloatOp, FloatOpName(F::kAdd), true, "", true, A::kNone},
+      {Int8Op::kQMul, "QMul", C::kBinary, d::kMul, Q::kFloatOp, FloatOpName(F::kMul), true, "", true, A::kNone},
+      {Int8Op::kQMaxPool, "QMaxPool", C::kShared, d::kMaxPool, Q::kFloatOp, FloatOpName(F::kMaxPool), true, "", false,
        A::kNone},
-      {Int8Op::kQGlobalMaxPool, "QGlobalMaxPool", C::kShared, d::kGlobalMaxPool, Q::kFloatOp, "GlobalMaxPool", true, "",
-       false, A::kNone},
+      {Int8Op::kQAveragePool, "QAveragePool", C::kUnary, d::kAveragePool, Q::kFloatOp, FloatOpName(F::kAveragePool),
+       true, "", true, A::kNone},
+      {Int8Op::kQGlobalMaxPool, "QGlobalMaxPool", C::kShared, d::kGlobalMaxPool, Q::kFloatOp,
+       FloatOpName(F::kGlobalMaxPool), true, "", false, A::kNone},
       {Int8Op::kQGlobalAveragePool, "QGlobalAveragePool", C::kUnary, d::kGlobalAveragePool, Q::kFloatOp,
-       "GlobalAveragePool", true, "", true, A::kNone},
-      {Int8Op::kQConcat, "QConcat", C::kConcat, d::kConcat, Q::kFloatOp, "Concat", true, "", true, A::kNone},
+       FloatOpName(F::kGlobalAveragePool), true, "", true, A::kNone},
+      {Int8Op::kQConcat, "QConcat", C::kConcat, d::kConcat, Q::kFloatOp, FloatOpName(F::kConcat), true, "", true,
+       A::kNone},
       {Int8Op::kQLookup, "QLookup", C::kUnary, d::kLookup, Q::kLookup, "", true, "", true, A::kNone},
       {Int8Op::kQClamp, "QClamp", C::kClamp, d::kClamp, Q::kClip, "", true, "", false, A::kNone},
-      {Int8Op::kDynamicQGemm, "DynamicQGemm", C::kDynamic, d::kGemm, Q::kDynamic, "Gemm", false, d::kDynamicWhy, false,
-       A::kNone},
-      {Int8Op::kDynamicQMatMul, "DynamicQMatMul", C::kDynamic, d::kMatMul, Q::kDynamic, "MatMul", false, d::kDynamicWhy,
-       false, A::kNone},
-      {Int8Op::kDynamicQLSTM, "DynamicQLSTM", C::kDynamic, d::kLstm, Q::kDynamic, "LSTM", false, d::kDynamicWhy, false,
-       A::kNone},
-      {Int8Op::kDynamicQGRU, "DynamicQGRU", C::kDynamic, d::kGru, Q::kDynamic, "GRU", false, d::kDynamicWhy, false,
-       A::kNone},
-      {Int8Op::kQLayerNorm, "QLayerNorm", C::kUnary, d::kLayerNorm, Q::kFloatOp, "LayerNormalization", false,
+      {Int8Op::kDynamicQGemm, "DynamicQGemm", C::kDynamic, d::kGemm, Q::kDynamic, FloatOpName(F::kGemm), false,
+       d::kDynamicWhy, false, A::kNone},
+      {Int8Op::kDynamicQMatMul, "DynamicQMatMul", C::kDynamic, d::kMatMul, Q::kDynamic, FloatOpName(F::kMatMul), false,
+       d::kDynamicWhy, false, A::kNone},
+      {Int8Op::kDynamicQLSTM, "DynamicQLSTM", C::kDynamic, d::kLstm, Q::kDynamic, FloatOpName(F::kLSTM), false,
+       d::kDynamicWhy, false, A::kNone},
+      {Int8Op::kDynamicQGRU, "DynamicQGRU", C::kDynamic, d::kGru, Q::kDynamic, FloatOpName(F::kGRU), false,
+       d::kDynamicWhy, false, A::kNone},
+      {Int8Op::kQLayerNorm, "QLayerNorm", C::kUnary, d::kLayerNorm, Q::kFloatOp, FloatOpName(F::kLayerNormalization),
+       false, d::kReplayLaterWhy, true, A::kNone},
+      {Int8Op::kQSoftmax, "QSoftmax", C::kUnary, d::kSoftmax, Q::kFloatOp, FloatOpName(F::kSoftmax), false,
        d::kReplayLaterWhy, true, A::kNone},
-      {Int8Op::kQSoftmax, "QSoftmax", C::kUnary, d::kSoftmax, Q::kFloatOp, "Softmax", false, d::kReplayLaterWhy, true,
-       A::kNone},
       // MatMul of two activations (Convert picks it over QMatMul when input 1 is no constant; Int8OpFrom("MatMul")
       // answers QMatMul, the first entry).
-      {Int8Op::kQBatchMatMul, "QBatchMatMul", C::kBinary, d::kMatMul, Q::kFloatOp, "MatMul", false,
+      {Int8Op::kQBatchMatMul, "QBatchMatMul", C::kBinary, d::kMatMul, Q::kFloatOp, FloatOpName(F::kMatMul), false,
        d::kReplayLaterWhy, true, A::kNone},
   }};
 }();
@@ -220,8 +227,8 @@ constexpr bool IsInt8Op(const NodeLike& n, Int8Op op) {
 constexpr std::optional<Int8Op> Int8OpFrom(std::string_view float_op, bool dynamic) {
   for (const Int8OpInfo& e : kInt8OpTable) {
     if ((e.convert == ConvertForm::kDynamic) != dynamic) continue;
-    for (std::string_view f : e.from) {
-      if (f == float_op) return e.id;
+    for (FloatOp f : e.from) {
+      if (FloatOpName(f) == float_op) return e.id;
     }
   }
   return std::nullopt;

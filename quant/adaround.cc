@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/executor.h"
+#include "core/float_op_table.h"
 #include "quant/float_batch_runs.h"
 #include "quant/fused_ops.h"
 #include "quant/graph_rewrite.h"
@@ -34,7 +35,7 @@ bool AdaRoundFloatConstant(const Graph& g, ValueId id) {
 // Fills `view` for node n with weight qparams q, or returns why AdaRound leaves it alone.
 Result<std::string> DescribeAdaRoundLayer(const Graph& g, const std::vector<int>& uses, const Node& n, const QParams& q,
                                           AdaRoundView* view) {
-  if (!n.domain.empty() || !OpIn(n.op_type, {"Conv", "Gemm", "MatMul"})) {
+  if (!n.domain.empty() || !OpIn(n.op_type, {FloatOp::kConv, FloatOp::kGemm, FloatOp::kMatMul})) {
     return fmt::format("AdaRound handles Conv, Gemm and MatMul, not {}", n.op_type);
   }
   if (n.inputs.size() < 2 || !AdaRoundFloatConstant(g, n.inputs[1])) return std::string("the weight is not a constant");
@@ -42,7 +43,7 @@ Result<std::string> DescribeAdaRoundLayer(const Graph& g, const std::vector<int>
   if (uses[static_cast<size_t>(n.inputs[1])] != 1) return std::string("its weight is shared with another node");
   const Shape& s = g.value(n.inputs[1]).data.shape();
   int out_axis = 0;
-  if (n.op_type == "Conv") {
+  if (n.op_type == FloatOpName(FloatOp::kConv)) {
     if (s.rank() != 4) return fmt::format("a Conv with a rank-{} weight (AdaRound handles 2-D Conv)", s.rank());
     OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, n.attributes.GetString("auto_pad", "NOTSET"));
     if (auto_pad != "NOTSET" && auto_pad != "VALID" && !auto_pad.empty()) {
@@ -68,7 +69,7 @@ Result<std::string> DescribeAdaRoundLayer(const Graph& g, const std::vector<int>
   } else {
     if (s.rank() != 2) return fmt::format("a {} with a rank-{} weight", n.op_type, s.rank());
     bool trans_b = false;
-    if (n.op_type == "Gemm") {
+    if (n.op_type == FloatOpName(FloatOp::kGemm)) {
       OCTET_ASSIGN_OR_RETURN(const float alpha, n.attributes.GetFloat("alpha", 1.0f));
       OCTET_ASSIGN_OR_RETURN(const float beta, n.attributes.GetFloat("beta", 1.0f));
       OCTET_ASSIGN_OR_RETURN(const int64_t trans_a, n.attributes.GetInt("transA", 0));
@@ -404,7 +405,7 @@ Result<AdaRoundResult> AdaRound(const Graph& graph, const std::map<std::string, 
   // Prepare folds a BatchNorm into the layer before it, so the qparams are for the folded weight.
   std::vector<bool> read_by_batch_norm(static_cast<size_t>(graph.num_values()), false);
   for (const Node& n : graph.nodes()) {
-    if (n.op_type == "BatchNormalization" && !n.inputs.empty() && n.inputs[0] != kNoValue) {
+    if (n.op_type == FloatOpName(FloatOp::kBatchNormalization) && !n.inputs.empty() && n.inputs[0] != kNoValue) {
       read_by_batch_norm[static_cast<size_t>(n.inputs[0])] = true;
     }
   }

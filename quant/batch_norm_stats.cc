@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/float_op_table.h"
 #include "quant/fold_batch_norm.h"
 
 namespace octet {
@@ -13,7 +14,8 @@ Result<PreActivationStats> FoldBatchNormKeepingStats(Graph& graph, std::vector<s
   std::map<std::string, std::pair<std::string, ChannelStats>> by_bn;  // BatchNorm name -> (producer, stats)
   const std::vector<int> producers = graph.Producers();
   for (const Node& bn : graph.nodes()) {
-    if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) continue;
+    if (bn.op_type != FloatOpName(FloatOp::kBatchNormalization) || !bn.domain.empty() || bn.inputs.size() != 5)
+      continue;
     const ValueId x = bn.inputs[0];
     if (x == kNoValue || producers[static_cast<size_t>(x)] < 0) continue;
     const Value& gamma = graph.value(bn.inputs[1]);

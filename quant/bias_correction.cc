@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/executor.h"
+#include "core/float_op_table.h"
 #include "quant/float_batch_runs.h"
 #include "quant/fused_ops.h"
 #include "quant/graph_rewrite.h"
@@ -21,17 +22,18 @@ bool HoldsFloatConstant(const Graph& g, ValueId id) {
 
 // Output channels of a Conv/Gemm weight and the axis of its output values that holds them (1 for both).
 Result<int64_t> OutputChannels(const Node& n, const Tensor& w) {
-  if (n.op_type == "Conv") return w.shape().dim(0);
+  if (n.op_type == FloatOpName(FloatOp::kConv)) return w.shape().dim(0);
   OCTET_ASSIGN_OR_RETURN(const int64_t trans_b, n.attributes.GetInt("transB", 0));
   return w.shape().dim(trans_b != 0 ? 0 : 1);
 }
 
 // Why node n's bias cannot be corrected, or "" when it can.
 Result<std::string> Unsupported(const Graph& g, const Node& n) {
-  if (n.op_type != "Conv" && n.op_type != "Gemm") return fmt::format("{} has no bias input", n.op_type);
+  if (n.op_type != FloatOpName(FloatOp::kConv) && n.op_type != FloatOpName(FloatOp::kGemm))
+    return fmt::format("{} has no bias input", n.op_type);
   if (n.inputs.size() < 2 || !HoldsFloatConstant(g, n.inputs[1])) return std::string("the weight is not a constant");
   const Tensor& w = g.value(n.inputs[1]).data;
-  if (n.op_type == "Gemm") {
+  if (n.op_type == FloatOpName(FloatOp::kGemm)) {
     OCTET_ASSIGN_OR_RETURN(const float beta, n.attributes.GetFloat("beta", 1.0f));
     OCTET_ASSIGN_OR_RETURN(const float alpha, n.attributes.GetFloat("alpha", 1.0f));
     OCTET_ASSIGN_OR_RETURN(const int64_t trans_a, n.attributes.GetInt("transA", 0));
@@ -132,12 +134,13 @@ std::vector<float> ExpectedInput(const Graph& g, const std::vector<int>& produce
   const ValueId x = n.inputs[0];
   int p = x == kNoValue ? -1 : producers[static_cast<size_t>(x)];
   // GlobalAveragePool and Flatten keep each channel's mean.
-  while (p >= 0 && g.node(p).domain.empty() && OpIn(g.node(p).op_type, {"GlobalAveragePool", "Flatten"})) {
+  while (p >= 0 && g.node(p).domain.empty() &&
+         OpIn(g.node(p).op_type, {FloatOp::kGlobalAveragePool, FloatOp::kFlatten})) {
     const ValueId y = g.node(p).inputs[0];
     p = y == kNoValue ? -1 : producers[static_cast<size_t>(y)];
   }
   bool relu = false;
-  if (p >= 0 && g.node(p).op_type == "Relu" && g.node(p).domain.empty()) {
+  if (p >= 0 && g.node(p).op_type == FloatOpName(FloatOp::kRelu) && g.node(p).domain.empty()) {
     relu = true;
     const ValueId y = g.node(p).inputs[0];
     p = y == kNoValue ? -1 : producers[static_cast<size_t>(y)];
@@ -161,7 +164,7 @@ std::vector<float> ExpectedInput(const Graph& g, const std::vector<int>& produce
 // sum over the weight of err * E[x], per output channel (zero padding ignored).
 Result<std::vector<double>> AnalyticShift(const Node& n, const Tensor& err, const std::vector<float>& ex) {
   const int64_t in_total = static_cast<int64_t>(ex.size());
-  if (n.op_type == "Conv") {
+  if (n.op_type == FloatOpName(FloatOp::kConv)) {
     OCTET_ASSIGN_OR_RETURN(const int64_t groups, n.attributes.GetInt("group", 1));
     const int64_t o_total = err.shape().dim(0), ig = err.shape().dim(1);
     const int64_t kernel = err.NumElements() / std::max<int64_t>(1, o_total * ig);

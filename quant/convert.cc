@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/float_op_table.h"
 #include "core/op_table.h"
 #include "core/verifier.h"
 #include "observers/qparams_math.h"
@@ -129,10 +130,10 @@ Plan PlanWeighted(const Graph& g, const Node& n) {
   const std::string_view op = n.op_type;
   const Shape& w = g.value(n.inputs[1]).data.shape();
   int64_t out_channels = 0;
-  if (op == "Conv") {
+  if (op == FloatOpName(FloatOp::kConv)) {
     if (w.rank() != 4) return KeepFloat(fmt::format("QConv runs 2-D convolutions; the weight is {}", w));
     out_channels = w.dim(0);
-  } else if (op == "Gemm") {
+  } else if (op == FloatOpName(FloatOp::kGemm)) {
     if (w.rank() != 2) return KeepFloat(fmt::format("Gemm weight {} is not 2-D", w));
     auto trans_a = n.attributes.GetInt("transA", 0);
     auto trans_b = n.attributes.GetInt("transB", 0);
@@ -147,7 +148,7 @@ Plan PlanWeighted(const Graph& g, const Node& n) {
     if (w.rank() != 2) return KeepFloat(fmt::format("QMatMul needs a 2-D [K, N] weight; it is {}", w));
     out_channels = w.dim(1);
   }
-  if (op != "MatMul" && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+  if (op != FloatOpName(FloatOp::kMatMul) && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
     const ValueId b = n.inputs[2];
     if (!IsConstant(g, b, DType::kF32) || g.value(b).data.shape() != Shape{out_channels}) {
       return KeepFloat(fmt::format("its bias '{}' is not a constant f32 of shape [{}]", g.value(b).name,
@@ -173,7 +174,8 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
   if (qconfig->is_dynamic()) return KeepFloat("its QConfig is dynamic (QuantizeDynamic converts it, not Convert)");
   for (size_t k = 1; k < n.outputs.size(); ++k) {
     const ValueId v = n.outputs[k];
-    if (v != kNoValue && uses[static_cast<size_t>(v)] > 0 && op != "Split") {  // Split's outputs are all int8
+    // Split's outputs are all int8.
+    if (v != kNoValue && uses[static_cast<size_t>(v)] > 0 && op != FloatOpName(FloatOp::kSplit)) {
       return KeepFloat(fmt::format("its output '{}' is used and has no int8 form", g.value(v).name));
     }
   }
@@ -194,8 +196,9 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
     case QuantOpKind::kWeighted:
       return PlanWeighted(g, n);
     case QuantOpKind::kGeneral:
-      if (op == "MatMul") return Int8(Int8Op::kQBatchMatMul);  // two activations (a weight makes it kWeighted)
-      if (OpIn(op, {"Softmax", "LayerNormalization"})) {
+      // Two activations (a weight makes it kWeighted).
+      if (op == FloatOpName(FloatOp::kMatMul)) return Int8(Int8Op::kQBatchMatMul);
+      if (OpIn(op, {FloatOp::kSoftmax, FloatOp::kLayerNormalization})) {
         // The int8 kernels work over the last axis; the rank is not known here, so only axis -1 qualifies.
         auto axis = n.attributes.GetInt("axis", -1);
         if (!axis.ok() || *axis != -1) return KeepFloat("QLayerNorm and QSoftmax need axis -1");
@@ -207,10 +210,10 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
       }
       return Int8Of(n);  // Add, Mul, the average pools, the lookups, Softmax, LayerNormalization
     case QuantOpKind::kShared:
-      if (op == "Clip") {
+      if (op == FloatOpName(FloatOp::kClip)) {
         if (auto bounds = ReadClipBounds(g, n); !bounds.ok()) return KeepFloat(bounds.status().message());
       }
-      if (op == "Dropout") return Plan{Action::kDropout, "Identity", "", ""};
+      if (op == FloatOpName(FloatOp::kDropout)) return Plan{Action::kDropout, "Identity", "", ""};
       if (Int8OpFrom(op, /*dynamic=*/false)) return Int8Of(n);     // max pools, Relu, Clip, Concat
       return Plan{Action::kPassThrough, n.op_type, n.domain, ""};  // shape ops run on int8 in ONNX's domain
     case QuantOpKind::kFloat:
@@ -227,10 +230,10 @@ std::vector<bool> DivisorValues(const Graph& g) {
   for (int i = g.num_nodes() - 1; i >= 0; --i) {  // consumers before producers
     const Node& n = g.node(i);
     if (!n.domain.empty() || n.inputs.empty()) continue;
-    if (n.op_type == "Div" && n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+    if (n.op_type == FloatOpName(FloatOp::kDiv) && n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
       divisor[static_cast<size_t>(n.inputs[1])] = true;
     }
-    if (OpIn(n.op_type, {"Sqrt", "Identity"}) && n.inputs[0] != kNoValue && !n.outputs.empty() &&
+    if (OpIn(n.op_type, {FloatOp::kSqrt, FloatOp::kIdentity}) && n.inputs[0] != kNoValue && !n.outputs.empty() &&
         n.outputs[0] != kNoValue && divisor[static_cast<size_t>(n.outputs[0])]) {
       divisor[static_cast<size_t>(n.inputs[0])] = true;
     }
@@ -644,7 +647,7 @@ Status Converter::EmitPassThrough(const Node& n, const Plan& plan) {
     }
   } else if (plan.action == Action::kClamp) {
     attributes = {};
-    if (n.op_type == "Relu") {
+    if (n.op_type == FloatOpName(FloatOp::kRelu)) {
       attributes.Set("min", 0.0f);
     } else {
       auto bounds = ReadClipBounds(in(), n);

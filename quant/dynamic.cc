@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/float_op_table.h"
 #include "core/op_table.h"
 #include "ops/int8/int8_ops.h"
 #include "quant/fuse.h"
@@ -37,7 +38,7 @@ struct DynamicPlan {
 DynamicPlan PlanNode(const Graph& g, const Node& n) {
   DynamicPlan p;
   if (!n.domain.empty()) return p;
-  if (n.op_type == "Gemm") {
+  if (n.op_type == FloatOpName(FloatOp::kGemm)) {
     const Value* w = ConstantInput(g, n, 1);
     if (w == nullptr || w->data.shape().rank() != 2) {
       p.why_not = "the weight (input 1) is not a constant f32 matrix";
@@ -59,7 +60,7 @@ DynamicPlan PlanNode(const Graph& g, const Node& n) {
     }
     return p;
   }
-  if (n.op_type == "MatMul") {
+  if (n.op_type == FloatOpName(FloatOp::kMatMul)) {
     const Value* w = ConstantInput(g, n, 1);
     if (ConstantInput(g, n, 0) != nullptr) return p;  // constant x: folded anyway
     if (w == nullptr || w->data.shape().rank() != 2) {
@@ -70,7 +71,7 @@ DynamicPlan PlanNode(const Graph& g, const Node& n) {
     p.weights.push_back({1, 1, "weight"});
     return p;
   }
-  if (n.op_type == "LSTM" || n.op_type == "GRU") {
+  if (n.op_type == FloatOpName(FloatOp::kLSTM) || n.op_type == FloatOpName(FloatOp::kGRU)) {
     if (ConstantInput(g, n, 1) == nullptr || ConstantInput(g, n, 2) == nullptr) {
       p.why_not = "W and R (inputs 1 and 2) are not both f32 constants";
       return p;

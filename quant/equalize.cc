@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "core/float_op_table.h"
 #include "quant/graph_rewrite.h"
 
 namespace octet {
@@ -57,7 +58,7 @@ Result<bool> LayoutOf(const Graph& g, const Node& n, WeightLayout* l) {
   const Tensor& w = g.value(n.inputs[1]).data;
   const ValueId bias = n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
   if (bias != kNoValue && !IsFloatConstant(g, bias)) return false;
-  if (n.op_type == "Conv") {
+  if (n.op_type == FloatOpName(FloatOp::kConv)) {
     if (w.shape().rank() < 3) return false;
     OCTET_ASSIGN_OR_RETURN(const int64_t groups, n.attributes.GetInt("group", 1));
     l->gemm = false;
@@ -67,7 +68,7 @@ Result<bool> LayoutOf(const Graph& g, const Node& n, WeightLayout* l) {
     l->in = groups * l->in_per_group;
     l->kernel = w.NumElements() / std::max<int64_t>(1, l->out * l->in_per_group);
     if (groups < 1 || l->out % groups != 0) return false;
-  } else if (n.op_type == "Gemm") {
+  } else if (n.op_type == FloatOpName(FloatOp::kGemm)) {
     if (w.shape().rank() != 2) return false;
     OCTET_ASSIGN_OR_RETURN(const float alpha, n.attributes.GetFloat("alpha", 1.0f));
     OCTET_ASSIGN_OR_RETURN(const float beta, n.attributes.GetFloat("beta", 1.0f));
@@ -90,7 +91,7 @@ Result<bool> LayoutOf(const Graph& g, const Node& n, WeightLayout* l) {
 
 // Whether a Conv reads no zero padding (so a constant shift of its input is a constant shift of every output).
 Result<bool> HasNoPadding(const Node& n) {
-  if (n.op_type != "Conv") return true;
+  if (n.op_type != FloatOpName(FloatOp::kConv)) return true;
   OCTET_ASSIGN_OR_RETURN(const std::string auto_pad, n.attributes.GetString("auto_pad", "NOTSET"));
   if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
   OCTET_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, n.attributes.GetInts("pads", {}));
@@ -212,9 +213,9 @@ Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options
       if (r < 0) break;
       const Node& n = g.node(r);
       if (!n.domain.empty()) break;
-      if (n.op_type == "Relu" && !p.relu && !pooled) {
+      if (n.op_type == FloatOpName(FloatOp::kRelu) && !p.relu && !pooled) {
         p.relu = true;
-      } else if (n.op_type == "Clip" && !p.relu && !pooled) {
+      } else if (n.op_type == FloatOpName(FloatOp::kClip) && !p.relu && !pooled) {
         const std::optional<float> lo = ScalarInput(g, n, 1, -std::numeric_limits<float>::infinity());
         const std::optional<float> hi = ScalarInput(g, n, 2, std::numeric_limits<float>::infinity());
         if (!lo || !hi || *lo != 0.0f) break;
@@ -232,19 +233,20 @@ Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options
           clip_to_replace = r;
         }
         p.relu = true;
-      } else if (n.op_type == "GlobalAveragePool" && !pooled) {
+      } else if (n.op_type == FloatOpName(FloatOp::kGlobalAveragePool) && !pooled) {
         pooled = true;
-      } else if (n.op_type == "Flatten" && pooled) {
+      } else if (n.op_type == FloatOpName(FloatOp::kFlatten) && pooled) {
         OCTET_ASSIGN_OR_RETURN(const int64_t axis, n.attributes.GetInt("axis", 1));
         if (axis != 1) break;
       } else {
         OCTET_ASSIGN_OR_RETURN(const bool second_ok, LayoutOf(g, n, &p.l2));
-        if (second_ok && (n.op_type == "Conv" || pooled)) p.second = r;
-        if (second_ok && n.op_type == "Gemm" && pooled) {
+        if (second_ok && (n.op_type == FloatOpName(FloatOp::kConv) || pooled)) p.second = r;
+        if (second_ok && n.op_type == FloatOpName(FloatOp::kGemm) && pooled) {
           // A Gemm after GlobalAveragePool must be behind a Flatten (its input is 2-D).
-          if (through.empty() || through.back() != "Flatten") p.second = -1;
+          if (through.empty() || through.back() != FloatOpName(FloatOp::kFlatten)) p.second = -1;
         }
-        if (second_ok && n.op_type == "Gemm" && !pooled) p.second = -1;  // a Gemm reads no 4-D channel axis
+        // A Gemm reads no 4-D channel axis.
+        if (second_ok && n.op_type == FloatOpName(FloatOp::kGemm) && !pooled) p.second = -1;
         break;
       }
       through.push_back(n.op_type);
@@ -266,7 +268,7 @@ Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options
     }
     if (clip_to_replace >= 0) {
       Node& clip = g.mutable_node(clip_to_replace);
-      clip.op_type = "Relu";
+      clip.op_type = FloatOpName(FloatOp::kRelu);
       clip.inputs.resize(1);
       clip.attributes = AttributeMap();
       report.relu6_replaced.push_back(clip.name);

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "core/float_op_table.h"
 #include "quant/graph_rewrite.h"
 
 namespace octet {
@@ -33,16 +34,16 @@ DType OutputDType(const Node &n, size_t slot, const std::vector<DType> &dtypes) 
   if (n.domain.empty()) {
     const std::string_view op = n.op_type;
     if (OpIn(op, {"Shape", "Size", "NonZero", "ArgMax", "ArgMin"})) return DType::kS32;
-    if (op == "TopK") return slot == 1 ? DType::kS32 : input(0);
+    if (op == FloatOpName(FloatOp::kTopK)) return slot == 1 ? DType::kS32 : input(0);
     if (OpIn(op, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
                   "IsInf"})) {
       return DType::kU8;
     }
-    if (op == "Cast") {
+    if (op == FloatOpName(FloatOp::kCast)) {
       const Attribute *to = n.attributes.Find("to");
       return to != nullptr && to->type() == AttrType::kInt ? FromOnnxElemType(to->i()) : DType::kS32;
     }
-    if (op == "Constant" || op == "ConstantOfShape") {
+    if (op == FloatOpName(FloatOp::kConstant) || op == FloatOpName(FloatOp::kConstantOfShape)) {
       const Attribute *v = n.attributes.Find("value");
       if (v != nullptr && v->type() == AttrType::kTensor) return v->t().dtype();
       if (n.attributes.Find("value_int") != nullptr || n.attributes.Find("value_ints") != nullptr) {
@@ -50,7 +51,7 @@ DType OutputDType(const Node &n, size_t slot, const std::vector<DType> &dtypes) 
       }
       return DType::kF32;
     }
-    if (op == "Where") return input(1);
+    if (op == FloatOpName(FloatOp::kWhere)) return input(1);
   }
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     if (n.inputs[k] != kNoValue) return input(k);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/float_op_table.h"
 #include "quant/graph_rewrite.h"
 
 namespace octet {
@@ -29,12 +30,12 @@ Result<bool> MatchTarget(const Graph& g, const Node& p, FoldTarget* t) {
   if (w == nullptr) return false;
   const ValueId bias = p.inputs.size() > 2 ? p.inputs[2] : kNoValue;
   if (bias != kNoValue && ConstantF32(g, bias) == nullptr) return false;
-  if (p.op_type == "Conv") {
+  if (p.op_type == FloatOpName(FloatOp::kConv)) {
     if (w->shape().rank() < 3) return false;
     t->linear = false;
     t->weight_rows = true;
     t->channels = w->shape().dim(0);
-  } else if (p.op_type == "Gemm") {
+  } else if (p.op_type == FloatOpName(FloatOp::kGemm)) {
     if (w->shape().rank() != 2) return false;
     OCTET_ASSIGN_OR_RETURN(float alpha, p.attributes.GetFloat("alpha", 1.0f));
     OCTET_ASSIGN_OR_RETURN(float beta, p.attributes.GetFloat("beta", 1.0f));
@@ -76,7 +77,8 @@ Result<std::vector<std::string>> FoldBatchNorm(Graph& graph) {
   const std::vector<int> producers = graph.Producers();
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& bn = graph.node(i);
-    if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) continue;
+    if (bn.op_type != FloatOpName(FloatOp::kBatchNormalization) || !bn.domain.empty() || bn.inputs.size() != 5)
+      continue;
     if (bn.outputs.empty() || bn.outputs[0] == kNoValue) continue;
     bool extra_outputs = false;
     for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs |= bn.outputs[k] != kNoValue;

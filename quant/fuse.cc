@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "core/float_op_table.h"
 #include "quant/fold_batch_norm.h"
 #include "quant/fuse_transformer.h"
 #include "quant/fused_ops.h"
@@ -17,7 +18,8 @@ Result<std::vector<std::string>> FuseActivations(Graph& graph) {
   const std::vector<int> uses = CountUses(graph);
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& relu = graph.node(i);
-    if (relu.op_type != "Relu" || !relu.domain.empty() || relu.inputs.size() != 1 || relu.outputs.size() != 1) {
+    if (relu.op_type != FloatOpName(FloatOp::kRelu) || !relu.domain.empty() || relu.inputs.size() != 1 ||
+        relu.outputs.size() != 1) {
       continue;
     }
     const ValueId x = relu.inputs[0];
@@ -41,7 +43,7 @@ std::vector<std::string> FoldConstantNodes(Graph& graph) {
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& node = graph.node(i);
-    if (node.op_type != "Constant" || !node.domain.empty() || node.outputs.size() != 1 ||
+    if (node.op_type != FloatOpName(FloatOp::kConstant) || !node.domain.empty() || node.outputs.size() != 1 ||
         node.outputs[0] == kNoValue || node.attributes.items().size() != 1) {
       continue;
     }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/float_op_table.h"
 #include "core/graph.h"
 
 namespace octet {
@@ -22,6 +23,13 @@ int WeightRank(const Graph& g, const Node& n);
 inline bool OpIn(std::string_view op, std::initializer_list<std::string_view> ops) {
   for (std::string_view o : ops) {
     if (o == op) return true;
+  }
+  return false;
+}
+// Whether op type `op` is one of the float operators `ops`.
+inline bool OpIn(std::string_view op, std::initializer_list<FloatOp> ops) {
+  for (FloatOp o : ops) {
+    if (FloatOpName(o) == op) return true;
   }
   return false;
 }

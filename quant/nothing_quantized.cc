@@ -4,12 +4,17 @@
 
 #include <fmt/format.h>
 
+#include "core/float_op_table.h"
+
 namespace octet {
 namespace {
 
 constexpr size_t kListed = 10;  // the first nodes named; the rest counted
 
-bool IsWeighted(const std::string &op_type) { return op_type == "Conv" || op_type == "Gemm" || op_type == "MatMul"; }
+bool IsWeighted(const std::string &op_type) {
+  return op_type == FloatOpName(FloatOp::kConv) || op_type == FloatOpName(FloatOp::kGemm) ||
+         op_type == FloatOpName(FloatOp::kMatMul);
+}
 
 }  // namespace
 

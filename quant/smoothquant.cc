@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/executor.h"
+#include "core/float_op_table.h"
 #include "quant/float_batch_runs.h"
 #include "quant/fuse.h"
 #include "quant/fuse_transformer.h"
@@ -102,7 +103,7 @@ std::optional<SmoothCandidate> SmoothPlan(const Graph& g, int i, const std::vect
     const Shape& ws = w->data.shape();
     SmoothWeightUse use;
     use.node = u;
-    if (n.op_type == "MatMul") {
+    if (n.op_type == FloatOpName(FloatOp::kMatMul)) {
       if (ws.dim(0) != c) {
         why = fmt::format("'{}': weight {} does not have {} rows", n.name, ws, c);
         return std::nullopt;
@@ -110,7 +111,7 @@ std::optional<SmoothCandidate> SmoothPlan(const Graph& g, int i, const std::vect
       use.n = ws.dim(1);
       use.c_stride = ws.dim(1);
       use.j_stride = 1;
-    } else if (n.op_type == "Gemm" && SmoothIntAttr(n, "transA", 0) == 0) {
+    } else if (n.op_type == FloatOpName(FloatOp::kGemm) && SmoothIntAttr(n, "transA", 0) == 0) {
       const bool trans_b = SmoothIntAttr(n, "transB", 0) != 0;
       if (ws.dim(trans_b ? 1 : 0) != c) {
         why = fmt::format("'{}': weight {} (transB {}) does not read {} channels", n.name, ws, trans_b ? 1 : 0, c);
@@ -202,7 +203,7 @@ Result<SmoothQuantReport> SmoothQuant(Graph& graph, std::span<const std::vector<
   std::vector<SmoothCandidate> cands;
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
-    if (!n.domain.empty() || n.op_type != "LayerNormalization") continue;
+    if (!n.domain.empty() || n.op_type != FloatOpName(FloatOp::kLayerNormalization)) continue;
     std::string why;
     if (auto c = SmoothPlan(graph, i, readers, why)) {
       cands.push_back(std::move(*c));

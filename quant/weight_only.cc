@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/float_op_table.h"
 #include "core/op_table.h"
 #include "ops/int8/int8_ops.h"
 #include "quant/fuse.h"
@@ -21,15 +22,18 @@ bool ConstantF32(const Graph& g, const Node& n, size_t slot) {
 // The weights of n that weight-only quantization replaces (none for other operators).
 std::vector<WeightUseInfo> WeightsOf(const Graph& g, const Node& n) {
   if (!n.domain.empty()) return {};
-  if ((n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") && ConstantF32(g, n, 1)) {
+  if ((n.op_type == FloatOpName(FloatOp::kConv) || n.op_type == FloatOpName(FloatOp::kGemm) ||
+       n.op_type == FloatOpName(FloatOp::kMatMul)) &&
+      ConstantF32(g, n, 1)) {
     const int rank = g.value(n.inputs[1]).data.shape().rank();
-    if (n.op_type == "Conv") return {{1, 0, "weight"}};
-    if (n.op_type == "MatMul") return {{1, rank - 1, "weight"}};
+    if (n.op_type == FloatOpName(FloatOp::kConv)) return {{1, 0, "weight"}};
+    if (n.op_type == FloatOpName(FloatOp::kMatMul)) return {{1, rank - 1, "weight"}};
     const Attribute* t = n.attributes.Find("transB");
     const bool trans_b = t != nullptr && t->type() == AttrType::kInt && t->i() != 0;
     return {{1, trans_b ? 0 : 1, "weight"}};
   }
-  if ((n.op_type == "LSTM" || n.op_type == "GRU") && ConstantF32(g, n, 1) && ConstantF32(g, n, 2)) {
+  if ((n.op_type == FloatOpName(FloatOp::kLSTM) || n.op_type == FloatOpName(FloatOp::kGRU)) && ConstantF32(g, n, 1) &&
+      ConstantF32(g, n, 2)) {
     return {{1, 1, "W"}, {2, 1, "R"}};
   }
   return {};

@@ -10,6 +10,7 @@
 #include "core/threading.h"
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -186,11 +187,11 @@ Result<PreparedOp> PrepareTopK(const OpPrepareArgs& args) {
 
 Status RegisterAxisScanOps(OpRegistry& registry) {
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "ArgMax", [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, true); }));
+      RegisterFloatOp(registry, FloatOp::kArgMax, [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, true); }));
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "ArgMin", [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, false); }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "CumSum", PrepareCumSum));
-  return registry.Register("", "TopK", PrepareTopK);
+      RegisterFloatOp(registry, FloatOp::kArgMin, [](const OpPrepareArgs& a) { return PrepareArgExtreme(a, false); }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kCumSum, PrepareCumSum));
+  return RegisterFloatOp(registry, FloatOp::kTopK, PrepareTopK);
 }
 
 }  // namespace octet::float_ops

@@ -10,6 +10,7 @@
 #include "core/threading.h"
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -178,16 +179,15 @@ Result<PreparedOp> PrepareBinary(const OpPrepareArgs& args, BinaryKind kind, con
 
 Status RegisterBinaryOps(OpRegistry& registry) {
   struct Entry {
-    const char* op;
+    FloatOp op;
     BinaryKind kind;
     const char* name;
   };
-  for (const Entry& e : {Entry{"Add", BinaryKind::kAdd, "add"}, Entry{"Sub", BinaryKind::kSub, "sub"},
-                         Entry{"Mul", BinaryKind::kMul, "mul"}, Entry{"Div", BinaryKind::kDiv, "div"},
-                         Entry{"Pow", BinaryKind::kPow, "pow"}}) {
-    OCTET_RETURN_IF_ERROR(registry.Register("", e.op, [e](const OpPrepareArgs& args) {
-      return PrepareBinary(args, e.kind, e.name);
-    }));
+  for (const Entry& e : {Entry{FloatOp::kAdd, BinaryKind::kAdd, "add"}, Entry{FloatOp::kSub, BinaryKind::kSub, "sub"},
+                         Entry{FloatOp::kMul, BinaryKind::kMul, "mul"}, Entry{FloatOp::kDiv, BinaryKind::kDiv, "div"},
+                         Entry{FloatOp::kPow, BinaryKind::kPow, "pow"}}) {
+    OCTET_RETURN_IF_ERROR(RegisterFloatOp(
+        registry, e.op, [e](const OpPrepareArgs& args) { return PrepareBinary(args, e.kind, e.name); }));
   }
   return OkStatus();
 }

@@ -7,6 +7,7 @@
 
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -112,8 +113,8 @@ Result<PreparedOp> PrepareMod(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterBinaryMathOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "PRelu", PreparePRelu));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Mod", PrepareMod));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kPRelu, PreparePRelu));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kMod, PrepareMod));
   return OkStatus();
 }
 

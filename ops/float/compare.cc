@@ -3,6 +3,7 @@
 
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -147,30 +148,32 @@ Result<PreparedOp> PrepareWhere(const OpPrepareArgs& args) {
 
 Status RegisterCompareOps(OpRegistry& registry) {
   struct CompareEntry {
-    const char* op;
+    FloatOp op;
     CompareKind kind;
     const char* name;
   };
   for (const CompareEntry& e :
-       {CompareEntry{"Equal", CompareKind::kEqual, "equal"}, CompareEntry{"Less", CompareKind::kLess, "less"},
-        CompareEntry{"Greater", CompareKind::kGreater, "greater"},
-        CompareEntry{"LessOrEqual", CompareKind::kLessOrEqual, "less_equal"},
-        CompareEntry{"GreaterOrEqual", CompareKind::kGreaterOrEqual, "greater_equal"}}) {
-    OCTET_RETURN_IF_ERROR(
-        registry.Register("", e.op, [e](const OpPrepareArgs& args) { return PrepareCompare(args, e.kind, e.name); }));
+       {CompareEntry{FloatOp::kEqual, CompareKind::kEqual, "equal"},
+        CompareEntry{FloatOp::kLess, CompareKind::kLess, "less"},
+        CompareEntry{FloatOp::kGreater, CompareKind::kGreater, "greater"},
+        CompareEntry{FloatOp::kLessOrEqual, CompareKind::kLessOrEqual, "less_equal"},
+        CompareEntry{FloatOp::kGreaterOrEqual, CompareKind::kGreaterOrEqual, "greater_equal"}}) {
+    OCTET_RETURN_IF_ERROR(RegisterFloatOp(
+        registry, e.op, [e](const OpPrepareArgs& args) { return PrepareCompare(args, e.kind, e.name); }));
   }
   struct LogicEntry {
-    const char* op;
+    FloatOp op;
     LogicKind kind;
     const char* name;
   };
-  for (const LogicEntry& e : {LogicEntry{"And", LogicKind::kAnd, "and"}, LogicEntry{"Or", LogicKind::kOr, "or"},
-                              LogicEntry{"Xor", LogicKind::kXor, "xor"}}) {
+  for (const LogicEntry& e :
+       {LogicEntry{FloatOp::kAnd, LogicKind::kAnd, "and"}, LogicEntry{FloatOp::kOr, LogicKind::kOr, "or"},
+        LogicEntry{FloatOp::kXor, LogicKind::kXor, "xor"}}) {
     OCTET_RETURN_IF_ERROR(
-        registry.Register("", e.op, [e](const OpPrepareArgs& args) { return PrepareLogic(args, e.kind, e.name); }));
+        RegisterFloatOp(registry, e.op, [e](const OpPrepareArgs& args) { return PrepareLogic(args, e.kind, e.name); }));
   }
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Not", PrepareNot));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Where", PrepareWhere));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kNot, PrepareNot));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kWhere, PrepareWhere));
   return OkStatus();
 }
 

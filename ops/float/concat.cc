@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -110,8 +111,8 @@ Result<PreparedOp> PrepareSplit(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterConcatOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Concat", PrepareConcat));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Split", PrepareSplit));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kConcat, PrepareConcat));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kSplit, PrepareSplit));
   return OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -111,10 +112,10 @@ Result<PreparedOp> PrepareSize(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterConstantOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Size", PrepareSize));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Constant", PrepareConstant));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "ConstantOfShape", PrepareConstantOfShape));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Shape", PrepareShape));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kSize, PrepareSize));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kConstant, PrepareConstant));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kConstantOfShape, PrepareConstantOfShape));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kShape, PrepareShape));
   return OkStatus();
 }
 

@@ -251,8 +251,8 @@ Result<PreparedOp> PrepareLoop(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterControlFlowOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "If", PrepareIf));
-  return registry.Register("", "Loop", PrepareLoop);
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kIf, PrepareIf));
+  return RegisterFloatOp(registry, FloatOp::kLoop, PrepareLoop);
 }
 
 }  // namespace octet::float_ops

@@ -13,6 +13,7 @@
 #include "core/threading.h"
 #include "ops/float/conv_nd.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/sgemm.h"
 #include "ops/float/ukernels/dwconv.h"
 
@@ -671,8 +672,8 @@ Result<PreparedOp> PrepareConvTranspose(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterConvOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Conv", PrepareConv));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "ConvTranspose", PrepareConvTranspose));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kConv, PrepareConv));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kConvTranspose, PrepareConvTranspose));
   return OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include "core/threading.h"
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -69,9 +70,10 @@ Result<PreparedOp> PrepareDepthSpace(const OpPrepareArgs& args, bool to_space) {
 }  // namespace
 
 Status RegisterDepthSpaceOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(
-      registry.Register("", "DepthToSpace", [](const OpPrepareArgs& a) { return PrepareDepthSpace(a, true); }));
-  return registry.Register("", "SpaceToDepth", [](const OpPrepareArgs& a) { return PrepareDepthSpace(a, false); });
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kDepthToSpace,
+                                        [](const OpPrepareArgs& a) { return PrepareDepthSpace(a, true); }));
+  return RegisterFloatOp(registry, FloatOp::kSpaceToDepth,
+                         [](const OpPrepareArgs& a) { return PrepareDepthSpace(a, false); });
 }
 
 }  // namespace octet::float_ops

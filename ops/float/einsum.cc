@@ -10,6 +10,7 @@
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -191,6 +192,6 @@ Result<PreparedOp> PrepareEinsum(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterEinsumOps(OpRegistry& registry) { return registry.Register("", "Einsum", PrepareEinsum); }
+Status RegisterEinsumOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kEinsum, PrepareEinsum); }
 
 }  // namespace octet::float_ops

@@ -7,6 +7,7 @@
 
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -82,8 +83,8 @@ Result<PreparedOp> PrepareTile(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterExpandOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Expand", PrepareExpand));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Tile", PrepareTile));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kExpand, PrepareExpand));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kTile, PrepareTile));
   return OkStatus();
 }
 

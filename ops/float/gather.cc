@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -47,6 +48,6 @@ Result<PreparedOp> PrepareGather(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterGatherOps(OpRegistry& registry) { return registry.Register("", "Gather", PrepareGather); }
+Status RegisterGatherOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kGather, PrepareGather); }
 
 }  // namespace octet::float_ops

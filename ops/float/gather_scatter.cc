@@ -11,6 +11,7 @@
 
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -204,12 +205,13 @@ Result<PreparedOp> PrepareND(const OpPrepareArgs& args, bool scatter) {
 }  // namespace
 
 Status RegisterGatherScatterOps(OpRegistry& registry) {
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kGatherElements,
+                                        [](const OpPrepareArgs& a) { return PrepareElements(a, false); }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kScatterElements,
+                                        [](const OpPrepareArgs& a) { return PrepareElements(a, true); }));
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "GatherElements", [](const OpPrepareArgs& a) { return PrepareElements(a, false); }));
-  OCTET_RETURN_IF_ERROR(
-      registry.Register("", "ScatterElements", [](const OpPrepareArgs& a) { return PrepareElements(a, true); }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "GatherND", [](const OpPrepareArgs& a) { return PrepareND(a, false); }));
-  return registry.Register("", "ScatterND", [](const OpPrepareArgs& a) { return PrepareND(a, true); });
+      RegisterFloatOp(registry, FloatOp::kGatherND, [](const OpPrepareArgs& a) { return PrepareND(a, false); }));
+  return RegisterFloatOp(registry, FloatOp::kScatterND, [](const OpPrepareArgs& a) { return PrepareND(a, true); });
 }
 
 }  // namespace octet::float_ops

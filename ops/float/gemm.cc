@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/sgemm.h"
 
 namespace octet::float_ops {
@@ -167,8 +168,8 @@ Result<PreparedOp> PrepareMatMul(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterGemmOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Gemm", PrepareGemm));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "MatMul", PrepareMatMul));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kGemm, PrepareGemm));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kMatMul, PrepareMatMul));
   return OkStatus();
 }
 

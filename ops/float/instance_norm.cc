@@ -6,6 +6,7 @@
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -52,7 +53,7 @@ Result<PreparedOp> PrepareInstanceNorm(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterInstanceNormOps(OpRegistry& registry) {
-  return registry.Register("", "InstanceNormalization", PrepareInstanceNorm);
+  return RegisterFloatOp(registry, FloatOp::kInstanceNormalization, PrepareInstanceNorm);
 }
 
 }  // namespace octet::float_ops

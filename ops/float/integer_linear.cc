@@ -7,6 +7,7 @@
 
 #include "ops/float/linear_qparams.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/reference/qconv_op_reference.h"
 #include "ops/reference/qgemm_reference.h"
 #include "ops/reference/requantize_reference.h"
@@ -338,10 +339,10 @@ Result<PreparedOp> PrepareQLinearMatMul(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterIntegerLinearOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "ConvInteger", PrepareConvInteger));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "MatMulInteger", PrepareMatMulInteger));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "QLinearConv", PrepareQLinearConv));
-  return registry.Register("", "QLinearMatMul", PrepareQLinearMatMul);
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kConvInteger, PrepareConvInteger));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kMatMulInteger, PrepareMatMulInteger));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kQLinearConv, PrepareQLinearConv));
+  return RegisterFloatOp(registry, FloatOp::kQLinearMatMul, PrepareQLinearMatMul);
 }
 
 }  // namespace octet::float_ops

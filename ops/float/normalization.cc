@@ -7,6 +7,7 @@
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -213,8 +214,8 @@ Result<PreparedOp> PrepareLayerNorm(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterNormalizationOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "BatchNormalization", PrepareBatchNorm));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "LayerNormalization", PrepareLayerNorm));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kBatchNormalization, PrepareBatchNorm));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kLayerNormalization, PrepareLayerNorm));
   return OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -118,6 +119,6 @@ Result<PreparedOp> PreparePad(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterPadOps(OpRegistry& registry) { return registry.Register("", "Pad", PreparePad); }
+Status RegisterPadOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kPad, PreparePad); }
 
 }  // namespace octet::float_ops

@@ -11,6 +11,7 @@
 #include "core/threading.h"
 #include "ops/float/op_util.h"
 #include "ops/float/pool_nd.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 
@@ -229,13 +230,14 @@ Result<PreparedOp> PrepareGlobalPool(const OpPrepareArgs& args, bool is_max) {
 }  // namespace
 
 Status RegisterPoolOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "MaxPool", [](const OpPrepareArgs& a) { return PreparePool(a, true); }));
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "AveragePool", [](const OpPrepareArgs& a) { return PreparePool(a, false); }));
+      RegisterFloatOp(registry, FloatOp::kMaxPool, [](const OpPrepareArgs& a) { return PreparePool(a, true); }));
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "GlobalAveragePool", [](const OpPrepareArgs& a) { return PrepareGlobalPool(a, false); }));
-  OCTET_RETURN_IF_ERROR(
-      registry.Register("", "GlobalMaxPool", [](const OpPrepareArgs& a) { return PrepareGlobalPool(a, true); }));
+      RegisterFloatOp(registry, FloatOp::kAveragePool, [](const OpPrepareArgs& a) { return PreparePool(a, false); }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kGlobalAveragePool,
+                                        [](const OpPrepareArgs& a) { return PrepareGlobalPool(a, false); }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kGlobalMaxPool,
+                                        [](const OpPrepareArgs& a) { return PrepareGlobalPool(a, true); }));
   return OkStatus();
 }
 

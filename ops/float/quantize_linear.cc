@@ -6,6 +6,7 @@
 
 #include "ops/float/linear_qparams.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -137,9 +138,9 @@ Result<PreparedOp> PrepareDynamicQuantizeLinear(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterQuantizeLinearOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "QuantizeLinear", PrepareQuantizeLinear));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "DequantizeLinear", PrepareDequantizeLinear));
-  return registry.Register("", "DynamicQuantizeLinear", PrepareDynamicQuantizeLinear);
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kQuantizeLinear, PrepareQuantizeLinear));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kDequantizeLinear, PrepareDequantizeLinear));
+  return RegisterFloatOp(registry, FloatOp::kDynamicQuantizeLinear, PrepareDynamicQuantizeLinear);
 }
 
 }  // namespace octet::float_ops

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -73,6 +74,6 @@ Result<PreparedOp> PrepareRange(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterRangeOps(OpRegistry& registry) { return registry.Register("", "Range", PrepareRange); }
+Status RegisterRangeOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kRange, PrepareRange); }
 
 }  // namespace octet::float_ops

@@ -9,6 +9,7 @@
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -122,22 +123,26 @@ Result<PreparedOp> PrepareReduce(const OpPrepareArgs& args, ReduceKind kind, boo
 }  // namespace
 
 Status RegisterReduceOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register(
-      "", "ReduceMean", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMean, false, "reduce_mean"); }));
-  OCTET_RETURN_IF_ERROR(registry.Register(
-      "", "ReduceSum", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kSum, true, "reduce_sum"); }));
-  OCTET_RETURN_IF_ERROR(registry.Register(
-      "", "ReduceMax", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMax, false, "reduce_max"); }));
-  OCTET_RETURN_IF_ERROR(registry.Register(
-      "", "ReduceMin", [](const OpPrepareArgs& a) { return PrepareReduce(a, ReduceKind::kMin, false, "reduce_min"); }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kReduceMean, [](const OpPrepareArgs& a) {
+    return PrepareReduce(a, ReduceKind::kMean, false, "reduce_mean");
+  }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kReduceSum, [](const OpPrepareArgs& a) {
+    return PrepareReduce(a, ReduceKind::kSum, true, "reduce_sum");
+  }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kReduceMax, [](const OpPrepareArgs& a) {
+    return PrepareReduce(a, ReduceKind::kMax, false, "reduce_max");
+  }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kReduceMin, [](const OpPrepareArgs& a) {
+    return PrepareReduce(a, ReduceKind::kMin, false, "reduce_min");
+  }));
   // The rest of ONNX's reductions (axes an attribute, as io/onnx/opset_adapters.cc reads opset 18's axes input).
-  const std::pair<const char*, ReduceKind> more[] = {
-      {"ReduceProd", ReduceKind::kProd},     {"ReduceL1", ReduceKind::kL1},
-      {"ReduceL2", ReduceKind::kL2},         {"ReduceSumSquare", ReduceKind::kSumSquare},
-      {"ReduceLogSum", ReduceKind::kLogSum}, {"ReduceLogSumExp", ReduceKind::kLogSumExp}};
+  const std::pair<FloatOp, ReduceKind> more[] = {
+      {FloatOp::kReduceProd, ReduceKind::kProd},     {FloatOp::kReduceL1, ReduceKind::kL1},
+      {FloatOp::kReduceL2, ReduceKind::kL2},         {FloatOp::kReduceSumSquare, ReduceKind::kSumSquare},
+      {FloatOp::kReduceLogSum, ReduceKind::kLogSum}, {FloatOp::kReduceLogSumExp, ReduceKind::kLogSumExp}};
   for (const auto& [op, kind] : more) {
-    const std::string kernel = "reduce_" + std::string(op + 6);
-    OCTET_RETURN_IF_ERROR(registry.Register("", op, [kind = kind, kernel](const OpPrepareArgs& a) {
+    const std::string kernel = "reduce_" + std::string(FloatOpName(op).substr(6));
+    OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, op, [kind = kind, kernel](const OpPrepareArgs& a) {
       return PrepareReduce(a, kind, false, kernel.c_str());
     }));
   }

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -191,12 +192,12 @@ Result<PreparedOp> PrepareDropout(const OpPrepareArgs& args) {
 }  // namespace
 
 Status RegisterReshapeOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Reshape", PrepareReshape));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Flatten", PrepareFlatten));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Squeeze", PrepareSqueeze));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Unsqueeze", PrepareUnsqueeze));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Identity", PrepareIdentity));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Dropout", PrepareDropout));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kReshape, PrepareReshape));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kFlatten, PrepareFlatten));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kSqueeze, PrepareSqueeze));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kUnsqueeze, PrepareUnsqueeze));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kIdentity, PrepareIdentity));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kDropout, PrepareDropout));
   return OkStatus();
 }
 

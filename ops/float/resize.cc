@@ -16,6 +16,7 @@
 #include "core/threading.h"
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -402,6 +403,6 @@ Result<PreparedOp> PrepareResize(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterResizeOps(OpRegistry& registry) { return registry.Register("", "Resize", PrepareResize); }
+Status RegisterResizeOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kResize, PrepareResize); }
 
 }  // namespace octet::float_ops

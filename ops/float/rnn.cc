@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/rnn_recurrence.h"
 #include "ops/float/sgemm.h"
 
@@ -88,8 +89,10 @@ Result<PreparedOp> PrepareRnn(const OpPrepareArgs& args, bool lstm) {
 }  // namespace
 
 Status RegisterRnnOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("", "LSTM", [](const OpPrepareArgs& a) { return PrepareRnn(a, true); }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "GRU", [](const OpPrepareArgs& a) { return PrepareRnn(a, false); }));
+  OCTET_RETURN_IF_ERROR(
+      RegisterFloatOp(registry, FloatOp::kLSTM, [](const OpPrepareArgs& a) { return PrepareRnn(a, true); }));
+  OCTET_RETURN_IF_ERROR(
+      RegisterFloatOp(registry, FloatOp::kGRU, [](const OpPrepareArgs& a) { return PrepareRnn(a, false); }));
   return OkStatus();
 }
 

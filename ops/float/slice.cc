@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/strided_copy.h"
 
 namespace octet::float_ops {
@@ -63,6 +64,6 @@ Result<PreparedOp> PrepareSlice(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterSliceOps(OpRegistry& registry) { return registry.Register("", "Slice", PrepareSlice); }
+Status RegisterSliceOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kSlice, PrepareSlice); }
 
 }  // namespace octet::float_ops

@@ -6,6 +6,7 @@
 
 #include "core/threading.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/ukernels/softmax_row.h"
 
 namespace octet::float_ops {
@@ -81,11 +82,11 @@ Result<PreparedOp> PrepareSoftmax(const OpPrepareArgs& args, bool log, bool hard
 
 Status RegisterSoftmaxOps(OpRegistry& registry) {
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "Softmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false); }));
+      RegisterFloatOp(registry, FloatOp::kSoftmax, [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false); }));
   OCTET_RETURN_IF_ERROR(
-      registry.Register("", "LogSoftmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, true); }));
-  OCTET_RETURN_IF_ERROR(
-      registry.Register("", "Hardmax", [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false, true); }));
+      RegisterFloatOp(registry, FloatOp::kLogSoftmax, [](const OpPrepareArgs& a) { return PrepareSoftmax(a, true); }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kHardmax,
+                                        [](const OpPrepareArgs& a) { return PrepareSoftmax(a, false, true); }));
   return OkStatus();
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/strided_copy.h"
 
 namespace octet::float_ops {
@@ -37,6 +38,8 @@ Result<PreparedOp> PrepareTranspose(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterTransposeOps(OpRegistry& registry) { return registry.Register("", "Transpose", PrepareTranspose); }
+Status RegisterTransposeOps(OpRegistry& registry) {
+  return RegisterFloatOp(registry, FloatOp::kTranspose, PrepareTranspose);
+}
 
 }  // namespace octet::float_ops

@@ -6,6 +6,7 @@
 
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -45,6 +46,6 @@ Result<PreparedOp> PrepareTrilu(const OpPrepareArgs& args) {
 
 }  // namespace
 
-Status RegisterTriluOps(OpRegistry& registry) { return registry.Register("", "Trilu", PrepareTrilu); }
+Status RegisterTriluOps(OpRegistry& registry) { return RegisterFloatOp(registry, FloatOp::kTrilu, PrepareTrilu); }
 
 }  // namespace octet::float_ops

@@ -13,6 +13,7 @@
 #include "ops/float/half_float.h"
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 #include "ops/float/ukernels/erf.h"
 
 namespace octet::float_ops {
@@ -44,8 +45,8 @@ Result<PreparedOp> PrepareUnary(const OpPrepareArgs& args, size_t max_inputs, co
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 template <typename F>
-Status RegisterSimple(OpRegistry& registry, const char* op, const char* name, F f) {
-  return registry.Register("", op, [name, f](const OpPrepareArgs& args) {
+Status RegisterSimple(OpRegistry& registry, FloatOp op, const char* name, F f) {
+  return RegisterFloatOp(registry, op, [name, f](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, name, [f]() -> Result<std::unique_ptr<OpKernel>> { return UnaryKernel(f); });
   });
 }
@@ -298,8 +299,8 @@ Result<PreparedOp> PrepareSign(const OpPrepareArgs& args) {
 
 // Neg and Abs: f32 as the other unary functions, and integer tensors (s32 for ONNX's int32/int64, s8; u8 for Abs)
 // with two's complement wrap-around, as ONNX's integer arithmetic (the LayerNormalization function negates an axis).
-Status RegisterNegAbs(OpRegistry& registry, const char* op, bool abs) {
-  return registry.Register("", op, [abs](const OpPrepareArgs& args) -> Result<PreparedOp> {
+Status RegisterNegAbs(OpRegistry& registry, FloatOp op, bool abs) {
+  return RegisterFloatOp(registry, op, [abs](const OpPrepareArgs& args) -> Result<PreparedOp> {
     const char* name = abs ? "abs" : "neg";
     if (args.inputs.empty() || args.inputs[0].dtype == DType::kF32) {
       return PrepareUnary(args, 1, name, [abs]() -> Result<std::unique_ptr<OpKernel>> {
@@ -339,21 +340,29 @@ Status RegisterNegAbs(OpRegistry& registry, const char* op, bool abs) {
 // ONNX's other element-wise float functions (trigonometric, hyperbolic, Softsign, Celu, Shrink, ThresholdedRelu).
 Status RegisterMoreUnaryOps(OpRegistry& registry) {
   using Fn = float (*)(float);
-  const std::pair<const char*, Fn> simple[] = {
-      {"Tan", [](float x) { return std::tan(x); }},     {"Asin", [](float x) { return std::asin(x); }},
-      {"Acos", [](float x) { return std::acos(x); }},   {"Atan", [](float x) { return std::atan(x); }},
-      {"Sinh", [](float x) { return std::sinh(x); }},   {"Cosh", [](float x) { return std::cosh(x); }},
-      {"Asinh", [](float x) { return std::asinh(x); }}, {"Acosh", [](float x) { return std::acosh(x); }},
-      {"Atanh", [](float x) { return std::atanh(x); }}, {"Softsign", [](float x) { return x / (1.0f + std::fabs(x)); }},
+  const std::pair<FloatOp, Fn> simple[] = {
+      {FloatOp::kTan, [](float x) { return std::tan(x); }},
+      {FloatOp::kAsin, [](float x) { return std::asin(x); }},
+      {FloatOp::kAcos, [](float x) { return std::acos(x); }},
+      {FloatOp::kAtan, [](float x) { return std::atan(x); }},
+      {FloatOp::kSinh, [](float x) { return std::sinh(x); }},
+      {FloatOp::kCosh, [](float x) { return std::cosh(x); }},
+      {FloatOp::kAsinh, [](float x) { return std::asinh(x); }},
+      {FloatOp::kAcosh, [](float x) { return std::acosh(x); }},
+      {FloatOp::kAtanh, [](float x) { return std::atanh(x); }},
+      {FloatOp::kSoftsign, [](float x) { return x / (1.0f + std::fabs(x)); }},
   };
-  for (const auto& [op, f] : simple) OCTET_RETURN_IF_ERROR(RegisterSimple(registry, op, op, f));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "ThresholdedRelu", [](const OpPrepareArgs& args) {
+  for (const auto& [op, f] : simple) {
+    // The kernel is named after the operator (the table's names are string literals: null-terminated).
+    OCTET_RETURN_IF_ERROR(RegisterSimple(registry, op, FloatOpName(op).data(), f));
+  }
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kThresholdedRelu, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "thresholded_relu", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.0f));
       return UnaryKernel([alpha](float x) { return x > alpha ? x : 0.0f; });
     });
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Celu", [](const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kCelu, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "celu", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.0f));
       if (alpha == 0.0f) return InvalidArgument("attribute 'alpha' must not be 0");
@@ -361,7 +370,7 @@ Status RegisterMoreUnaryOps(OpRegistry& registry) {
           [alpha](float x) { return std::max(0.0f, x) + std::min(0.0f, alpha * std::expm1(x / alpha)); });
     });
   }));
-  return registry.Register("", "Shrink", [](const OpPrepareArgs& args) {
+  return RegisterFloatOp(registry, FloatOp::kShrink, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "shrink", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float bias, args.node.attributes.GetFloat("bias", 0.0f));
       OCTET_ASSIGN_OR_RETURN(float lambd, args.node.attributes.GetFloat("lambd", 0.5f));
@@ -371,59 +380,59 @@ Status RegisterMoreUnaryOps(OpRegistry& registry) {
 }
 
 Status RegisterUnaryOps(OpRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Relu", "relu", [](float x) { return x > 0.0f ? x : 0.0f; }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sigmoid", "sigmoid", [](float x) { return Sigmoid(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Tanh", "tanh", [](float x) { return std::tanh(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "HardSwish", "hardswish", [](float x) {
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kRelu, "relu", [](float x) { return x > 0.0f ? x : 0.0f; }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kSigmoid, "sigmoid", [](float x) { return Sigmoid(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kTanh, "tanh", [](float x) { return std::tanh(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kHardSwish, "hardswish", [](float x) {
     return x * std::max(0.0f, std::min(1.0f, x * (1.0f / 6.0f) + 0.5f));
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Erf", PrepareErf));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sqrt", "sqrt", [](float x) { return std::sqrt(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Exp", "exp", [](float x) { return std::exp(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Log", "log", [](float x) { return std::log(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, "Neg", false));
-  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, "Abs", true));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Reciprocal", "reciprocal", [](float x) { return 1.0f / x; }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Clip", PrepareClip));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Gelu", PrepareGelu));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "LeakyRelu", [](const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kErf, PrepareErf));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kSqrt, "sqrt", [](float x) { return std::sqrt(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kExp, "exp", [](float x) { return std::exp(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kLog, "log", [](float x) { return std::log(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, FloatOp::kNeg, false));
+  OCTET_RETURN_IF_ERROR(RegisterNegAbs(registry, FloatOp::kAbs, true));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kReciprocal, "reciprocal", [](float x) { return 1.0f / x; }));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kClip, PrepareClip));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kGelu, PrepareGelu));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kLeakyRelu, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "leaky_relu", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 0.01f));
       return UnaryKernel([alpha](float x) { return x < 0.0f ? alpha * x : x; });
     });
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "HardSigmoid", [](const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kHardSigmoid, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "hardsigmoid", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 0.2f));
       OCTET_ASSIGN_OR_RETURN(float beta, args.node.attributes.GetFloat("beta", 0.5f));
       return UnaryKernel([alpha, beta](float x) { return std::max(0.0f, std::min(1.0f, alpha * x + beta)); });
     });
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Cast", PrepareCast));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kCast, PrepareCast));
   // std::nearbyint rounds half to even in the default rounding mode, which octet never changes.
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Floor", "floor", [](float x) { return std::floor(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Ceil", "ceil", [](float x) { return std::ceil(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Round", "round", [](float x) { return std::nearbyint(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Sin", "sin", [](float x) { return std::sin(x); }));
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Cos", "cos", [](float x) { return std::cos(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kFloor, "floor", [](float x) { return std::floor(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kCeil, "ceil", [](float x) { return std::ceil(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kRound, "round", [](float x) { return std::nearbyint(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kSin, "sin", [](float x) { return std::sin(x); }));
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kCos, "cos", [](float x) { return std::cos(x); }));
   // log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
-  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, "Softplus", "softplus", [](float x) {
+  OCTET_RETURN_IF_ERROR(RegisterSimple(registry, FloatOp::kSoftplus, "softplus", [](float x) {
     return x > 0.0f ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Elu", [](const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kElu, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "elu", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.0f));
       return UnaryKernel([alpha](float x) { return x < 0.0f ? alpha * std::expm1(x) : x; });
     });
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Selu", [](const OpPrepareArgs& args) {
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kSelu, [](const OpPrepareArgs& args) {
     return PrepareUnary(args, 1, "selu", [&]() -> Result<std::unique_ptr<OpKernel>> {
       OCTET_ASSIGN_OR_RETURN(float alpha, args.node.attributes.GetFloat("alpha", 1.67326319217681884765625f));
       OCTET_ASSIGN_OR_RETURN(float gamma, args.node.attributes.GetFloat("gamma", 1.05070102214813232421875f));
       return UnaryKernel([alpha, gamma](float x) { return x > 0.0f ? gamma * x : gamma * alpha * std::expm1(x); });
     });
   }));
-  OCTET_RETURN_IF_ERROR(registry.Register("", "Sign", PrepareSign));
+  OCTET_RETURN_IF_ERROR(RegisterFloatOp(registry, FloatOp::kSign, PrepareSign));
   return RegisterMoreUnaryOps(registry);
 }
 

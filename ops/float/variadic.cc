@@ -8,6 +8,7 @@
 
 #include "ops/float/nary_broadcast.h"
 #include "ops/float/op_util.h"
+#include "ops/float/registry.h"
 
 namespace octet::float_ops {
 namespace {
@@ -108,14 +109,15 @@ Result<PreparedOp> PrepareVariadic(const OpPrepareArgs& args, VariadicKind kind,
 
 Status RegisterVariadicOps(OpRegistry& registry) {
   struct Entry {
-    const char* op;
+    FloatOp op;
     VariadicKind kind;
     const char* name;
   };
-  for (const Entry& e : {Entry{"Max", VariadicKind::kMax, "max"}, Entry{"Min", VariadicKind::kMin, "min"},
-                         Entry{"Sum", VariadicKind::kSum, "sum"}, Entry{"Mean", VariadicKind::kMean, "mean"}}) {
-    OCTET_RETURN_IF_ERROR(
-        registry.Register("", e.op, [e](const OpPrepareArgs& args) { return PrepareVariadic(args, e.kind, e.name); }));
+  for (const Entry& e :
+       {Entry{FloatOp::kMax, VariadicKind::kMax, "max"}, Entry{FloatOp::kMin, VariadicKind::kMin, "min"},
+        Entry{FloatOp::kSum, VariadicKind::kSum, "sum"}, Entry{FloatOp::kMean, VariadicKind::kMean, "mean"}}) {
+    OCTET_RETURN_IF_ERROR(RegisterFloatOp(
+        registry, e.op, [e](const OpPrepareArgs& args) { return PrepareVariadic(args, e.kind, e.name); }));
   }
   return OkStatus();
 }

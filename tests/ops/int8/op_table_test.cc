@@ -58,7 +58,7 @@ TEST_CASE("op table: every int8 operator has its Prepare, its replay and its fie
     CHECK(!FindInt8Op("", e.name).has_value());
     // MatMul gives QMatMul (constant weight); Convert picks QBatchMatMul itself when both inputs are activations.
     if (e.id == Int8Op::kQBatchMatMul) continue;
-    for (std::string_view f : e.from) CHECK(Int8OpFrom(f, e.convert == ConvertForm::kDynamic) == e.id);
+    for (FloatOp f : e.from) CHECK(Int8OpFrom(FloatOpName(f), e.convert == ConvertForm::kDynamic) == e.id);
   }
   CHECK(Int8OpFrom("Erf", false) == std::nullopt);
 }
