@@ -275,7 +275,9 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
   const std::string_view op = Int8OpName(is_max ? Int8Op::kQMaxPool : Int8Op::kQAveragePool);
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
   OCTET_ASSIGN_OR_RETURN(const auto qparams, ReadPoolQParams(args, is_max, op));
-  const auto& [qx, qy] = qparams;
+  // Plain references, not structured bindings: the lambdas below capture them (clang 14 refuses bindings there).
+  const QActivation& qx = qparams.first;
+  const QActivation& qy = qparams.second;
   OCTET_ASSIGN_OR_RETURN(const PoolGeometry g, float_ops::PreparePoolGeometry(args, is_max));
   if (g.kh * g.kw > kMaxPoolWindow) {
     return InvalidArgument("{} windows of {} x {} elements are larger than the supported 2^23", op, g.kh, g.kw);
@@ -288,69 +290,48 @@ Result<PreparedOp> PrepareQPool(const OpPrepareArgs& args, bool is_max) {
   if (nhwc != 0 && (!is_max || g.rank != 4)) {
     return InvalidArgument("attribute '{}' (set by the NHWC layout pass) needs a 2-D QMaxPool", kNhwcAttribute);
   }
-  std::unique_ptr<OpKernel> kernel;
-  if (nhwc != 0 && IsTiling2x2MaxPool(g)) {
+  // The kernel for this geometry and layout, instantiated for x's dtype (u8 or s8).
+  auto by_dtype = [&](auto run) -> std::unique_ptr<OpKernel> {
     if (qx.dtype == DType::kU8) {
-      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-        RunMaxPool2x2Nhwc<uint8_t>(r, g);
-        return OkStatus();
-      });
-    } else {
-      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-        RunMaxPool2x2Nhwc<int8_t>(r, g);
+      return MakeKernel([=](const OpRunArgs& r) -> Status {
+        run(r, uint8_t{});
         return OkStatus();
       });
     }
-    return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
-                                   fmt::format("qmax_pool_{}_2x2_nhwc", DTypeName(qx.dtype)));
+    return MakeKernel([=](const OpRunArgs& r) -> Status {
+      run(r, int8_t{});
+      return OkStatus();
+    });
+  };
+  const auto prepared = [&](std::unique_ptr<OpKernel> kernel, std::string_view name) {
+    return float_ops::MakePrepared(
+        {{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
+        fmt::format("{}_{}{}", is_max ? "qmax_pool" : "qaverage_pool", DTypeName(qx.dtype), name));
+  };
+  if (nhwc != 0 && IsTiling2x2MaxPool(g)) {
+    return prepared(by_dtype([g](const OpRunArgs& r, auto t) { RunMaxPool2x2Nhwc<decltype(t)>(r, g); }), "_2x2_nhwc");
   }
   if (nhwc != 0) {
-    if (qx.dtype == DType::kU8) {
-      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-        RunMaxPoolNhwc<uint8_t>(r, g, *taps, static_cast<uint8_t>(empty));
-        return OkStatus();
-      });
-    } else {
-      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-        RunMaxPoolNhwc<int8_t>(r, g, *taps, static_cast<int8_t>(empty));
-        return OkStatus();
-      });
-    }
-    return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
-                                   fmt::format("qmax_pool_{}_nhwc", DTypeName(qx.dtype)));
+    return prepared(by_dtype([g, taps, empty](const OpRunArgs& r, auto t) {
+                      RunMaxPoolNhwc<decltype(t)>(r, g, *taps, static_cast<decltype(t)>(empty));
+                    }),
+                    "_nhwc");
   }
   if (is_max && IsTiling2x2MaxPool(g)) {
-    if (qx.dtype == DType::kU8) {
-      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-        RunMaxPool2x2<uint8_t>(r, g);
-        return OkStatus();
-      });
-    } else {
-      kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-        RunMaxPool2x2<int8_t>(r, g);
-        return OkStatus();
-      });
-    }
-  } else if (qx.dtype == DType::kU8) {
-    kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunPool<uint8_t>(r, g, *taps, is_max, q, empty, full);
-      return OkStatus();
-    });
-  } else {
-    kernel = MakeKernel([=](const OpRunArgs& r) -> Status {
-      RunPool<int8_t>(r, g, *taps, is_max, q, empty, full);
-      return OkStatus();
-    });
+    return prepared(by_dtype([g](const OpRunArgs& r, auto t) { RunMaxPool2x2<decltype(t)>(r, g); }), "");
   }
-  return float_ops::MakePrepared({{qy.dtype, Shape(g.OutputDims())}}, std::move(kernel),
-                                 fmt::format("{}_{}", is_max ? "qmax_pool" : "qaverage_pool", DTypeName(qx.dtype)));
+  return prepared(by_dtype([g, taps, is_max, q, empty, full](const OpRunArgs& r, auto t) {
+                    RunPool<decltype(t)>(r, g, *taps, is_max, q, empty, full);
+                  }),
+                  "");
 }
 
 Result<PreparedOp> PrepareQGlobalPool(const OpPrepareArgs& args, bool is_max) {
   const std::string_view op = Int8OpName(is_max ? Int8Op::kQGlobalMaxPool : Int8Op::kQGlobalAveragePool);
   OCTET_RETURN_IF_ERROR(float_ops::CheckArity(args, 1, 1));
   OCTET_ASSIGN_OR_RETURN(const auto qparams, ReadPoolQParams(args, is_max, op));
-  const auto& [qx, qy] = qparams;
+  const QActivation& qx = qparams.first;
+  const QActivation& qy = qparams.second;
   const Shape& x = args.inputs[0].shape;
   if (x.rank() < 3) return InvalidArgument("X must be [N, C, spatial...], got {}", x);
   std::vector<int64_t> out_dims = {x.dim(0), x.dim(1)};
