@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/float_op_table.h"
@@ -32,86 +33,39 @@ using onnx_names::IsOpTypeIn;
 // (GlobalAveragePool-1, HardSigmoid-6), refused otherwise (Add-6's broadcast
 // attribute, Relu-1's consumed_inputs).
 const std::map<FloatOp, std::vector<int>> &EarlyVersions() {
-  using F = FloatOp;
-  static const auto *versions = new std::map<FloatOp, std::vector<int>>{
-      {F::kAbs, {1, 6}},
-      {F::kAdd, {1, 6, 7}},
-      {F::kAveragePool, {1, 7}},
-      {F::kBatchNormalization, {1, 6, 7}},
-      {F::kCast, {1, 6}},
-      {F::kClip, {1, 6}},
-      {F::kConcat, {1, 4}},
-      {F::kConstant, {1}},
-      {F::kConv, {1}},
-      {F::kConvTranspose, {1}},
-      {F::kDiv, {1, 6, 7}},
-      {F::kDropout, {1, 6, 7}},
-      {F::kExp, {1, 6}},
-      {F::kFlatten, {1}},
-      {F::kGRU, {1, 3, 7}},
-      {F::kGather, {1}},
-      {F::kGemm, {1, 6, 7}},
-      {F::kGlobalAveragePool, {1}},
-      {F::kGlobalMaxPool, {1}},
-      {F::kHardSigmoid, {1, 6}},
-      {F::kHardmax, {1}},
-      {F::kIdentity, {1}},
-      {F::kLSTM, {1, 7}},
-      {F::kLeakyRelu, {1, 6}},
-      {F::kLog, {1, 6}},
-      {F::kLogSoftmax, {1}},
-      {F::kMatMul, {1}},
-      {F::kMaxPool, {1}},
-      {F::kMul, {1, 6, 7}},
-      {F::kNeg, {1, 6}},
-      {F::kPad, {1, 2}},
-      {F::kPow, {1, 7}},
-      {F::kReciprocal, {1, 6}},
-      {F::kReduceMax, {1}},
-      {F::kReduceMean, {1}},
-      {F::kReduceMin, {1}},
-      {F::kReduceSum, {1}},
-      {F::kRelu, {1, 6}},
-      {F::kReshape, {1, 5}},
-      {F::kShape, {1}},
-      {F::kSigmoid, {1, 6}},
-      {F::kSlice, {1}},
-      {F::kSoftmax, {1}},
-      {F::kSplit, {1, 2}},
-      {F::kSqrt, {1, 6}},
-      {F::kSqueeze, {1}},
-      {F::kSub, {1, 6, 7}},
-      {F::kTanh, {1, 6}},
-      {F::kTopK, {1}},
-      {F::kTranspose, {1}},
-      {F::kUnsqueeze, {1}},
-      // Ops of issue 22 whose opset-7 form dates from opset 1 or 6.
-      {F::kArgMax, {1}},
-      {F::kArgMin, {1}},
-      {F::kCeil, {1, 6}},
-      {F::kDepthToSpace, {1}},
-      {F::kElu, {1, 6}},
-      {F::kFloor, {1, 6}},
-      {F::kInstanceNormalization, {1, 6}},
-      {F::kMax, {1, 6}},
-      {F::kMean, {1, 6}},
-      {F::kMin, {1, 6}},
-      {F::kNot, {1}},
-      {F::kSelu, {1, 6}},
-      {F::kSoftplus, {1}},
-      {F::kSpaceToDepth, {1}},
-      {F::kSum, {1, 6}},
-      {F::kTile, {1, 6}},
-      // Ops added with If and Loop (issue 22) whose opset-7 form dates from opset 1.
-      {F::kReduceL1, {1}},
-      {F::kReduceL2, {1}},
-      {F::kReduceLogSum, {1}},
-      {F::kReduceLogSumExp, {1}},
-      {F::kReduceProd, {1}},
-      {F::kReduceSumSquare, {1}},
-      {F::kSize, {1}},
-      {F::kSoftsign, {1}},
-  };
+  static const auto *versions = [] {
+    using F = FloatOp;
+    // Each list of since-versions with the ops that have it.
+    const std::pair<std::vector<int>, std::vector<FloatOp>> groups[] = {
+        {{1},
+         {F::kArgMax, F::kArgMin, F::kConstant, F::kConv, F::kConvTranspose, F::kDepthToSpace, F::kFlatten, F::kGather,
+          F::kGlobalAveragePool, F::kGlobalMaxPool, F::kHardmax, F::kIdentity, F::kLogSoftmax, F::kMatMul, F::kMaxPool,
+          F::kNot}},
+        {{1}, {F::kReduceL1,  F::kReduceL2,   F::kReduceLogSum, F::kReduceLogSumExp, F::kReduceMax,    F::kReduceMean,
+               F::kReduceMin, F::kReduceProd, F::kReduceSum,    F::kReduceSumSquare, F::kShape,        F::kSize,
+               F::kSlice,     F::kSoftmax,    F::kSoftplus,     F::kSoftsign,        F::kSpaceToDepth, F::kSqueeze,
+               F::kTopK,      F::kTranspose,  F::kUnsqueeze}},
+        {{1, 2}, {F::kPad, F::kSplit}},
+        {{1, 3, 7}, {F::kGRU}},
+        {{1, 4}, {F::kConcat}},
+        {{1, 5}, {F::kReshape}},
+        {{1, 6}, {F::kAbs,        F::kCast,        F::kCeil,
+                  F::kClip,       F::kElu,         F::kExp,
+                  F::kFloor,      F::kHardSigmoid, F::kInstanceNormalization,
+                  F::kLeakyRelu,  F::kLog,         F::kMax,
+                  F::kMean,       F::kMin,         F::kNeg,
+                  F::kReciprocal, F::kRelu,        F::kSelu,
+                  F::kSigmoid,    F::kSqrt,        F::kSum,
+                  F::kTanh,       F::kTile}},
+        {{1, 6, 7}, {F::kAdd, F::kBatchNormalization, F::kDiv, F::kDropout, F::kGemm, F::kMul, F::kSub}},
+        {{1, 7}, {F::kAveragePool, F::kLSTM, F::kPow}},
+    };
+    auto *m = new std::map<FloatOp, std::vector<int>>();
+    for (const auto &[since, ops] : groups) {
+      for (FloatOp op : ops) m->emplace(op, since);
+    }
+    return m;
+  }();
   return *versions;
 }
 
