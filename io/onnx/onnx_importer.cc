@@ -12,6 +12,7 @@
 
 #include "core/verifier.h"
 #include "io/file_util.h"
+#include "io/onnx/onnx_op_names.h"
 #include "io/onnx/onnx_tensor.h"
 #include "io/onnx/opset_adapters.h"
 #include "io/onnx/qdq_import.h"
@@ -279,13 +280,14 @@ Result<std::vector<bool>> AbsorbConstantNodes(const onnx::GraphProto& gp, const 
           graph.FindValue(n.output(0)) != kNoValue) {
         continue;
       }
-      if (n.op_type() == "Identity" && n.input_size() == 1) {
+      if (onnx_names::IsOpType(n.op_type(), FloatOp::kIdentity) && n.input_size() == 1) {
         const ValueId in = graph.FindValue(n.input(0));
         if (in == kNoValue || graph.value(in).kind != ValueKind::kConstant) continue;
         OCTET_RETURN_IF_ERROR(graph.AddConstant(n.output(0), graph.value(in).data).status());  // shares the data
-      } else if (n.op_type() == "Constant" && n.input_size() == 0 && n.attribute_size() == 1 &&
-                 n.attribute(0).name() == "value" && n.attribute(0).type() == AttributeProto::TENSOR &&
-                 n.attribute(0).has_t() && n.attribute(0).t().data_type() == onnx::TensorProto::FLOAT) {
+      } else if (onnx_names::IsOpType(n.op_type(), FloatOp::kConstant) && n.input_size() == 0 &&
+                 n.attribute_size() == 1 && n.attribute(0).name() == "value" &&
+                 n.attribute(0).type() == AttributeProto::TENSOR && n.attribute(0).has_t() &&
+                 n.attribute(0).t().data_type() == onnx::TensorProto::FLOAT) {
         auto t = onnx_import::TensorFromOnnx(n.attribute(0).t(), model_dir);
         if (!t.ok()) return t.status().WithContext(fmt::format("Constant node output '{}'", n.output(0)));
         OCTET_RETURN_IF_ERROR(graph.AddConstant(n.output(0), std::move(*t)).status());

@@ -7,12 +7,17 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "core/float_op_table.h"
 #include "io/onnx/onnx_importer.h"
+#include "io/onnx/onnx_op_names.h"
 #include "io/onnx/onnx_tensor.h"
 
 namespace octet::onnx_import {
@@ -20,65 +25,67 @@ namespace {
 
 using onnx::AttributeProto;
 using onnx::NodeProto;
+using onnx_names::IsOpType;
+using onnx_names::IsOpTypeIn;
 
 // Since-versions up to opset 7 of the ops read at opsets 1 to 6: such a node is
 // read when its op's schema at the model's opset is the one opset 7 has
 // (GlobalAveragePool-1, HardSigmoid-6), refused otherwise (Add-6's broadcast
 // attribute, Relu-1's consumed_inputs).
-const std::map<std::string, std::vector<int>> &EarlyVersions() {
-  static const auto *versions = new std::map<std::string, std::vector<int>>{
-      {"Abs", {1, 6}},         {"Add", {1, 6, 7}},
-      {"AveragePool", {1, 7}}, {"BatchNormalization", {1, 6, 7}},
-      {"Cast", {1, 6}},        {"Clip", {1, 6}},
-      {"Concat", {1, 4}},      {"Constant", {1}},
-      {"Conv", {1}},           {"ConvTranspose", {1}},
-      {"Div", {1, 6, 7}},      {"Dropout", {1, 6, 7}},
-      {"Exp", {1, 6}},         {"Flatten", {1}},
-      {"GRU", {1, 3, 7}},      {"Gather", {1}},
-      {"Gemm", {1, 6, 7}},     {"GlobalAveragePool", {1}},
-      {"GlobalMaxPool", {1}},  {"HardSigmoid", {1, 6}},
-      {"Hardmax", {1}},        {"Identity", {1}},
-      {"LSTM", {1, 7}},        {"LeakyRelu", {1, 6}},
-      {"Log", {1, 6}},         {"LogSoftmax", {1}},
-      {"MatMul", {1}},         {"MaxPool", {1}},
-      {"Mul", {1, 6, 7}},      {"Neg", {1, 6}},
-      {"Pad", {1, 2}},         {"Pow", {1, 7}},
-      {"Reciprocal", {1, 6}},  {"ReduceMax", {1}},
-      {"ReduceMean", {1}},     {"ReduceMin", {1}},
-      {"ReduceSum", {1}},      {"Relu", {1, 6}},
-      {"Reshape", {1, 5}},     {"Shape", {1}},
-      {"Sigmoid", {1, 6}},     {"Slice", {1}},
-      {"Softmax", {1}},        {"Split", {1, 2}},
-      {"Sqrt", {1, 6}},        {"Squeeze", {1}},
-      {"Sub", {1, 6, 7}},      {"Tanh", {1, 6}},
-      {"TopK", {1}},           {"Transpose", {1}},
-      {"Unsqueeze", {1}},      {"Upsample", {1, 7}},
-      // Ops of issue 22 whose opset-7 form dates from opset 1 or 6.
-      {"ArgMax", {1}},         {"ArgMin", {1}},
-      {"Ceil", {1, 6}},        {"DepthToSpace", {1}},
-      {"Elu", {1, 6}},         {"Floor", {1, 6}},
-      {"InstanceNormalization", {1, 6}},
-      {"Max", {1, 6}},         {"Mean", {1, 6}},
-      {"Min", {1, 6}},         {"Not", {1}},
-      {"Selu", {1, 6}},        {"Softplus", {1}},
-      {"SpaceToDepth", {1}},   {"Sum", {1, 6}},
-      {"Tile", {1, 6}},
-      // Ops added with If and Loop (issue 22) whose opset-7 form dates from opset 1.
-      {"ReduceL1", {1}},       {"ReduceL2", {1}},
-      {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
-      {"ReduceProd", {1}},     {"ReduceSumSquare", {1}},
-      {"Size", {1}},           {"Softsign", {1}},
-  };
+const std::map<FloatOp, std::vector<int>> &EarlyVersions() {
+  static const auto *versions = [] {
+    using F = FloatOp;
+    // Each list of since-versions with the ops that have it.
+    const std::pair<std::vector<int>, std::vector<FloatOp>> groups[] = {
+        {{1},
+         {F::kArgMax, F::kArgMin, F::kConstant, F::kConv, F::kConvTranspose, F::kDepthToSpace, F::kFlatten, F::kGather,
+          F::kGlobalAveragePool, F::kGlobalMaxPool, F::kHardmax, F::kIdentity, F::kLogSoftmax, F::kMatMul, F::kMaxPool,
+          F::kNot}},
+        {{1}, {F::kReduceL1,  F::kReduceL2,   F::kReduceLogSum, F::kReduceLogSumExp, F::kReduceMax,    F::kReduceMean,
+               F::kReduceMin, F::kReduceProd, F::kReduceSum,    F::kReduceSumSquare, F::kShape,        F::kSize,
+               F::kSlice,     F::kSoftmax,    F::kSoftplus,     F::kSoftsign,        F::kSpaceToDepth, F::kSqueeze,
+               F::kTopK,      F::kTranspose,  F::kUnsqueeze}},
+        {{1, 2}, {F::kPad, F::kSplit}},
+        {{1, 3, 7}, {F::kGRU}},
+        {{1, 4}, {F::kConcat}},
+        {{1, 5}, {F::kReshape}},
+        {{1, 6}, {F::kAbs,        F::kCast,        F::kCeil,
+                  F::kClip,       F::kElu,         F::kExp,
+                  F::kFloor,      F::kHardSigmoid, F::kInstanceNormalization,
+                  F::kLeakyRelu,  F::kLog,         F::kMax,
+                  F::kMean,       F::kMin,         F::kNeg,
+                  F::kReciprocal, F::kRelu,        F::kSelu,
+                  F::kSigmoid,    F::kSqrt,        F::kSum,
+                  F::kTanh,       F::kTile}},
+        {{1, 6, 7}, {F::kAdd, F::kBatchNormalization, F::kDiv, F::kDropout, F::kGemm, F::kMul, F::kSub}},
+        {{1, 7}, {F::kAveragePool, F::kLSTM, F::kPow}},
+    };
+    auto *m = new std::map<FloatOp, std::vector<int>>();
+    for (const auto &[since, ops] : groups) {
+      for (FloatOp op : ops) m->emplace(op, since);
+    }
+    return m;
+  }();
   return *versions;
+}
+
+// The since-versions of `op` up to opset 7 (EarlyVersions, and Upsample's), or
+// null when it is not listed.
+const std::vector<int> *EarlyVersionsOf(const std::string &op) {
+  static const auto *upsample = new std::vector<int>{1, 7};
+  if (op == onnx_names::kUpsample) return upsample;
+  const std::optional<FloatOp> id = FindFloatOp(kFloatDomain, op);
+  if (!id.has_value()) return nullptr;
+  const auto it = EarlyVersions().find(*id);
+  return it == EarlyVersions().end() ? nullptr : &it->second;
 }
 
 // Reductions whose axes moved from an attribute to an input at opset 18
 // (ReduceSum's moved at 13).
 bool IsReduceWithAxesAttribute(const std::string &op) {
-  static const std::unordered_set<std::string> ops = {"ReduceMean",   "ReduceMax",       "ReduceMin",
-                                                      "ReduceProd",   "ReduceL1",        "ReduceL2",
-                                                      "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
-  return ops.count(op) != 0;
+  using F = FloatOp;
+  return IsOpTypeIn(op, {F::kReduceMean, F::kReduceMax, F::kReduceMin, F::kReduceProd, F::kReduceL1, F::kReduceL2,
+                         F::kReduceLogSum, F::kReduceLogSumExp, F::kReduceSumSquare});
 }
 
 class Adapter {
@@ -116,7 +123,7 @@ class Adapter {
       const NodeProto &n = g_.node(i);
       for (const std::string &v : n.input()) used_.insert(v);
       for (const std::string &v : n.output()) values_.insert(v);
-      if (n.op_type() == "Constant" && n.output_size() == 1 && n.attribute_size() == 1 &&
+      if (IsOpType(n.op_type(), FloatOp::kConstant) && n.output_size() == 1 && n.attribute_size() == 1 &&
           n.attribute(0).name() == "value" && n.attribute(0).has_t()) {
         constants_[n.output(0)] = &n.attribute(0).t();
       }
@@ -268,10 +275,10 @@ class Adapter {
     return OkStatus();
   }
 
-  NodeProto &Append(const std::string &op, const std::string &name, std::vector<std::string> inputs,
+  NodeProto &Append(FloatOp op, const std::string &name, std::vector<std::string> inputs,
                     std::vector<std::string> outputs) {
     NodeProto &n = appended_.emplace_back();
-    n.set_op_type(op);
+    n.set_op_type(std::string(FloatOpName(op)));
     n.set_name(Unique(node_names_, name));
     for (auto &v : inputs) n.add_input(std::move(v));
     for (auto &v : outputs) n.add_output(std::move(v));
@@ -291,12 +298,12 @@ class Adapter {
     const std::string x = n.input(0), y = n.output(0);
     const std::string shape = Unique(values_, name + "/shape"), flat = Unique(values_, name + "/flat"),
                       rows = Unique(values_, name + "/rows");
-    Append("Shape", name + "/shape", {x}, {shape});
-    SetIntAttr(Append("Flatten", name + "/flatten", {x}, {flat}), "axis", axis);
+    Append(FloatOp::kShape, name + "/shape", {x}, {shape});
+    SetIntAttr(Append(FloatOp::kFlatten, name + "/flatten", {x}, {flat}), "axis", axis);
     n.set_input(0, flat);
     n.set_output(0, rows);
     SetIntAttr(n, "axis", 1);
-    Append("Reshape", name + "/reshape", {rows, shape}, {y});
+    Append(FloatOp::kReshape, name + "/reshape", {rows, shape}, {y});
     return OkStatus();
   }
 
@@ -309,7 +316,7 @@ class Adapter {
       return Refuse(n, name, fmt::format("mode '{}' is not an opset-{} mode (nearest or linear)", m, opset_));
     }
     std::string scales;
-    if (n.op_type() == "Upsample" && opset_ < 9) {
+    if (n.op_type() == onnx_names::kUpsample && opset_ < 9) {
       OCTET_ASSIGN_OR_RETURN(const AttributeProto *s, TypedAttr(n, name, "scales", AttributeProto::FLOATS));
       if (s == nullptr) return Refuse(n, name, "required attribute 'scales' is missing");
       onnx::TensorProto *t = g_.add_initializer();
@@ -324,7 +331,7 @@ class Adapter {
       scales = n.input(1);
     }
     const std::string x = n.input_size() > 0 ? n.input(0) : "";
-    n.set_op_type("Resize");
+    n.set_op_type(std::string(FloatOpName(FloatOp::kResize)));
     n.clear_input();
     n.add_input(x);
     n.add_input("");
@@ -335,12 +342,13 @@ class Adapter {
     return OkStatus();
   }
 
-  bool Registered(const std::string &op) const { return registry_.Find("", op) != nullptr; }
+  bool Registered(std::string_view op) const { return registry_.Find("", op) != nullptr; }
+  bool Registered(FloatOp op) const { return Registered(FloatOpName(op)); }
 
   // Opsets below 7: read only what opset 7 kept.
   Status CheckEarly(const NodeProto &n, const std::string &name) const {
-    const auto it = EarlyVersions().find(n.op_type());
-    if (it == EarlyVersions().end()) {
+    const std::vector<int> *versions = EarlyVersionsOf(n.op_type());
+    if (versions == nullptr) {
       if (!Registered(n.op_type())) return OkStatus();  // listed as unsupported by the importer
       return Refuse(n, name,
                     fmt::format("octet reads {} from opset {} on; convert the "
@@ -348,7 +356,7 @@ class Adapter {
                                 n.op_type(), kOldestAdaptedOpset, kOldestAdaptedOpset));
     }
     int here = 0, at7 = 0;
-    for (int v : it->second) {
+    for (int v : *versions) {
       if (v <= opset_) here = v;
       if (v <= kOldestAdaptedOpset) at7 = v;
     }
@@ -363,14 +371,15 @@ class Adapter {
   }
 
   Status AdaptNode(NodeProto &n, const std::string &name) {
+    using F = FloatOp;
     const std::string &op = n.op_type();
     if (opset_ < kOldestAdaptedOpset) OCTET_RETURN_IF_ERROR(CheckEarly(n, name));
     if (opset_ >= 13 && opset_ <= 17) return OkStatus();
     if (opset_ < 13) {
-      if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") return AdaptCoercedSoftmax(n, name);
-      if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") return IntsAttrToInput(n, name, "axes", 1);
-      if (op == "Split") return IntsAttrToInput(n, name, "split", 1);
-      if (op == "BatchNormalization") {
+      if (IsOpTypeIn(op, {F::kSoftmax, F::kLogSoftmax, F::kHardmax})) return AdaptCoercedSoftmax(n, name);
+      if (IsOpTypeIn(op, {F::kSqueeze, F::kUnsqueeze, F::kReduceSum})) return IntsAttrToInput(n, name, "axes", 1);
+      if (IsOpType(op, F::kSplit)) return IntsAttrToInput(n, name, "split", 1);
+      if (IsOpType(op, F::kBatchNormalization)) {
         if (opset_ < 9) {
           OCTET_ASSIGN_OR_RETURN(const AttributeProto *s, TypedAttr(n, name, "spatial", AttributeProto::INT));
           if (s != nullptr && s->i() != 1) {
@@ -385,7 +394,7 @@ class Adapter {
         DropUnusedOutputs(n, 1);  // mean, var, saved_mean, saved_var: training-mode outputs
         return OkStatus();
       }
-      if (op == "Dropout" && opset_ < 12) {
+      if (IsOpType(op, F::kDropout) && opset_ < 12) {
         RemoveAttr(n,
                    "ratio");  // inference: Dropout is the identity whatever the ratio
         DropUnusedOutputs(n, 1);
@@ -393,11 +402,11 @@ class Adapter {
       }
     }
     if (opset_ < 11) {
-      if (op == "Clip") {
+      if (IsOpType(op, F::kClip)) {
         OCTET_RETURN_IF_ERROR(FloatAttrToInput(n, name, "min", 1));
         return FloatAttrToInput(n, name, "max", 2);
       }
-      if (op == "Pad") {
+      if (IsOpType(op, F::kPad)) {
         OCTET_ASSIGN_OR_RETURN(const AttributeProto *pads, TypedAttr(n, name, "pads", AttributeProto::INTS));
         if (pads == nullptr) return Refuse(n, name, "required attribute 'pads' is missing");
         OCTET_RETURN_IF_ERROR(IntsAttrToInput(n, name, "pads", 1));
@@ -405,7 +414,7 @@ class Adapter {
       }
     }
     if (opset_ < 10) {
-      if (op == "Slice") {
+      if (IsOpType(op, F::kSlice)) {
         for (const char *required : {"starts", "ends"}) {
           if (Attr(n, required) == nullptr) {
             return Refuse(n, name, fmt::format("required attribute '{}' is missing", required));
@@ -415,13 +424,13 @@ class Adapter {
         OCTET_RETURN_IF_ERROR(IntsAttrToInput(n, name, "ends", 2));
         return IntsAttrToInput(n, name, "axes", 3);
       }
-      if (op == "TopK") return IntsAttrToInput(n, name, "k", 1, /*as_1d=*/false);
-      if (op == "Upsample" && Registered("Resize")) return AdaptToResize(n, name);
+      if (IsOpType(op, F::kTopK)) return IntsAttrToInput(n, name, "k", 1, /*as_1d=*/false);
+      if (op == onnx_names::kUpsample && Registered(FloatOp::kResize)) return AdaptToResize(n, name);
     }
-    if (op == "Resize" && opset_ == 10) return AdaptToResize(n, name);
+    if (IsOpType(op, F::kResize) && opset_ == 10) return AdaptToResize(n, name);
     if (opset_ >= 18) {
       if (IsReduceWithAxesAttribute(op)) return InputToIntsAttr(n, name, 1, "axes");
-      if (op == "Split") {
+      if (IsOpType(op, F::kSplit)) {
         OCTET_ASSIGN_OR_RETURN(const AttributeProto *k, TypedAttr(n, name, "num_outputs", AttributeProto::INT));
         if (k == nullptr) return OkStatus();
         if (k->i() != n.output_size()) {
@@ -435,7 +444,7 @@ class Adapter {
         RemoveAttr(n, "num_outputs");
         return OkStatus();
       }
-      if (op == "GroupNormalization" && opset_ < 21 && Registered(op)) {
+      if (op == onnx_names::kGroupNormalization && opset_ < 21 && Registered(op)) {
         return Refuse(n, name,
                       "scale and bias are per group before opset 21 (per "
                       "channel from 21); re-export at "

@@ -1,6 +1,9 @@
 // Graph -> ONNX QDQ ModelProto (see qdq_export.h for the mapping).
 #include "io/onnx/qdq_export.h"
 
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -13,17 +16,16 @@
 #include <string_view>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-
 #include "core/op_table.h"
 #include "io/file_util.h"
+#include "io/onnx/onnx_op_names.h"
 
 namespace octet {
 namespace {
 
 using onnx::AttributeProto;
 using onnx::TensorProto;
+using onnx_names::IsOpType;
 
 constexpr int64_t kQdqOpset = 13;
 constexpr int64_t kQdqIrVersion = 7;  // the IR version of opset 13
@@ -35,7 +37,9 @@ constexpr int64_t kLayerNormIrVersion = 8;
 
 bool NeedsOpset17(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
-    if ((node.domain.empty() || node.domain == "ai.onnx") && node.op_type == "LayerNormalization") return true;
+    if ((node.domain.empty() || node.domain == "ai.onnx") && IsOpType(node.op_type, FloatOp::kLayerNormalization)) {
+      return true;
+    }
   }
   return false;
 }
@@ -201,6 +205,10 @@ class QdqWriter {
     for (const std::string& out : outputs) node->add_output(out);
     return node;
   }
+  onnx::NodeProto* AddNode(FloatOp op, const std::string& name, const std::vector<std::string>& inputs,
+                           const std::vector<std::string>& outputs) {
+    return AddNode(FloatOpName(op), name, inputs, outputs);
+  }
 
   // Scale and zero-point initializers of `q` (scalars per tensor, 1-D per channel); sets `axis` when per channel.
   std::pair<std::string, std::string> QParamsInitializers(const std::string& base, const QParams& q,
@@ -260,15 +268,17 @@ class QdqWriter {
     };
     // Values joined by an ONNX (shape) operator share one dtype: keeping one keeps all of them. An ONNX operator
     // whose result depends on the codes' values (Pad's constant, ...) keeps its integer values s8 too.
-    static const std::set<std::string, std::less<>> kMovesCodes = {
-        "Reshape", "Flatten", "Squeeze",  "Unsqueeze", "Transpose", "Concat",       "Slice",
-        "Split",   "Gather",  "Identity", "Expand",    "Tile",      "DepthToSpace", "SpaceToDepth"};
+    using F = FloatOp;
+    static constexpr FloatOp kMovesCodes[] = {
+        F::kReshape, F::kFlatten, F::kSqueeze,  F::kUnsqueeze, F::kTranspose, F::kConcat,       F::kSlice,
+        F::kSplit,   F::kGather,  F::kIdentity, F::kExpand,    F::kTile,      F::kDepthToSpace, F::kSpaceToDepth};
     for (bool changed = true; changed;) {
       changed = false;
       for (const Node& node : graph_.nodes()) {
         if (!node.domain.empty() && node.domain != "ai.onnx") continue;
         std::vector<ValueId> ints;
-        bool kept = kMovesCodes.count(node.op_type) == 0;
+        bool kept = std::none_of(std::begin(kMovesCodes), std::end(kMovesCodes),
+                                 [&](FloatOp f) { return IsOpType(node.op_type, f); });
         for (const std::vector<ValueId>* list : {&node.inputs, &node.outputs}) {
           for (ValueId id : *list) {
             if (id == kNoValue || !graph_.value(id).qparams) continue;
@@ -302,7 +312,7 @@ class QdqWriter {
   }
 
   Status WriteDequantize(const std::string& in, const QParams& q, const std::string& out) {
-    onnx::NodeProto* node = AddNode("DequantizeLinear", Fresh(out + ".DequantizeLinear"), {}, {out});
+    onnx::NodeProto* node = AddNode(FloatOp::kDequantizeLinear, Fresh(out + ".DequantizeLinear"), {}, {out});
     auto [scale, zero_point] = QParamsInitializers(in, q, node);
     node->add_input(in);
     node->add_input(scale);
@@ -334,7 +344,7 @@ class QdqWriter {
         std::min<int64_t>(in_range ? DTypeMax(q.dtype()) : q.quant_max(), code_max.value_or(DTypeMax(q.dtype())));
     const bool narrow = !q.per_channel() && (lo > DTypeMin(q.dtype()) || hi < DTypeMax(q.dtype()));
     const std::string codes = narrow ? Fresh(out_name + ".unclipped") : out_name;
-    onnx::NodeProto* node = AddNode("QuantizeLinear", Fresh(out_name + ".QuantizeLinear"), {}, {codes});
+    onnx::NodeProto* node = AddNode(FloatOp::kQuantizeLinear, Fresh(out_name + ".QuantizeLinear"), {}, {codes});
     auto [scale, zero_point] = QParamsInitializers(out_name, q, node);
     node->add_input(in);
     node->add_input(scale);
@@ -345,7 +355,7 @@ class QdqWriter {
 
   // Clip on integer codes of `dtype` (opset 13's Clip takes u8 and s8 tensors) to [lo, hi].
   void ClipCodes(const std::string& in, DType dtype, int64_t lo, int64_t hi, const std::string& out) {
-    AddNode("Clip", Fresh(out + ".Clip"),
+    AddNode(FloatOp::kClip, Fresh(out + ".Clip"),
             {in, AddInitializer(out + ".clip_min", ScalarCode(dtype, lo)),
              AddInitializer(out + ".clip_max", ScalarCode(dtype, hi))},
             {out});
@@ -412,7 +422,8 @@ class QdqWriter {
   Result<std::string> ActivationString(const Node& node) {
     const Attribute* a = node.attributes.Find("activation");
     if (a == nullptr) return std::string();
-    if (a->type() != AttrType::kString || (!a->s().empty() && a->s() != "Relu" && a->s() != "Clip")) {
+    if (a->type() != AttrType::kString ||
+        (!a->s().empty() && !IsOpType(a->s(), FloatOp::kRelu) && !IsOpType(a->s(), FloatOp::kClip))) {
       return Unimplemented("fused activation {} has no QDQ form", a->ToString());
     }
     return a->s();
@@ -456,7 +467,7 @@ class QdqWriter {
     onnx::NodeProto* proto = AddNode(node.op_type, node.name, inputs, Outputs(node));
     std::set<std::string> drop;
     // Reshape's allowzero (opset 14) is unknown to opset 13, whose Reshape behaves as allowzero = 0.
-    if (node.op_type == "Reshape") {
+    if (IsOpType(node.op_type, FloatOp::kReshape)) {
       OCTET_ASSIGN_OR_RETURN(const int64_t allowzero, node.attributes.GetInt("allowzero", 0));
       if (allowzero != 0) return Unimplemented("Reshape with allowzero = 1 has no opset-13 form");
       drop.insert("allowzero");
@@ -480,7 +491,7 @@ class QdqWriter {
   Status AddActivation(const Node& node, const std::string& activation, const std::string& in,
                        const std::string& out) {
     std::vector<std::string> inputs = {in};
-    if (activation == "Clip") {
+    if (IsOpType(activation, FloatOp::kClip)) {
       const std::pair<const char*, const char*> bounds[] = {{"activation_min", ".clip_min"},
                                                             {"activation_max", ".clip_max"}};
       for (const auto& [attribute, suffix] : bounds) {
@@ -500,32 +511,33 @@ class QdqWriter {
   // QLayerNorm: LayerNormalization is opset 17, so at opset 13 it goes out written out over the last axis:
   // (x - mean) / Sqrt(var + epsilon) * Scale + B.
   Status WriteLayerNorm(const Node& node) {
+    using F = FloatOp;
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> in, Inputs(node, true));
     OCTET_ASSIGN_OR_RETURN(const float epsilon, node.attributes.GetFloat("epsilon", 1e-5f));
-    auto op = [&](const char* type, std::vector<std::string> inputs,
-                  bool last_axis_mean = false) -> Result<std::string> {
-      const std::string y = Fresh(node.name + "." + type);
-      onnx::NodeProto* proto = AddNode(type, Fresh(node.name + "." + type), std::move(inputs), {y});
+    auto op = [&](FloatOp type, std::vector<std::string> inputs, bool last_axis_mean = false) -> Result<std::string> {
+      const std::string type_name(FloatOpName(type));
+      const std::string y = Fresh(node.name + "." + type_name);
+      onnx::NodeProto* proto = AddNode(type, Fresh(node.name + "." + type_name), std::move(inputs), {y});
       if (last_axis_mean) {
         OCTET_RETURN_IF_ERROR(FillAttribute("axes", Attribute(std::vector<int64_t>{-1}), *proto->add_attribute()));
       }
       return y;
     };
-    OCTET_ASSIGN_OR_RETURN(const std::string mean, op("ReduceMean", {in[0]}, true));
-    OCTET_ASSIGN_OR_RETURN(const std::string d, op("Sub", {in[0], mean}));
-    OCTET_ASSIGN_OR_RETURN(const std::string sq, op("Mul", {d, d}));
-    OCTET_ASSIGN_OR_RETURN(const std::string var, op("ReduceMean", {sq}, true));
+    OCTET_ASSIGN_OR_RETURN(const std::string mean, op(F::kReduceMean, {in[0]}, true));
+    OCTET_ASSIGN_OR_RETURN(const std::string d, op(F::kSub, {in[0], mean}));
+    OCTET_ASSIGN_OR_RETURN(const std::string sq, op(F::kMul, {d, d}));
+    OCTET_ASSIGN_OR_RETURN(const std::string var, op(F::kReduceMean, {sq}, true));
     OCTET_ASSIGN_OR_RETURN(const std::string var_eps,
-                           op("Add", {var, AddInitializer(node.name + ".epsilon", ScalarF32(epsilon))}));
-    OCTET_ASSIGN_OR_RETURN(const std::string sd, op("Sqrt", {var_eps}));
-    OCTET_ASSIGN_OR_RETURN(const std::string n, op("Div", {d, sd}));
+                           op(F::kAdd, {var, AddInitializer(node.name + ".epsilon", ScalarF32(epsilon))}));
+    OCTET_ASSIGN_OR_RETURN(const std::string sd, op(F::kSqrt, {var_eps}));
+    OCTET_ASSIGN_OR_RETURN(const std::string n, op(F::kDiv, {d, sd}));
     const ValueId out = node.outputs.at(0);
     const std::string result = Fresh(graph_.value(out).name + ".float");
     if (in.size() > 2 && !in[2].empty()) {
-      OCTET_ASSIGN_OR_RETURN(const std::string scaled, op("Mul", {n, in[1]}));
-      AddNode("Add", node.name, {scaled, in[2]}, {result});
+      OCTET_ASSIGN_OR_RETURN(const std::string scaled, op(F::kMul, {n, in[1]}));
+      AddNode(F::kAdd, node.name, {scaled, in[2]}, {result});
     } else {
-      AddNode("Mul", node.name, {n, in[1]}, {result});
+      AddNode(F::kMul, node.name, {n, in[1]}, {result});
     }
     return QuantizeTo(result, out);
   }
@@ -535,7 +547,7 @@ class QdqWriter {
   // bounds the output codes (QuantizeTo's integer Clip, none at all when the bound is the dtype's, as for a Relu
   // with zero point 0 on u8), which is exact since quantization commutes with it.
   Status WriteInt8(const Node& node, std::string_view float_op) {
-    if (float_op == "LayerNormalization") return WriteLayerNorm(node);
+    if (IsOpType(float_op, FloatOp::kLayerNormalization)) return WriteLayerNorm(node);
     OCTET_ASSIGN_OR_RETURN(std::string activation, ActivationString(node));
     const ValueId out = node.outputs.at(0);
     const std::string result = Fresh(graph_.value(out).name + ".float");
@@ -544,9 +556,9 @@ class QdqWriter {
     OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto));
     OCTET_ASSIGN_OR_RETURN(const QParams* q, QParamsOf(out));
     std::optional<int64_t> code_min, code_max;
-    if (activation == "Relu") {
+    if (IsOpType(activation, FloatOp::kRelu)) {
       code_min = Code(*q, 0.0f);
-    } else if (activation == "Clip") {
+    } else if (IsOpType(activation, FloatOp::kClip)) {
       if (node.attributes.Has("activation_min")) {
         OCTET_ASSIGN_OR_RETURN(const float lo, node.attributes.GetFloat("activation_min"));
         code_min = Code(*q, lo);
@@ -555,7 +567,7 @@ class QdqWriter {
         OCTET_ASSIGN_OR_RETURN(const float hi, node.attributes.GetFloat("activation_max"));
         code_max = Code(*q, hi);
       }
-    } else if (float_op == "MaxPool" && node.inputs.size() == 1) {
+    } else if (IsOpType(float_op, FloatOp::kMaxPool) && node.inputs.size() == 1) {
       // MaxPool selects input codes: with the input's own qparams they are in the quant range already, so its
       // QuantizeLinear needs no Clip (ONNX Runtime runs DequantizeLinear, MaxPool, QuantizeLinear as int8 MaxPool).
       OCTET_ASSIGN_OR_RETURN(const QParams* in_q, QParamsOf(node.inputs[0]));
@@ -568,6 +580,7 @@ class QdqWriter {
   // QLookup: its function between DequantizeLinear and QuantizeLinear. QClamp: a Clip on the integer codes (exact,
   // see Code), on the input's codes when the qparams are the same, else after requantizing them.
   Status WriteElementwise(const Node& node, QdqPattern pattern) {
+    using F = FloatOp;
     const ValueId out = node.outputs.at(0);
     if (pattern == QdqPattern::kClip) {
       OCTET_ASSIGN_OR_RETURN(float lo, node.attributes.GetFloat("min", -std::numeric_limits<float>::infinity()));
@@ -590,34 +603,36 @@ class QdqWriter {
     OCTET_ASSIGN_OR_RETURN(std::string x, Dequantized(node.inputs.at(0)));
     const std::string result = Fresh(graph_.value(out).name + ".float");
     OCTET_ASSIGN_OR_RETURN(std::string function, node.attributes.GetString("function"));
-    if (function == "HardSwish") {
+    if (IsOpType(function, F::kHardSwish)) {
       const std::string gate = Fresh(node.name + ".hard_sigmoid");
-      onnx::NodeProto* hs = AddNode("HardSigmoid", Fresh(node.name + ".HardSigmoid"), {x}, {gate});
+      onnx::NodeProto* hs = AddNode(F::kHardSigmoid, Fresh(node.name + ".HardSigmoid"), {x}, {gate});
       OCTET_RETURN_IF_ERROR(FillAttribute("alpha", Attribute(1.0f / 6.0f), *hs->add_attribute()));
       OCTET_RETURN_IF_ERROR(FillAttribute("beta", Attribute(0.5f), *hs->add_attribute()));
-      AddNode("Mul", node.name, {x, gate}, {result});
-    } else if (function == "Sigmoid" || function == "Tanh" || function == "HardSigmoid" || function == "LeakyRelu") {
+      AddNode(F::kMul, node.name, {x, gate}, {result});
+    } else if (IsOpType(function, F::kSigmoid) || IsOpType(function, F::kTanh) || IsOpType(function, F::kHardSigmoid) ||
+               IsOpType(function, F::kLeakyRelu)) {
       onnx::NodeProto* proto = AddNode(function, node.name, {x}, {result});
       OCTET_RETURN_IF_ERROR(CopyAttributes(node, proto, {"function"}));
-    } else if (function == "Gelu") {
+    } else if (IsOpType(function, F::kGelu)) {
       // Opset 13 has no Gelu (opset 20): 0.5 x (1 + erf(x / sqrt 2)), or the tanh form, written out.
       OCTET_ASSIGN_OR_RETURN(std::string approximate, node.attributes.GetString("approximate", "none"));
       auto constant = [&](const char* what, float v) { return AddInitializer(node.name + "." + what, ScalarF32(v)); };
-      auto op = [&](const char* type, std::vector<std::string> in) {
-        const std::string y = Fresh(node.name + "." + type);
-        AddNode(type, Fresh(node.name + "." + type), std::move(in), {y});
+      auto op = [&](FloatOp type, std::vector<std::string> in) {
+        const std::string type_name(FloatOpName(type));
+        const std::string y = Fresh(node.name + "." + type_name);
+        AddNode(type, Fresh(node.name + "." + type_name), std::move(in), {y});
         return y;
       };
       std::string f;
       if (approximate == "tanh") {
-        const std::string cube = op("Mul", {op("Mul", {x, x}), x});
-        const std::string inner = op("Add", {x, op("Mul", {cube, constant("cubic", 0.044715f)})});
-        f = op("Tanh", {op("Mul", {inner, constant("sqrt_2_over_pi", 0.79788456080286536f)})});
+        const std::string cube = op(F::kMul, {op(F::kMul, {x, x}), x});
+        const std::string inner = op(F::kAdd, {x, op(F::kMul, {cube, constant("cubic", 0.044715f)})});
+        f = op(F::kTanh, {op(F::kMul, {inner, constant("sqrt_2_over_pi", 0.79788456080286536f)})});
       } else {
-        f = op("Erf", {op("Div", {x, constant("sqrt2", 1.41421356237309505f)})});
+        f = op(F::kErf, {op(F::kDiv, {x, constant("sqrt2", 1.41421356237309505f)})});
       }
-      const std::string gate = op("Add", {f, constant("one", 1.0f)});
-      AddNode("Mul", node.name, {op("Mul", {x, gate}), constant("half", 0.5f)}, {result});
+      const std::string gate = op(F::kAdd, {f, constant("one", 1.0f)});
+      AddNode(F::kMul, node.name, {op(F::kMul, {x, gate}), constant("half", 0.5f)}, {result});
     } else {
       return Unimplemented("lookup function '{}' has no ONNX form", function);
     }

@@ -11,24 +11,28 @@
 
 #include "core/op_table.h"
 #include "core/verifier.h"
+#include "io/onnx/onnx_op_names.h"
 #include "quant/fuse_transformer.h"
 
 namespace octet {
 namespace {
 
-constexpr const char* kQ = "QuantizeLinear";
-constexpr const char* kDq = "DequantizeLinear";
+using onnx_names::IsOpType;
 
-bool IsOnnxOp(const Node& n, std::string_view op) { return n.domain.empty() && n.op_type == op; }
+constexpr FloatOp kQ = FloatOp::kQuantizeLinear;
+constexpr FloatOp kDq = FloatOp::kDequantizeLinear;
+
+bool IsOnnxOp(const Node& n, FloatOp op) { return IsFloatOp(n, op); }
 
 bool IsShapeOnly(const Node& n) {
-  return n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" ||
-                              n.op_type == "Unsqueeze" || n.op_type == "Transpose" || n.op_type == "Identity");
+  using F = FloatOp;
+  return IsOnnxOp(n, F::kReshape) || IsOnnxOp(n, F::kFlatten) || IsOnnxOp(n, F::kSqueeze) ||
+         IsOnnxOp(n, F::kUnsqueeze) || IsOnnxOp(n, F::kTranspose) || IsOnnxOp(n, F::kIdentity);
 }
 
 // Ops that move codes unchanged into every output (Split: attention's q, k, v), so their outputs carry the input's
 // qparams; unlike IsShapeOnly ops they are not rewritten from DQ -> op -> Q groups (several outputs).
-bool MovesCodes(const Node& n) { return IsShapeOnly(n) || (n.domain.empty() && n.op_type == "Split"); }
+bool MovesCodes(const Node& n) { return IsShapeOnly(n) || IsOnnxOp(n, FloatOp::kSplit); }
 
 bool SameQParams(const QParams& a, const QParams& b) {
   return a.dtype() == b.dtype() && a.per_channel() == b.per_channel() && a.axis() == b.axis() &&
@@ -105,7 +109,7 @@ class Recognizer {
   }
 
   static bool IsConstantMaker(const Node& n) {
-    return IsOnnxOp(n, "Constant") || IsOnnxOp(n, "ConstantOfShape") || IsOnnxOp(n, "Identity");
+    return IsOnnxOp(n, FloatOp::kConstant) || IsOnnxOp(n, FloatOp::kConstantOfShape) || IsOnnxOp(n, FloatOp::kIdentity);
   }
 
   // The data of a value computed from constants only by Constant, ConstantOfShape, Cast and Identity nodes (how
@@ -118,7 +122,7 @@ class Recognizer {
     if (p < 0) return std::nullopt;
     const Node& n = g_.node(p);
     if (n.outputs.size() != 1 || !n.domain.empty()) return std::nullopt;
-    if (n.op_type == "Constant") {
+    if (IsOpType(n.op_type, FloatOp::kConstant)) {
       Result<Tensor> t = n.attributes.GetTensor("value");
       if (!t.ok()) return std::nullopt;
       return *t;
@@ -126,8 +130,8 @@ class Recognizer {
     if (n.inputs.size() != 1) return std::nullopt;
     std::optional<Tensor> in = Fold(n.inputs[0], depth + 1);
     if (!in) return std::nullopt;
-    if (n.op_type == "Identity") return in;
-    if (n.op_type == "Cast") {
+    if (IsOpType(n.op_type, FloatOp::kIdentity)) return in;
+    if (IsOpType(n.op_type, FloatOp::kCast)) {
       const Result<int64_t> to = n.attributes.GetInt("to");
       if (!to.ok()) return std::nullopt;
       // ONNX TensorProto codes: 1 float, 2 uint8, 3 int8, 6 int32, 7 int64 (held as int32).
@@ -135,7 +139,7 @@ class Recognizer {
       if (*to != 1 && *to != 2 && *to != 3 && *to != 6 && *to != 7) return std::nullopt;
       return CastTensor(*in, d);
     }
-    if (n.op_type == "ConstantOfShape") {
+    if (IsOpType(n.op_type, FloatOp::kConstantOfShape)) {
       if (in->dtype() != DType::kS32 || in->shape().rank() != 1) return std::nullopt;
       const std::span<const int32_t> dims = in->values<int32_t>();
       Tensor fill = Tensor::FromValues<float>(Shape{1}, std::vector<float>{0.0f}).value();
@@ -181,7 +185,8 @@ class Recognizer {
   void FoldConstantInputs() {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
-      if (!IsOnnxOp(n, kQ) && !IsOnnxOp(n, kDq) && !IsOnnxOp(n, "QLinearConv") && !IsOnnxOp(n, "QLinearMatMul")) {
+      if (!IsOnnxOp(n, kQ) && !IsOnnxOp(n, kDq) && !IsOnnxOp(n, FloatOp::kQLinearConv) &&
+          !IsOnnxOp(n, FloatOp::kQLinearMatMul)) {
         continue;
       }
       for (size_t k = IsOnnxOp(n, kQ) ? 1 : 0; k < n.inputs.size(); ++k) {
@@ -202,7 +207,7 @@ class Recognizer {
   void BypassNoOpCasts() {
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
-      if (!IsOnnxOp(n, "Cast") || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] == kNoValue ||
+      if (!IsOnnxOp(n, FloatOp::kCast) || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] == kNoValue ||
           graph_output_[static_cast<size_t>(n.outputs[0])]) {
         continue;
       }
@@ -242,8 +247,8 @@ class Recognizer {
       const Attribute* a = n.attributes.Find("axis");
       const int axis = a != nullptr && a->type() == AttrType::kInt ? static_cast<int>(a->i()) : 1;
       s.push_back({IsOnnxOp(n, kQ) ? out : in(0), 1, 2, axis});
-    } else if (IsOnnxOp(n, "QLinearConv") || IsOnnxOp(n, "QLinearMatMul")) {
-      s = {{in(0), 1, 2, 0}, {in(3), 4, 5, IsOnnxOp(n, "QLinearConv") ? 0 : 1}, {out, 6, 7, 0}};
+    } else if (IsOnnxOp(n, FloatOp::kQLinearConv) || IsOnnxOp(n, FloatOp::kQLinearMatMul)) {
+      s = {{in(0), 1, 2, 0}, {in(3), 4, 5, IsOnnxOp(n, FloatOp::kQLinearConv) ? 0 : 1}, {out, 6, 7, 0}};
     }
     s.erase(std::remove_if(s.begin(), s.end(), [](const QParamSource& q) { return q.value == kNoValue; }), s.end());
     return s;
@@ -419,8 +424,8 @@ class Recognizer {
   void AbsorbCodeClips() {
     for (int c = 0; c < g_.num_nodes(); ++c) {
       Node& clip = g_.mutable_node(c);
-      if (!IsOnnxOp(clip, "Clip") || clip.inputs.empty() || clip.inputs[0] == kNoValue || clip.outputs.empty() ||
-          clip.outputs[0] == kNoValue) {
+      if (!IsOnnxOp(clip, FloatOp::kClip) || clip.inputs.empty() || clip.inputs[0] == kNoValue ||
+          clip.outputs.empty() || clip.outputs[0] == kNoValue) {
         continue;
       }
       const ValueId x = clip.inputs[0], y = clip.outputs[0];
@@ -482,7 +487,7 @@ class Recognizer {
       const Node& q = g_.node(i);
       if (!IsInt8Op(q, Int8Op::kQuantize)) continue;
       const int c = producer_[static_cast<size_t>(q.inputs[0])];
-      if (c < 0 || !IsOnnxOp(g_.node(c), "Clip") || SoleConsumer(q.inputs[0]) != i) continue;
+      if (c < 0 || !IsOnnxOp(g_.node(c), FloatOp::kClip) || SoleConsumer(q.inputs[0]) != i) continue;
       const Node& clip = g_.node(c);
       if (clip.inputs.empty() || clip.inputs[0] == kNoValue || SoleConsumer(clip.outputs[0]) != i) continue;
       bool ok = true;
@@ -585,9 +590,9 @@ class Recognizer {
           n.outputs[0] == kNoValue) {
         break;
       }
-      if (n.op_type == "Relu" && !c.relu) {
+      if (IsOpType(n.op_type, FloatOp::kRelu) && !c.relu) {
         c.relu = true;
-      } else if (n.op_type == "Clip" && !c.clip) {
+      } else if (IsOpType(n.op_type, FloatOp::kClip) && !c.clip) {
         bool ok = true;
         c.clip_min = ConstFloatInput(n, 1, ok);
         c.clip_max = ConstFloatInput(n, 2, ok);
@@ -610,7 +615,7 @@ class Recognizer {
   // reduced ranges that way); otherwise the Clip is fused as the activation. False when a Relu and such a Clip
   // meet (one fused activation cannot express both).
   bool ApplyActivation(const OutputChain& c, AttributeMap& attributes) {
-    if (c.relu) attributes.Set("activation", "Relu");
+    if (c.relu) attributes.Set("activation", std::string(FloatOpName(FloatOp::kRelu)));
     if (!c.clip) return true;
     Value& y = g_.mutable_value(c.yq);
     if (std::optional<QParams> narrowed = NarrowedTo(*y.qparams, c.clip_min, c.clip_max)) {
@@ -618,7 +623,7 @@ class Recognizer {
       return true;
     }
     if (c.relu) return false;
-    attributes.Set("activation", "Clip");
+    attributes.Set("activation", std::string(FloatOpName(FloatOp::kClip)));
     if (c.clip_min) attributes.Set("activation_min", *c.clip_min);
     if (c.clip_max) attributes.Set("activation_max", *c.clip_max);
     return true;
@@ -761,20 +766,21 @@ class Recognizer {
     const Result<float> alpha = n.attributes.GetFloat("alpha", 0.2f), beta = n.attributes.GetFloat("beta", 0.5f);
     if (!alpha.ok() || !beta.ok() || std::fabs(*alpha - 1.0f / 6.0f) > 1e-6f || *beta != 0.5f) return -1;
     const int m = SoleConsumer(n.outputs[0]);
-    if (m < 0 || !IsOnnxOp(g_.node(m), "Mul") || g_.node(m).inputs.size() != 2) return -1;
+    if (m < 0 || !IsOnnxOp(g_.node(m), FloatOp::kMul) || g_.node(m).inputs.size() != 2) return -1;
     const Node& mul = g_.node(m);
     const ValueId other = mul.inputs[0] == n.outputs[0] ? mul.inputs[1] : mul.inputs[0];
     if (DequantizedFrom(other) != DequantizedFrom(n.inputs[0])) return -1;
     return m;
   }
 
-  // Mul(x, HardSigmoid(x)) -> Quantize becomes QLookup "HardSwish".
+  // Mul(x, HardSigmoid(x)) -> Quantize becomes QLookup of HardSwish.
   bool TryHardSwish(int i) {
     const Node& n = g_.node(i);
     if (n.inputs.size() != 2) return false;
     for (ValueId v : n.inputs) {
       const int h = v == kNoValue ? -1 : producer_[static_cast<size_t>(v)];
-      if (h < 0 || dead_[static_cast<size_t>(h)] || !IsOnnxOp(g_.node(h), "HardSigmoid") || HardSwishOf(h) != i) {
+      if (h < 0 || dead_[static_cast<size_t>(h)] || !IsOnnxOp(g_.node(h), FloatOp::kHardSigmoid) ||
+          HardSwishOf(h) != i) {
         continue;
       }
       const ValueId x = DequantizedFrom(g_.node(h).inputs[0]);
@@ -786,7 +792,7 @@ class Recognizer {
         return true;
       }
       AttributeMap attributes;
-      attributes.Set("function", "HardSwish");
+      attributes.Set("function", std::string(FloatOpName(FloatOp::kHardSwish)));
       dead_[static_cast<size_t>(h)] = true;
       Rewrite(i, Int8Op::kQLookup, {x}, std::move(attributes), *c);
       return true;
@@ -880,10 +886,10 @@ class Recognizer {
   Status TryGroup(int i) {
     const Node& n = g_.node(i);
     if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue) return OkStatus();
-    if (IsOnnxOp(n, "HardSigmoid") && HardSwishOf(i) >= 0) return OkStatus();  // rewritten at its Mul
-    if (IsOnnxOp(n, "Mul") && TryHardSwish(i)) return OkStatus();
-    if (IsOnnxOp(n, "QLinearConv")) return TryQLinear(i, Int8Op::kQConv);
-    if (IsOnnxOp(n, "QLinearMatMul")) return TryQLinear(i, Int8Op::kQMatMul);
+    if (IsOnnxOp(n, FloatOp::kHardSigmoid) && HardSwishOf(i) >= 0) return OkStatus();  // rewritten at its Mul
+    if (IsOnnxOp(n, FloatOp::kMul) && TryHardSwish(i)) return OkStatus();
+    if (IsOnnxOp(n, FloatOp::kQLinearConv)) return TryQLinear(i, Int8Op::kQConv);
+    if (IsOnnxOp(n, FloatOp::kQLinearMatMul)) return TryQLinear(i, Int8Op::kQMatMul);
     bool reads_dequantized = false;
     for (ValueId v : n.inputs) reads_dequantized = reads_dequantized || DequantizedFrom(v) != kNoValue;
     if (!reads_dequantized) return OkStatus();
@@ -907,7 +913,7 @@ class Recognizer {
         AttributeMap attributes;
         if (!ApplyActivation(*c, attributes)) return KeepFloat(n, "a Relu and a Clip follow it"), OkStatus();
         const Result<std::string> act = attributes.GetString("activation", "");
-        if (*op == Int8Op::kQBatchMatMul && (!act.ok() || (!act->empty() && *act != "Relu"))) {
+        if (*op == Int8Op::kQBatchMatMul && (!act.ok() || (!act->empty() && !IsOpType(*act, FloatOp::kRelu)))) {
           return KeepFloat(n, "QBatchMatMul fuses only a Relu, not a Clip"), OkStatus();
         }
         Rewrite(i, *op, std::move(*in), std::move(attributes), *c);
@@ -962,7 +968,7 @@ class Recognizer {
         if (*op == Int8Op::kQLookup) attributes.Set("function", n.op_type);
         if (info.convert == ConvertForm::kClamp) {
           attributes = {};
-          if (n.op_type == "Relu") {
+          if (IsOpType(n.op_type, FloatOp::kRelu)) {
             attributes.Set("min", 0.0f);
           } else {
             bool ok = true;
@@ -1019,21 +1025,21 @@ class Recognizer {
                            IsInt8Op(prod, Int8Op::kQMul);
       if (!fusable || !SameQParams(*g_.value(mid).qparams, *g_.value(clamp.outputs[0]).qparams)) continue;
       const Result<std::string> activation = prod.attributes.GetString("activation", "");
-      if (!activation.ok() || (!activation->empty() && *activation != "Relu")) continue;
+      if (!activation.ok() || (!activation->empty() && !IsOpType(*activation, FloatOp::kRelu))) continue;
       const std::string act = *activation;
       float lo = -INFINITY, hi = INFINITY;
       if (const Attribute* a = clamp.attributes.Find("min"); a != nullptr && a->type() == AttrType::kFloat) lo = a->f();
       if (const Attribute* a = clamp.attributes.Find("max"); a != nullptr && a->type() == AttrType::kFloat) hi = a->f();
-      if (act == "Relu") lo = std::max(lo, 0.0f);
+      if (IsOpType(act, FloatOp::kRelu)) lo = std::max(lo, 0.0f);
       if (!(lo <= hi)) continue;
       Node& q = g_.mutable_node(p);
       q.outputs[0] = clamp.outputs[0];
       q.attributes.Erase("activation_min");
       q.attributes.Erase("activation_max");
       if (lo == 0.0f && hi == INFINITY) {
-        q.attributes.Set("activation", "Relu");
+        q.attributes.Set("activation", std::string(FloatOpName(FloatOp::kRelu)));
       } else {
-        q.attributes.Set("activation", "Clip");
+        q.attributes.Set("activation", std::string(FloatOpName(FloatOp::kClip)));
         if (lo != -INFINITY) q.attributes.Set("activation_min", lo);
         if (hi != INFINITY) q.attributes.Set("activation_max", hi);
       }
@@ -1045,7 +1051,7 @@ class Recognizer {
   // A QConv / QGemm / QMatMul whose output's zero point is its quant_min clamps at real 0 whether or not it has a
   // Relu, and octet's export writes such a fused Relu as no node at all (ONNX Runtime also drops a Relu before a
   // QuantizeLinear there). A linear op's own output is signed, so a range starting at exactly 0 is a Relu's: it is
-  // read back as Convert fused it, activation "Relu", with the same codes, and the numeric suite then counts, as
+  // read back as Convert fused it, activation Relu, with the same codes, and the numeric suite then counts, as
   // for the .octet model, only the saturation the Relu does not do on purpose. QAdd / QMul are left alone: their
   // outputs are often nonnegative without a Relu (Sigmoid * x, 1 + Erf), and a wrong guess would hide real clipping.
   void InferZeroPointRelus() {
@@ -1057,7 +1063,7 @@ class Recognizer {
       if (!fusable || !Is8BitPerTensor(y) || y->zero_point() != y->quant_min() || n.attributes.Has("activation")) {
         continue;
       }
-      n.attributes.Set("activation", "Relu");
+      n.attributes.Set("activation", std::string(FloatOpName(FloatOp::kRelu)));
     }
   }
 
@@ -1074,7 +1080,7 @@ class Recognizer {
       }
       for (int i = 0; i < g_.num_nodes(); ++i) {
         const Node& n = g_.node(i);
-        const bool removable = IsInt8Op(n, Int8Op::kDequantize) || IsConstantMaker(n) || IsOnnxOp(n, "Cast");
+        const bool removable = IsInt8Op(n, Int8Op::kDequantize) || IsConstantMaker(n) || IsOnnxOp(n, FloatOp::kCast);
         if (dead_[static_cast<size_t>(i)] || !removable || n.outputs.size() != 1 || n.outputs[0] == kNoValue) {
           continue;
         }

@@ -23,7 +23,7 @@
 //     are folded into constants, and the Cast to the same 8-bit type after each QuantizeLinear is skipped;
 //   - transformer ops: Dequantize -> MatMul of two non-constant Dequantize inputs -> Quantize becomes QBatchMatMul;
 //     Softmax (axis -1) QSoftmax; LayerNormalization (axis -1, constant float Scale / B) QLayerNorm; Gelu QLookup
-//     "Gelu". LayerNorm and GELU written out as opset-13 arithmetic (octet's export, torch 1.13, tf2onnx) are first
+//     of Gelu. LayerNorm and GELU written out as opset-13 arithmetic (octet's export, torch 1.13, tf2onnx) are first
 //     fused by quant/fuse_transformer.h (a decomposed chain anywhere in a QDQ graph becomes one float node, also
 //     where it then stays float), so they are recognised in either form;
 //   - QLinearConv / QLinearMatMul (the QOperator form) with constant weights, bias and qparams become QConv /

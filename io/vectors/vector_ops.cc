@@ -36,9 +36,15 @@ namespace {
 
 using nlohmann::json;
 
-bool IsShapeOnly(const std::string& domain, const std::string& op) {
+bool IsShapeOnly(const std::string& domain, std::string_view op) {
+  using F = FloatOp;
   return (domain.empty() || domain == "ai.onnx") &&
-         (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity");
+         (IsFloatOp(op, F::kReshape) || IsFloatOp(op, F::kFlatten) || IsFloatOp(op, F::kSqueeze) ||
+          IsFloatOp(op, F::kUnsqueeze) || IsFloatOp(op, F::kIdentity));
+}
+
+bool IsTranspose(const std::string& domain, std::string_view op) {
+  return (domain.empty() || domain == "ai.onnx") && IsFloatOp(op, FloatOp::kTranspose);
 }
 
 // ---- tensor access and comparison ----
@@ -952,7 +958,7 @@ std::optional<ReplayRule> RuleOf(const std::string& domain, const std::string& o
 }
 
 Result<Tensor> ReferenceOutput(const NodeVectors& v) {
-  if ((v.domain.empty() || v.domain == "ai.onnx") && v.op_type == "Transpose") return ReplayTranspose(v);
+  if (IsTranspose(v.domain, v.op_type)) return ReplayTranspose(v);
   if (IsShapeOnly(v.domain, v.op_type)) return ReplayShapeOnly(v);
   if (const std::optional<ReplayRule> rule = RuleOf(v.domain, v.op_type)) return rule->output(v);
   return Unimplemented("node '{}': no reference replay for {}", v.name, v.op_type);
@@ -978,7 +984,7 @@ const VectorTensor* NodeVectors::Find(const std::string& role, int slot) const {
 }
 
 bool HasReference(const std::string& domain, const std::string& op) {
-  if (IsShapeOnly(domain, op) || ((domain.empty() || domain == "ai.onnx") && op == "Transpose")) return true;
+  if (IsShapeOnly(domain, op) || IsTranspose(domain, op)) return true;
   return RuleOf(domain, op).has_value();
 }
 
