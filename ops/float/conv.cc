@@ -12,6 +12,7 @@
 
 #include "core/threading.h"
 #include "ops/float/conv_nd.h"
+#include "ops/float/float_fusion.h"
 #include "ops/float/op_util.h"
 #include "ops/float/registry.h"
 #include "ops/float/sgemm.h"
@@ -28,6 +29,7 @@ struct Geometry {
   int64_t groups = 1;
   int64_t output_pad_h = 0, output_pad_w = 0;  // ConvTranspose
   SgemmBlockFn sgemm = nullptr;                // chosen at Prepare
+  FusedActivation activation;                  // Conv: a Relu/Clip folded in by the float fusion pass
 };
 
 // Spatial attributes shared by Conv and ConvTranspose, as 2-D values (1-D gets height 1). `kernel` comes from the
@@ -325,6 +327,7 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
   if (k == 0) {  // no input channels: every product is empty, each output is its channel's bias
     for (int64_t t = 0; t < g.n * g.oc; ++t) {
       std::fill(y + t * ohw, y + (t + 1) * ohw, bias != nullptr ? 0.0f + bias[t % g.oc] : 0.0f);
+      g.activation.Apply(y + t * ohw, ohw);
     }
     return OkStatus();
   }
@@ -343,6 +346,7 @@ Status RunConvIm2Col(const Geometry& g, const ConvPlan& plan, bool pointwise, co
       // The bias goes into the kernel's store, while the tile is in registers (a separate pass re-read every
       // output tile: MobileNetV2's 1x1 layers spent 6% of the model there). The sum is the same: product, then bias.
       s.bias = bias != nullptr ? bias + gi * ocg : nullptr;
+      s.activation = g.activation;  // likewise the fused Relu/Clip, after the bias
       float* yg = y + (n * g.oc + gi * ocg) * ohw;
       if (pointwise) {  // the input is already the B matrix
         s.n = ohw;
@@ -434,6 +438,7 @@ Status RunConvDepthwise(const Geometry& g, DwconvPlaneFn plane, const OpRunArgs&
       a.bias = bias ? bias[c] : 0.0f;
       a.y = y + t * g.oh * g.ow;
       a.oh = g.oh, a.ow = g.ow;
+      a.activation = g.activation;
       plane(a);
     }
   });
@@ -485,12 +490,16 @@ void SetSpatial(Geometry& g, const Shape& x, const Spatial& s, std::span<const i
 }
 
 Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
-  // 3-D convolution takes the direct N-D path.
-  if (!args.inputs.empty() && args.inputs[0].shape.rank() == 5) return PrepareConvNd(args);
+  const AttributeMap& at = args.node.attributes;
+  OCTET_ASSIGN_OR_RETURN(const FusedActivation activation, ReadFusedActivation(at));
+  // 3-D convolution takes the direct N-D path (the fusion pass leaves its activations alone).
+  if (!args.inputs.empty() && args.inputs[0].shape.rank() == 5) {
+    if (activation.active()) return Unimplemented("a fused activation on a 3-D Conv is not supported");
+    return PrepareConvNd(args);
+  }
   OCTET_RETURN_IF_ERROR(CheckConvInputs(args, false));
   const Shape& x = args.inputs[0].shape;
   const Shape& w = args.inputs[1].shape;
-  const AttributeMap& at = args.node.attributes;
   OCTET_ASSIGN_OR_RETURN(int64_t group, at.GetInt("group", 1));
   if (group <= 0 || x.dim(1) % group != 0 || w.dim(0) % group != 0) {
     return InvalidArgument("group {} must be positive and divide the input channels {} and output channels {}", group,
@@ -508,6 +517,7 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
   SetSpatial(g, x, s, pads);
   g.groups = group;
   g.oc = w.dim(0);
+  g.activation = activation;
   OCTET_ASSIGN_OR_RETURN(g.oh, WindowOutputSize(g.h, g.kh, g.sh, g.pad_top, g.pad_bottom, g.dh, false));
   OCTET_ASSIGN_OR_RETURN(g.ow, WindowOutputSize(g.w, g.kw, g.sw, g.pad_left, g.pad_right, g.dw, false));
   std::vector<int64_t> out_dims = {g.n, g.oc};
@@ -524,7 +534,7 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
     const DwconvPlaneFn plane = dw.fn;
     return MakePrepared({{DType::kF32, Shape(out_dims)}},
                         MakeKernel([g, plane](const OpRunArgs& r) { return RunConvDepthwise(g, plane, r); }),
-                        fmt::format("conv_f32_depthwise+{}", dw.name));
+                        fmt::format("conv_f32_depthwise+{}{}", dw.name, ActivationSuffix(activation)));
   }
   const int64_t k = g.c / group * g.kh * g.kw;
   const auto& sgemm = SelectSgemm(args.context);
@@ -555,7 +565,7 @@ Result<PreparedOp> PrepareConv(const OpPrepareArgs& args) {
       [g, plan, direct, packed](const OpRunArgs& r) { return RunConvIm2Col(g, plan, direct, packed.get(), r); });
   const char* path = direct ? "pointwise" : (pointwise ? "pointwise_packed" : "im2col");
   return MakePrepared({{DType::kF32, Shape(out_dims)}}, std::move(run),
-                      fmt::format("conv_f32_{}+{}", path, sgemm.name), scratch);
+                      fmt::format("conv_f32_{}+{}{}", path, sgemm.name, ActivationSuffix(activation)), scratch);
 }
 
 // ConvTranspose: col = W_g^T X_g per image and group, then col2im scatter-adds col into Y.

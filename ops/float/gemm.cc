@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/float/float_fusion.h"
 #include "ops/float/op_util.h"
 #include "ops/float/registry.h"
 #include "ops/float/sgemm.h"
@@ -23,6 +24,7 @@ Result<PreparedOp> PrepareGemm(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(int64_t trans_b, at.GetInt("transB", 0));
   OCTET_ASSIGN_OR_RETURN(float alpha, at.GetFloat("alpha", 1.0f));
   OCTET_ASSIGN_OR_RETURN(float beta, at.GetFloat("beta", 1.0f));
+  OCTET_ASSIGN_OR_RETURN(const FusedActivation activation, ReadFusedActivation(at));
   const Shape& a = args.inputs[0].shape;
   const Shape& b = args.inputs[1].shape;
   const int64_t m = trans_a ? a.dim(1) : a.dim(0);
@@ -87,10 +89,12 @@ Result<PreparedOp> PrepareGemm(const OpPrepareArgs& args) {
     g.ldc = n;
     g.alpha = alpha;
     g.accumulate = has_c && beta != 0.0f;
+    g.activation = activation;  // a Relu/Clip folded in by the float fusion pass, after C
     Sgemm(r.context, fn, g);
     return OkStatus();
   });
-  return MakePrepared({{DType::kF32, out}}, std::move(kernel), fmt::format("gemm_f32+{}", sgemm.name));
+  return MakePrepared({{DType::kF32, out}}, std::move(kernel),
+                      fmt::format("gemm_f32+{}{}", sgemm.name, ActivationSuffix(activation)));
 }
 
 Result<PreparedOp> PrepareMatMul(const OpPrepareArgs& args) {

@@ -58,6 +58,7 @@ void RunBlocks(SgemmBlockFn kernel, const SgemmArgs& g, int64_t tiles_n, int64_t
     if (g.packed_a != nullptr) b.packed_a = g.packed_a + PackedSgemmABlockOffset(kernel, mi, g.k);
     if (g.packed_b != nullptr) b.packed_b = g.packed_b + n0 * g.k;  // n0 is a multiple of every NR
     if (g.bias != nullptr) b.bias = g.bias + m0;
+    b.activation = g.activation;
     kernel(b);
   }
 }
@@ -74,6 +75,7 @@ bool Prologue(const SgemmArgs& g) {
         for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] += g.bias[i];
       }
     }
+    for (int64_t i = 0; i < g.m; ++i) g.activation.Apply(g.c + i * g.ldc, g.n);
     return false;
   }
   return true;
@@ -176,6 +178,7 @@ void SgemmTile(SgemmBlockFn kernel, const SgemmArgs& g, const SgemmRowTile& rows
   b.accumulate = g.accumulate;
   b.workspace = workspace;
   if (g.bias != nullptr) b.bias = g.bias + m0;
+  b.activation = g.activation;
   if (g.packed_a != nullptr) {
     b.packed_a = g.packed_a + PackedSgemmABlockOffset(kernel, rows.block, g.k);
     b.packed_a_block_rows = std::min(kSgemmMaxM, g.m - rows.block * kSgemmMaxM);

@@ -29,6 +29,8 @@ struct SgemmArgs {
   const float* packed_b = nullptr;
   // Optional: bias[i] added to row i of C after the product (SgemmBlockArgs::bias), i in [0, m).
   const float* bias = nullptr;
+  // Optional: a Relu or Clip applied to every element of C in the kernel's store, after the bias.
+  FusedActivation activation;
 };
 
 // How a product C[m, n] is cut into tiles for threads: a pure function of (kernel, m, n, k), never of the thread

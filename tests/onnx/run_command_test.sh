@@ -36,6 +36,12 @@ PY
 
 expect 0 "" -- "$octet" run "$m/digits_cnn.onnx" --input image="$m/digits_cnn.input0.npy" --output-dir "$TMP/cnn" --threads 2
 [ -f "$TMP/cnn/logits.npy" ] || fail "missing $TMP/cnn/logits.npy"
+# The float fusion pass changes speed only: the same bytes without it.
+expect 0 "" -- "$octet" run "$m/digits_cnn.onnx" --input image="$m/digits_cnn.input0.npy" --output-dir "$TMP/cnn_nofuse" \
+  --threads 2 --float-fusion off
+cmp -s "$TMP/cnn/logits.npy" "$TMP/cnn_nofuse/logits.npy" || fail "octet run --float-fusion off changed the output"
+expect 2 "float-fusion" -- "$octet" run "$m/digits_cnn.onnx" --input image="$m/digits_cnn.input0.npy" \
+  --output-dir "$TMP/x" --float-fusion maybe
 
 # Output names that are not file names are sanitised.
 expect 0 "" -- "$octet" run "$m/odd_output_names.onnx" --input x="$TMP/x14.npy" --output-dir "$TMP/odd"

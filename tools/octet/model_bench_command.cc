@@ -20,6 +20,7 @@
 #include "bench/harness/timing.h"
 #include "core/executor.h"
 #include "core/latency.h"
+#include "ops/float/float_fusion.h"
 #include "ops/int8/nhwc_layout.h"
 #include "tools/octet/bench_flags.h"
 #include "tools/octet/model_command.h"
@@ -35,6 +36,7 @@ struct ModelBenchCommand : BenchFlags {
   bool per_op = false;
   bool per_node = false;
   std::string int8_layout = "nhwc";  // ops/int8/nhwc_layout.h: "nchw" skips the pass (for before/after timings)
+  std::string float_fusion = "on";   // ops/float/float_fusion.h: "off" skips the pass (for before/after timings)
 };
 
 // The tensors of --input files; seeded inputs for the others: uniform [-1, 1) for floats; zeros for integers (valid
@@ -143,7 +145,8 @@ int RunModelBench(const ModelBenchCommand& c) {
     files.emplace(name, std::move(*t));
   }
   // Dims left dynamic (a dim_param such as "batch", or unnamed) are timed at 1, one line each saying so.
-  const Graph planned = c.int8_layout == "nhwc" ? int8_ops::PlanNhwcLayout(model->graph) : model->graph;
+  const Graph laid_out = c.int8_layout == "nhwc" ? int8_ops::PlanNhwcLayout(model->graph) : model->graph;
+  const Graph planned = c.float_fusion == "on" ? float_ops::FuseFloatActivations(laid_out) : laid_out;
   const Graph& graph = planned;
   auto one = [](const DynamicDim&) { return int64_t{1}; };
   for (const DynamicDim& d : FindDynamicDims(graph, options)) {
@@ -258,6 +261,10 @@ void AddModelBenchCommand(CLI::App& app, CommandRegistry& registry) {
                 "around every QConv)")
       ->check(CLI::IsMember({"nhwc", "nchw"}))
       ->type_name("nhwc|nchw");
+  m->add_option("--float-fusion", c->float_fusion,
+                "Relu/Clip folded into the float Conv/Gemm before them: on (the fusion pass, default) or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->type_name("on|off");
   c->AddTo(m);
   registry.Add(m, [c] { return RunModelBench(*c); });
 }

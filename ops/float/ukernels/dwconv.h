@@ -10,6 +10,7 @@
 #include <span>
 
 #include "core/ukernel_list.h"
+#include "ops/float/ukernels/fused_activation.h"
 
 namespace octet::float_ops {
 
@@ -22,6 +23,7 @@ struct DwconvPlaneArgs {
   float bias = 0.0f;
   float* y = nullptr;  // [oh, ow]
   int64_t oh = 0, ow = 0;
+  FusedActivation activation;  // applied to each output after its last tap (a fused Relu or Clip)
 };
 
 using DwconvPlaneFn = void (*)(const DwconvPlaneArgs& args);

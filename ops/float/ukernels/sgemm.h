@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/ukernel_list.h"
+#include "ops/float/ukernels/fused_activation.h"
 
 namespace octet::float_ops {
 
@@ -55,6 +56,8 @@ struct SgemmBlockArgs {
   // store: C = (alpha * op(A) op(B) (+ C)) + bias[r], the sum a separate pass over C would give, without re-reading
   // C from memory (convolution biases).
   const float* bias = nullptr;
+  // Optional: applied to each element of C in the same store, after the bias (a fused Relu or Clip).
+  FusedActivation activation;
 };
 
 using SgemmBlockFn = void (*)(const SgemmBlockArgs& args);

@@ -22,6 +22,7 @@ void dwconv_f32_ukernel__scalar(const DwconvPlaneArgs& g) {
         for (int64_t ow = ow_lo; ow < ow_hi; ++ow) yr[ow] += wv * xr[ow * g.sw + iw0];
       }
     }
+    g.activation.Apply(yr, g.ow);
   }
 }
 

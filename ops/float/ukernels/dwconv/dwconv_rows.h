@@ -81,6 +81,7 @@ void Strided(const DwconvPlaneArgs& g) {
     std::fill(out + std::max(left, c1 + g.pad_left), out + pw, 0.0f);
   }
   const V bias(g.bias);
+  const bool act = g.activation.active();
   for (int64_t oh = 0; oh < g.oh; ++oh) {
     const float* top = padded + oh * g.sh * pw;
     float* yr = g.y + oh * g.ow;
@@ -97,6 +98,9 @@ void Strided(const DwconvPlaneArgs& g) {
           const float* p = row + j * g.dw;
           for (int64_t u = 0; u < K; ++u) acc[u] = xsimd::fma(wv, Load<Arch, S>(p + u * W * S), acc[u]);
         }
+      }
+      if (act) {
+        for (int64_t u = 0; u < K; ++u) acc[u] = g.activation.ApplyVector(acc[u]);
       }
       for (int64_t u = 0; u < K; ++u) {
         const int64_t col = (v + u) * W;

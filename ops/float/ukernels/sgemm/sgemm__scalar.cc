@@ -27,6 +27,7 @@ void Product(const SgemmBlockArgs& g, const A& a, const B& b) {
     c.noalias() = g.alpha * (a * b);
   }
   if (g.bias != nullptr) c.colwise() += Eigen::Map<const Eigen::VectorXf>(g.bias, g.m);
+  for (int64_t i = 0; i < g.m; ++i) g.activation.Apply(g.c + i * g.ldc, g.n);
 }
 
 }  // namespace

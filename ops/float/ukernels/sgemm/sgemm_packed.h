@@ -70,11 +70,11 @@ void PackB(const SgemmBlockArgs& g, int64_t k0, int64_t kc, float* bp) {
 inline constexpr int64_t kPrefetchAFloats = 512;
 
 // One MRxNR tile over kc steps of packed panels, combined into C: c = alpha * acc + (first ? (accumulate ? c : 0)
-// : c), then + bias[r] when `bias` is set (the last k slice). Rows past `rows` and columns past `cols` are computed
-// on padding and not stored.
+// : c), then + bias[r] when `bias` is set, then the activation when `act` is set (both only on the last k slice).
+// Rows past `rows` and columns past `cols` are computed on padding and not stored.
 template <class Arch, int MR, int NR>
 void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int64_t rows, int64_t cols, float alpha,
-          bool keep_c, const float* bias, float* edge) {
+          bool keep_c, const float* bias, const FusedActivation* act, float* edge) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = static_cast<int>(V::size);
   constexpr int NV = NR / W;
@@ -106,6 +106,7 @@ void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, i
         V y = acc[r][v] * va;
         if (keep_c) y += V::load_unaligned(out);
         if (bias != nullptr) y += V(bias[r]);
+        if (act != nullptr) y = act->ApplyVector(y);
         y.store_unaligned(out);
       }
     }
@@ -121,6 +122,7 @@ void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, i
       if (v < full) {
         if (keep_c) y += V::load_unaligned(out);
         if (bias != nullptr) y += V(bias[r]);
+        if (act != nullptr) y = act->ApplyVector(y);
         y.store_unaligned(out);
         continue;
       }
@@ -129,7 +131,7 @@ void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, i
       for (int64_t j = 0; j < cols - v * W; ++j) {
         float e = keep_c ? out[j] + edge[j] : edge[j];
         if (bias != nullptr) e += bias[r];
-        out[j] = e;
+        out[j] = act != nullptr ? act->Apply(e) : e;
       }
     }
   }
@@ -141,7 +143,7 @@ void Tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, i
 // the same order as Tile's, so results equal Tile's.
 template <class Arch, int NR, int Q>
 void RowPanels(int64_t kc, const float* ap, int64_t a_step, const float* bp, int64_t b_panel_stride, float* c,
-               int64_t cols, float alpha, bool keep_c, const float* bias, float* edge) {
+               int64_t cols, float alpha, bool keep_c, const float* bias, const FusedActivation* act, float* edge) {
   using V = xsimd::batch<float, Arch>;
   constexpr int W = static_cast<int>(V::size);
   constexpr int NV = NR / W;
@@ -166,6 +168,7 @@ void RowPanels(int64_t kc, const float* ap, int64_t a_step, const float* bp, int
         V y = acc[q][v] * va;
         if (keep_c) y += V::load_unaligned(out + v * W);
         if (bias != nullptr) y += V(*bias);
+        if (act != nullptr) y = act->ApplyVector(y);
         y.store_unaligned(out + v * W);
       }
       continue;
@@ -174,7 +177,7 @@ void RowPanels(int64_t kc, const float* ap, int64_t a_step, const float* bp, int
     for (int64_t j = 0; j < width; ++j) {
       float e = keep_c ? out[j] + edge[j] : edge[j];
       if (bias != nullptr) e += *bias;
-      out[j] = e;
+      out[j] = act != nullptr ? act->Apply(e) : e;
     }
   }
 }
@@ -198,7 +201,9 @@ void Block(const SgemmBlockArgs& g) {
   for (int64_t k0 = 0; k0 < g.k; k0 += kSgemmKc) {
     const int64_t kc = Min<Arch>(kSgemmKc, g.k - k0);
     const bool keep_c = k0 > 0 || g.accumulate;
-    const float* bias = k0 + kc == g.k ? g.bias : nullptr;  // after the last slice only
+    const bool last = k0 + kc == g.k;
+    const float* bias = last ? g.bias : nullptr;  // after the last slice only
+    const FusedActivation* act = last && g.activation.active() ? &g.activation : nullptr;
     const float* a_slice = ap;
     if (g.packed_a != nullptr) {
       const int64_t block_panels = g.packed_a_block_rows > 0 ? (g.packed_a_block_rows + MR - 1) / MR : m_panels;
@@ -218,7 +223,7 @@ void Block(const SgemmBlockArgs& g) {
     auto tile = [&](int64_t i, int64_t j) {
       Tile<Arch, MR, NR>(kc, a_slice + i * kc * MR, b_slice + j * b_panel_stride, g.c + i * MR * g.ldc + j * NR, g.ldc,
                          Min<Arch>(MR, g.m - i * MR), Min<Arch>(NR, g.n - j * NR), g.alpha, keep_c,
-                         bias != nullptr ? bias + i * MR : nullptr, edge);
+                         bias != nullptr ? bias + i * MR : nullptr, act, edge);
     };
     if (g.m <= kSmallM) {
       for (int64_t r = 0; r < g.m; ++r) {
@@ -229,17 +234,17 @@ void Block(const SgemmBlockArgs& g) {
           const float* rb = bias != nullptr ? bias + r : nullptr;
           switch (Min<Arch>(kRowPanels, n_panels - j)) {
             case 1:
-              RowPanels<Arch, NR, 1>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, edge);
+              RowPanels<Arch, NR, 1>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, act, edge);
               break;
             case 2:
-              RowPanels<Arch, NR, 2>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, edge);
+              RowPanels<Arch, NR, 2>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, act, edge);
               break;
             case 3:
-              RowPanels<Arch, NR, 3>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, edge);
+              RowPanels<Arch, NR, 3>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb, act, edge);
               break;
             default:
               RowPanels<Arch, NR, kRowPanels>(kc, a_slice + r, MR, b0, b_panel_stride, c0, cols, g.alpha, keep_c, rb,
-                                              edge);
+                                              act, edge);
           }
         }
       }
