@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ops/float/float_fusion.h"
 #include "ops/float/registry.h"
 #include "ops/int8/nhwc_layout.h"
 #include "python/src/array_bridge.h"
@@ -108,10 +109,12 @@ Model::ExecutorFor(const std::vector<Tensor> &inputs) const {
   const OpRegistry registry =
       is_octet_ ? QuantizedGraphRegistry() : FloatOpRegistry();
   // .octet graphs run with int8 activations kept NHWC between the int8 ops
-  // that read them (ops/int8/nhwc_layout.h); outputs are unchanged.
+  // that read them (ops/int8/nhwc_layout.h), and float Relu/Clip fold into the
+  // Conv/Gemm before them (ops/float/float_fusion.h); outputs are unchanged.
   Result<Executor> exec = Executor::Compile(
-      is_octet_ ? int8_ops::PlanNhwcLayout(graph_) : graph_, *context_,
-      registry, options);
+      float_ops::FuseFloatActivations(
+          is_octet_ ? int8_ops::PlanNhwcLayout(graph_) : graph_),
+      *context_, registry, options);
   if (!exec.ok())
     throw StatusError(
         exec.status().WithContext(fmt::format("failed to run '{}'", source_)));
