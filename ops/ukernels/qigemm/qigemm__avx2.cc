@@ -60,9 +60,9 @@ void MaddDot(const void* const* pointers, size_t t0, size_t t1, size_t c, size_t
   });
 }
 
-// A chunk's slice of a panel is at most this many bytes (whole taps, at least one), so it stays in L1 (32-48 KiB)
-// next to the tiles' A rows; a group of at most kGroupTiles tiles passes over each chunk.
-constexpr size_t kChunkBytes = size_t{16} << 10;
+// A chunk's slice of a panel is at most kChunkBytes (whole taps, at least one), so it stays in L1 (32-48 KiB) next to
+// the tiles' A rows; a group of at most kGroupTiles tiles passes over each chunk.
+constexpr size_t kChunkBytes = size_t{16} << 10, kWholePanelBytes = size_t{24} << 10;
 constexpr size_t kGroupTiles = 16;
 
 using ChunkDotFn = void (*)(const void* const*, size_t, size_t, size_t, size_t, const int8_t*, int32_t*);
@@ -73,7 +73,12 @@ using ChunkDotFn = void (*)(const void* const*, size_t, size_t, size_t, size_t, 
 template <size_t MR, size_t NR, bool kSignedA, QGemmStage kStage>
 void RunChunked(const QIgemmUkernelArgs& args, size_t tap_bytes, ChunkDotFn dot) {
   alignas(64) int32_t sums[kGroupTiles * MR * NR];
-  const size_t chunk_taps = std::max<size_t>(1, kChunkBytes / tap_bytes);
+  // Panels up to kWholePanelBytes go in one chunk; larger ones in balanced chunks of at most kChunkBytes (at least a
+  // tap), so no chunk is a sliver.
+  const size_t max_taps =
+      args.taps * tap_bytes <= kWholePanelBytes ? args.taps : std::max<size_t>(1, kChunkBytes / tap_bytes);
+  const size_t chunks = (args.taps + max_taps - 1) / max_taps;
+  const size_t chunk_taps = (args.taps + chunks - 1) / chunks;
   for (size_t j0 = 0; j0 < args.n; j0 += NR) {
     const size_t cols = std::min(args.n - j0, NR);
     const int8_t* panel = args.w + (j0 / NR) * args.w_panel_stride;
@@ -82,7 +87,25 @@ void RunChunked(const QIgemmUkernelArgs& args, size_t tap_bytes, ChunkDotFn dot)
       std::memset(sums, 0, tiles * MR * NR * sizeof(int32_t));
       for (size_t t0 = 0; t0 < args.taps; t0 += chunk_taps) {
         const size_t t1 = std::min(args.taps, t0 + chunk_taps);
+        // With panels large enough to be chunked (K of 2304 and more: megabytes of weights, from L3 once per call),
+        // the next chunk of weights (this panel's, else the next panel's first when this group is its last) is
+        // prefetched a share per tile while this chunk is computed: ResNet-18 layer4 7-13% faster. Smaller panels
+        // skip it: their weights stay in L2, and one tile per call (many-pixel layers) would issue a whole panel of
+        // prefetches per tile (10% slower).
+        const int8_t* next = nullptr;
+        size_t next_bytes = 0;
+        if (chunks > 1 && t1 < args.taps) {
+          next = panel + t1 * tap_bytes;
+          next_bytes = (std::min(args.taps, t1 + chunk_taps) - t1) * tap_bytes;
+        } else if (chunks > 1 && g0 + group_rows == args.m && j0 + NR < args.n) {
+          next = panel + args.w_panel_stride;
+          next_bytes = std::min(args.taps, chunk_taps) * tap_bytes;
+        }
+        const size_t lines = (next_bytes + 63) / 64, per_tile = (lines + tiles - 1) / tiles;
         for (size_t tile = 0; tile < tiles; ++tile) {
+          for (size_t l = tile * per_tile; l < std::min(lines, (tile + 1) * per_tile); ++l) {
+            _mm_prefetch(reinterpret_cast<const char*>(next + l * 64), _MM_HINT_T0);
+          }
           dot(args.indirection + (g0 / MR + tile) * args.taps * MR, t0, t1, args.c, args.a_offset,
               panel + t0 * tap_bytes, sums + tile * MR * NR);
         }
