@@ -35,6 +35,10 @@ constexpr size_t kNr = 16;
 // Both kernels walk K in groups of 4; the last group of a K that is not a multiple of 4 reads A from a zero-padded
 // copy (the packed W is zero there).
 // ---- vpmaddubsw, 4x16 ----
+// An empty asm that needs v in a register: the compiler cannot move arithmetic across it. (A function of its own:
+// clang 14 rejects a lambda's captured variable as an asm operand.)
+__attribute__((always_inline)) inline void PinRegister(__m256i& v) { __asm__("" : "+x"(v)); }
+
 constexpr size_t kMaddMr = 4;
 
 template <int M, bool kFlip>
@@ -47,15 +51,7 @@ void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32
     acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   });
   const __m256i ones = _mm256_set1_epi16(1);
-  const size_t groups = (k + 3) / 4, tail = k % 4;
-  for (size_t g = 0; g < groups; ++g) {
-    if (tail != 0 && g + 1 == groups) {
-      Unroll<M>([&](auto r) OCTET_INLINE {
-        std::memset(last[r], 0, 4);
-        std::memcpy(last[r], rows[r], tail);
-        rows[r] = last[r];
-      });
-    }
+  auto group = [&](size_t g) OCTET_INLINE {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
     Unroll<M>([&](auto r) OCTET_INLINE {
@@ -65,6 +61,23 @@ void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32
       acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w0), ones));
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w1), ones));
     });
+    // Pinned: otherwise GCC copies every accumulator between registers (and spills one) each group, to hand them to
+    // the tail group after the loop.
+    Unroll<M>([&](auto r) OCTET_INLINE {
+      PinRegister(acc[r][0]);
+      PinRegister(acc[r][1]);
+    });
+  };
+  // The full groups in a loop of their own (no per-group test for the tail), then the partial one from the copies.
+  const size_t full = k / 4, tail = k % 4;
+  for (size_t g = 0; g < full; ++g) group(g);
+  if (tail != 0) {
+    Unroll<M>([&](auto r) OCTET_INLINE {
+      std::memset(last[r], 0, 4);
+      std::memcpy(last[r], rows[r], tail);
+      rows[r] = last[r];
+    });
+    group(full);
   }
   Unroll<M>([&](auto r) OCTET_INLINE {
     _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr), acc[r][0]);
@@ -74,10 +87,6 @@ void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32
 
 // ---- vpmaddwd over int16 weights, 3x24 ----
 constexpr size_t kW16Mr = 3, kW16Nr = 24;
-
-// An empty asm that needs v in a register: the compiler cannot move arithmetic across it. (A function of its own:
-// clang 14 rejects a lambda's captured variable as an asm operand.)
-__attribute__((always_inline)) inline void PinRegister(__m256i& v) { __asm__("" : "+x"(v)); }
 
 // Adds the dot products over k (a chunk of K) to tile (M rows of 24 int32, 32-byte aligned).
 template <int M, bool kFlip>

@@ -2,17 +2,18 @@
 // geometries (strides, dilations, pads, groups through a_offset, batches, partial last tiles), u8 and s8 activations
 // with zero points at and inside the range ends, symmetric and affine weights, every output stage; the kernel's y
 // equals QConv2dAccumulate + QGemmApplyStage byte for byte, and nothing outside the block is written.
-#include <catch2/catch.hpp>
+#include "ops/ukernels/qigemm.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "ops/reference/qconv2d_indirect_reference.h"
 #include "ops/reference/qconv2d_reference.h"
 #include "ops/reference/qgemm_reference.h"
-#include "ops/ukernels/qigemm.h"
 #include "tests/ops/stage_arrays.h"
 #include "tests/test_util.h"
 
@@ -45,9 +46,11 @@ reference::Conv2dGeometry RandomGeometry(std::mt19937_64& rng, uint32_t c_multip
   }
 }
 
+// fixed: the geometry to use instead of a random one.
 template <typename TA>
-void CheckKernel(std::mt19937_64& rng, const QIgemmUkernelEntry& kernel, Stats* stats) {
-  const reference::Conv2dGeometry g = RandomGeometry(rng, kernel.c_multiple);
+void CheckKernel(std::mt19937_64& rng, const QIgemmUkernelEntry& kernel, Stats* stats,
+                 const reference::Conv2dGeometry* fixed = nullptr) {
+  const reference::Conv2dGeometry g = fixed != nullptr ? *fixed : RandomGeometry(rng, kernel.c_multiple);
   const QGemmLayout layout = kernel.layout.nr != 0 ? kernel.layout
                              : (rng() & 1)         ? kQGemmLayoutX86Wide
                                                    : kQGemmLayoutN16K4;
@@ -114,8 +117,8 @@ void CheckKernel(std::mt19937_64& rng, const QIgemmUkernelEntry& kernel, Stats* 
     std::vector<int32_t> col_sums(layout.PaddedN(og) + 64, 0), col_offsets(og + 64, 0), row_sums(m, 0);
     QGemmPackWeights(layout, og, k, w.data() + j0 * k, k, packed.data(), col_sums.data());
     for (size_t j = 0; j < og; ++j) {
-      col_offsets[j] = QGemmColumnOffset(int_bias ? st.bias_s32[j0 + j] : 0, x_zp, col_sums[j],
-                                         static_cast<int64_t>(k), w_zp[j0 + j]);
+      col_offsets[j] = QGemmColumnOffset(int_bias ? st.bias_s32[j0 + j] : 0, x_zp, col_sums[j], static_cast<int64_t>(k),
+                                         w_zp[j0 + j]);
     }
     for (size_t i = 0; i < m; ++i) {
       int64_t sum = 0;
@@ -182,6 +185,40 @@ TEST_CASE("qigemm kernels equal the convolution reference on random geometries",
     INFO(kernel.name);
     CHECK(stats.pad_taps > 0);
     CHECK(stats.distinct > stats.outputs / 20);  // not saturated nor constant
+  }
+}
+
+// Wide channels: a panel's taps are walked in chunks that fit L1 (one or two taps of 256-512 channels), over groups
+// of tiles (more than 16 tiles of rows here, and partial last tiles and panels), so the chunked sums are checked
+// against the reference.
+TEST_CASE("qigemm kernels equal the convolution reference with wide channels (chunks of taps)", "[qconv2d]") {
+  std::mt19937_64 rng = testing::MakeRng("qigemm wide");
+  std::vector<reference::Conv2dGeometry> shapes;
+  for (const auto& [hw, c_in, c_out, stride] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{7, 512, 37, 1}, {9, 256, 50, 1}, {17, 260, 19, 2}}) {
+    reference::Conv2dGeometry g;
+    g.n = 1;
+    g.h = g.w = hw;
+    g.c_in = c_in;
+    g.c_out = c_out;
+    g.kh = g.kw = 3;
+    g.stride_h = g.stride_w = stride;
+    g.pad_h = g.pad_w = 1;
+    shapes.push_back(g);
+  }
+  for (const QIgemmUkernelEntry& kernel : QIgemmUkernels()) {
+    if (!testing::CanRun(kernel.isa, kernel.name) || kernel.isa == Isa::kScalar) continue;
+    Stats stats;
+    for (const reference::Conv2dGeometry& g : shapes) {
+      if (kernel.a_dtype == DType::kU8) {
+        CheckKernel<uint8_t>(rng, kernel, &stats, &g);
+      } else {
+        CheckKernel<int8_t>(rng, kernel, &stats, &g);
+      }
+    }
+    INFO(kernel.name);
+    CHECK(stats.pad_taps > 0);
+    CHECK(stats.distinct > 100);  // 8-bit outputs have at most 256 values per shape: not saturated nor constant
   }
 }
 
