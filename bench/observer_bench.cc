@@ -134,24 +134,26 @@ void BenchMinMaxObserve(benchmark::State& state, int threads) {
 void BenchHistogramCountingFloor(benchmark::State& state) {
   constexpr uint32_t kBins = 2048;
   const auto& batches = Batches();
-  std::vector<std::vector<uint32_t>> slots;
+  // The slots live in tensors, so that they get the same pages (huge pages where Linux gives them) as the batches.
+  std::vector<Tensor> slots;
   for (const Tensor& t : batches) {
-    std::vector<uint32_t> s(static_cast<size_t>(t.NumElements()));
+    Tensor st = MakeTensor(DType::kS32, t.NumElements());
+    const std::span<int32_t> s = st.values<int32_t>();
     const std::span<const float> x = t.values<float>();
     for (size_t i = 0; i < s.size(); ++i) {
       const float b = std::floor((x[i] + 8.0f) * (static_cast<float>(kBins) / 16.0f));
       const uint32_t bin = b < 0.0f ? 0u : (b >= static_cast<float>(kBins) ? kBins - 1 : static_cast<uint32_t>(b));
-      s[i] = static_cast<uint32_t>(i % kHistogramCopies) * (kBins + 1) + bin + 1;
+      s[i] = static_cast<int32_t>(static_cast<uint32_t>(i % kHistogramCopies) * (kBins + 1) + bin + 1);
     }
-    slots.push_back(std::move(s));
+    slots.push_back(std::move(st));
   }
   std::vector<uint32_t> counts(kHistogramCopies * (kBins + 1));
   for (auto _ : state) {
     std::fill(counts.begin(), counts.end(), 0u);
     for (int b = 0; b < kBatches; ++b) {
-      const std::vector<uint32_t>& s = slots[static_cast<size_t>(b % 4)];
-      const uint32_t* p = s.data();
-      const size_t n = s.size();
+      const Tensor& s = slots[static_cast<size_t>(b % 4)];
+      const uint32_t* p = reinterpret_cast<const uint32_t*>(s.data<int32_t>());
+      const size_t n = static_cast<size_t>(s.NumElements());
 #pragma GCC unroll 16
       for (size_t i = 0; i < n; ++i) counts[p[i]] += 1;
     }
