@@ -153,23 +153,24 @@ MinMaxResult LinearHistogram(size_t n, const float* x, const LinearHistogramPara
   // so the reloads find their values in L1 instead of waiting on store forwarding. The loop is written twice (the
   // quotient's two methods), so that neither tests the method nor swaps buffers per block.
   auto run = [&]<bool kMarkstein>() {
-    auto block = [&](int32_t* dst) {
-      __builtin_prefetch(x + i + kPrefetchFloats);
-      bin.template operator()<kMarkstein>(B::load_unaligned(x + i)).store_aligned(dst);
-      bin.template operator()<kMarkstein>(B::load_unaligned(x + i + kL)).store_aligned(dst + kL);
+    auto block = [&](size_t at, int32_t* dst) {
+      __builtin_prefetch(x + at + kPrefetchFloats);
+      bin.template operator()<kMarkstein>(B::load_unaligned(x + at)).store_aligned(dst);
+      bin.template operator()<kMarkstein>(B::load_unaligned(x + at + kL)).store_aligned(dst + kL);
       KeepInMemory(dst);
-      i += 2 * kL;
     };
     if (i + 2 * kL > n) return;
-    block(slot_a);
-    for (; i + 4 * kL <= n;) {
-      block(slot_b);
+    block(i, slot_a);
+    i += 2 * kL;
+    for (; i + 4 * kL <= n; i += 4 * kL) {
+      block(i, slot_b);
       count(slot_a);
-      block(slot_a);
+      block(i + 2 * kL, slot_a);
       count(slot_b);
     }
     if (i + 2 * kL <= n) {
-      block(slot_b);
+      block(i, slot_b);
+      i += 2 * kL;
       count(slot_a);
       count(slot_b);
     } else {
