@@ -4,8 +4,8 @@
 Times torch.ao.quantization.HistogramObserver (1.13's forward; the legacy_1_13 variant reproduces it bit for bit)
 and MinMaxObserver, then runs octet's benchmark program on the same recipe in the same session and prints the
 speed-ups, the most one core can give (PyTorch's time over octet's counting floor, HistogramCountingFloor: one
-increment per element and nothing else), and last octet's MinMax observation bandwidth against memcpy on 64 MiB
-(one thread):
+increment per element and nothing else; HistogramCountingBound: the same increments with their slots in L1), and
+last octet's MinMax observation bandwidth against memcpy on 64 MiB (one thread):
 
     /usr/bin/python3 bench/observers_pytorch.py --octet build/release/bench/octet_bench_observers [--json out.json]
 
@@ -62,7 +62,7 @@ def octet_medians(binary, flt, repetitions):
 
 
 def time_octet(binary, repetitions):
-    flt = "(HistogramObserver_legacy_1_13|HistogramObserver_upstream|MinMaxObserver|HistogramCountingFloor)/.*batches"
+    flt = "(HistogramObserver_legacy_1_13|HistogramObserver_upstream|MinMaxObserver|HistogramCountingFloor|HistogramCountingBound)/.*batches"
     result = {}
     for b in octet_medians(binary, flt, repetitions):
         name = b["run_name"].replace("/real_time", "")
@@ -133,6 +133,11 @@ def main():
         print(f"Counting floor (one counts[bin] += 1 per element, 1 thread): {floor[0]:.4f} s wall, {floor[1]:.4f} s "
               f"cpu; so one core can give at most {tw / floor[0]:.1f}x wall, {tc / floor[1]:.1f}x cpu over torch's "
               f"HistogramObserver observe at 1 thread")
+    bound = octet.get(f"HistogramCountingBound/batches:{BATCHES}/shape:8x64x56x56/threads:1")
+    if bound is not None:
+        tw, tc = torch_times[("HistogramObserver", False, 1)]
+        print(f"Counting bound (the same increments, slots resident in L1, 1 thread): {bound[0]:.4f} s wall, "
+              f"{bound[1]:.4f} s cpu; at most {tw / bound[0]:.1f}x wall, {tc / bound[1]:.1f}x cpu at 1 thread")
     best = max((r for r in rows if r["octet_observer"].startswith("HistogramObserver") and r["what"] == "observe"
                 and r["torch_threads"] == default_threads), key=lambda r: r["speedup_wall"])
     print(f"HistogramObserver observe: best octet speed-up over torch at its default threads: "

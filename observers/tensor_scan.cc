@@ -136,38 +136,71 @@ ChannelRangeScan ScanChannelRanges(const Context& context, std::span<const float
 
 namespace {
 
+// Elements per histogram tile: smaller than kScanTile, since a tile costs no scratch of its own here, so that two
+// or more threads share a batch evenly.
+constexpr int64_t kHistogramTile = int64_t{1} << 16;
+// Elements per round of tiles: each thread's uint32 counters are summed into the uint64 result after every round,
+// long before they could overflow.
+constexpr int64_t kHistogramRound = int64_t{1} << 30;
+
 // Runs a histogram kernel over tiles with `slots` slots per copy (slot 0 = dropped values) and returns the summed
 // counts of slots 1..slots-1; a kernel that returns a MinMaxResult has the tiles' results combined into *range.
+// Every thread counts its tiles into its own kHistogramCopies copies (a scratch region per thread, cache-line
+// aligned, so no two threads write one line), zeroed and summed once per call rather than once per tile. Counts are
+// integers and min / max are exact, so the result does not depend on which thread counted which tile.
 template <typename Fn, typename Params>
 std::vector<uint64_t> CountTiles(const Context& context, std::span<const float> x, Fn kernel, const Params& params,
                                  size_t slots, MinMaxResult* range = nullptr) {
+  constexpr bool kHasRange = std::is_same_v<decltype(kernel(0, nullptr, params, nullptr)), MinMaxResult>;
+  const size_t threads = static_cast<size_t>(std::max(1, context.threads()));
+  const size_t region = (slots * kHistogramCopies + 15) / 16 * 16;  // 64-byte multiple
+  // Reused across calls by the calling thread: no allocation (nor page faults) per observed tensor. A call nested
+  // in one that holds it (a task stolen while this thread waits on its tiles) counts in its own buffer.
+  thread_local std::vector<uint32_t> reused;
+  thread_local bool reused_busy = false;
+  std::vector<uint32_t> own;
+  const bool nested = reused_busy;
+  std::vector<uint32_t>& scratch = nested ? own : reused;
+  if (scratch.size() < region * threads + 16) scratch.resize(region * threads + 16);
+  reused_busy = true;
+  uint32_t* base = scratch.data();
+  base += (16 - (reinterpret_cast<uintptr_t>(base) / sizeof(uint32_t)) % 16) % 16;  // 64-byte aligned
+  std::vector<MinMaxResult> ranges(threads, MinMaxResult{kInfinity, -kInfinity, false});
+  std::vector<uint64_t> out(slots - 1, 0);
   const int64_t n = static_cast<int64_t>(x.size());
-  const size_t tiles = static_cast<size_t>(NumTiles(n));
-  std::vector<std::vector<uint32_t>> partial(tiles);
-  std::vector<MinMaxResult> ranges(tiles, MinMaxResult{kInfinity, -kInfinity, false});
-  ParallelFor(context, n, kScanTile, [&](int64_t begin, int64_t end) {
-    const size_t t = static_cast<size_t>(begin / kScanTile);
-    std::vector<uint32_t>& counts = partial[t];
-    counts.assign(slots * kHistogramCopies, 0);
-    if constexpr (std::is_same_v<decltype(kernel(0, nullptr, params, nullptr)), MinMaxResult>) {
-      ranges[t] = kernel(static_cast<size_t>(end - begin), x.data() + begin, params, counts.data());
-    } else {
-      kernel(static_cast<size_t>(end - begin), x.data() + begin, params, counts.data());
+  for (int64_t round = 0; round < n; round += kHistogramRound) {
+    const int64_t len = std::min(kHistogramRound, n - round);
+    const float* xr = x.data() + round;
+    std::fill(base, base + region * threads, 0u);
+    ParallelForSlots(context, len, kHistogramTile, [&](int64_t begin, int64_t end, int slot) {
+      uint32_t* counts = base + static_cast<size_t>(slot) * region;
+      if constexpr (kHasRange) {
+        const MinMaxResult r = kernel(static_cast<size_t>(end - begin), xr + begin, params, counts);
+        MinMaxResult& acc = ranges[static_cast<size_t>(slot)];
+        acc.min = r.min < acc.min ? r.min : acc.min;
+        acc.max = r.max > acc.max ? r.max : acc.max;
+        acc.nonfinite |= r.nonfinite;
+      } else {
+        kernel(static_cast<size_t>(end - begin), xr + begin, params, counts);
+      }
+    });
+    for (size_t t = 0; t < threads; ++t) {
+      const uint32_t* c = base + t * region;
+      // Each thread counted at most kHistogramRound < 2^32 elements this round, so the uint32 sum is exact.
+      for (size_t s = 1; s < slots; ++s) {
+        uint32_t sum = 0;
+        for (size_t copy = 0; copy < kHistogramCopies; ++copy) sum += c[copy * slots + s];
+        out[s - 1] += sum;
+      }
     }
-  });
+  }
+  reused_busy = nested;
   if (range != nullptr) {
     *range = MinMaxResult{kInfinity, -kInfinity, false};
     for (const MinMaxResult& r : ranges) {
       range->min = r.min < range->min ? r.min : range->min;
       range->max = r.max > range->max ? r.max : range->max;
       range->nonfinite |= r.nonfinite;
-    }
-  }
-  std::vector<uint64_t> out(slots - 1, 0);
-  for (const auto& counts : partial) {
-    for (size_t copy = 0; copy < kHistogramCopies; ++copy) {
-      const uint32_t* c = counts.data() + copy * slots;
-      for (size_t s = 1; s < slots; ++s) out[s - 1] += c[s];
     }
   }
   return out;

@@ -111,18 +111,21 @@ MinMaxResult LinearHistogram(size_t n, const float* x, const LinearHistogramPara
   const float range_s = p.hi - p.lo;
   const float bins_s = static_cast<float>(p.bins);
   const bool markstein = range_s > 0x1p-60f && range_s < 0x1p60f && bins_s < 0x1p24f;
-  const B lo(p.lo), hi(p.hi), bins_f(bins_s), range(range_s), inv(1.0f / range_s), minus_one(-1.0f);
+  // -range rather than -q0 below: the negation is exact either way, and this one is hoisted out of the loop.
+  const B lo(p.lo), hi(p.hi), bins_f(bins_s), range(range_s), neg_range(-range_s), inv(1.0f / range_s),
+      minus_one(-1.0f);
   const I last(static_cast<int32_t>(p.bins) - 1);
   const size_t stride = p.bins + 1;
   // Lane k counts into copy k % kHistogramCopies: its offset is added in the vector, not per element.
   alignas(64) int32_t lane_offset[kL];
   for (size_t k = 0; k < kL; ++k) lane_offset[k] = static_cast<int32_t>((k % kHistogramCopies) * stride) + 1;
   const I offset = I::load_aligned(lane_offset);
-  alignas(64) int32_t slot[4 * kL];
+  alignas(64) int32_t slot_a[2 * kL];
+  alignas(64) int32_t slot_b[2 * kL];
   constexpr float kInf = std::numeric_limits<float>::infinity();
   B mn(kInf), mx(-kInf), bad(0.0f);
   size_t i = 0;
-  auto bin = [&](const B& v) {
+  auto bin = [&]<bool kMarkstein>(const B& v) {
     if constexpr (kRange) {
       mn = xsimd::min(mn, v);
       mx = xsimd::max(mx, v);
@@ -131,9 +134,9 @@ MinMaxResult LinearHistogram(size_t n, const float* x, const LinearHistogramPara
     const auto in = (v >= lo) & (v <= hi);
     const B d = v - lo;
     B q;
-    if (markstein) {
+    if constexpr (kMarkstein) {
       const B q0 = d * inv;
-      const B r = Fma()(-q0, range, d);
+      const B r = Fma()(q0, neg_range, d);
       q = Fma()(r, inv, q0);
     } else {
       q = d / range;
@@ -141,29 +144,43 @@ MinMaxResult LinearHistogram(size_t n, const float* x, const LinearHistogramPara
     const I b = xsimd::batch_cast<int32_t>(xsimd::select(in, q * bins_f, minus_one));
     return xsimd::min(b, last) + offset;
   };
-  // Software-pipelined: the bins of one block are stored while the previous block's are counted, so the reloads
-  // find their values in L1 instead of waiting on store forwarding.
-  int32_t* ready = slot;
-  int32_t* next = slot + 2 * kL;
-  bool pending = false;
-  for (; i + 2 * kL <= n; i += 2 * kL) {
-    __builtin_prefetch(x + i + kPrefetchFloats);
-    bin(B::load_unaligned(x + i)).store_aligned(next);
-    bin(B::load_unaligned(x + i + kL)).store_aligned(next + kL);
-    KeepInMemory(next);
-    if (pending) {
-      // Unrolled: the counting is the bottleneck, and a loop branch per increment costs as much as the increment.
+  // Unrolled: the counting is the bottleneck, and a loop branch per increment costs as much as the increment.
+  auto count = [&](const int32_t* s) {
 #pragma GCC unroll 32
-      for (size_t k = 0; k < 2 * kL; ++k) counts[static_cast<uint32_t>(ready[k])] += 1;
+    for (size_t k = 0; k < 2 * kL; ++k) counts[static_cast<uint32_t>(s[k])] += 1;
+  };
+  // Software-pipelined over two buffers: the bins of one block are stored while the previous block's are counted,
+  // so the reloads find their values in L1 instead of waiting on store forwarding. The loop is written twice (the
+  // quotient's two methods), so that neither tests the method nor swaps buffers per block.
+  auto run = [&]<bool kMarkstein>() {
+    auto block = [&](size_t at, int32_t* dst) {
+      __builtin_prefetch(x + at + kPrefetchFloats);
+      bin.template operator()<kMarkstein>(B::load_unaligned(x + at)).store_aligned(dst);
+      bin.template operator()<kMarkstein>(B::load_unaligned(x + at + kL)).store_aligned(dst + kL);
+      KeepInMemory(dst);
+    };
+    if (i + 2 * kL > n) return;
+    block(i, slot_a);
+    i += 2 * kL;
+    for (; i + 4 * kL <= n; i += 4 * kL) {
+      block(i, slot_b);
+      count(slot_a);
+      block(i + 2 * kL, slot_a);
+      count(slot_b);
     }
-    pending = true;
-    int32_t* t = ready;
-    ready = next;
-    next = t;
-  }
-  if (pending) {
-    KeepInMemory(ready);
-    for (size_t k = 0; k < 2 * kL; ++k) counts[static_cast<uint32_t>(ready[k])] += 1;
+    if (i + 2 * kL <= n) {
+      block(i, slot_b);
+      i += 2 * kL;
+      count(slot_a);
+      count(slot_b);
+    } else {
+      count(slot_a);
+    }
+  };
+  if (markstein) {
+    run.template operator()<true>();
+  } else {
+    run.template operator()<false>();
   }
   MinMaxResult r{kInf, -kInf, false};
   bool nan = false;

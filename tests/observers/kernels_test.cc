@@ -2,10 +2,12 @@
 // on sizes around every vector width, with NaN / ±Inf at any position, values on bin edges and beyond the range.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "observers/tensor_scan.h"
 #include "tests/observers/observer_test_util.h"
 #include "tests/test_util.h"
 
@@ -161,6 +163,92 @@ TEST_CASE("signed power-of-two histogram kernels equal the scalar kernel", "[obs
         ++rule[static_cast<size_t>(m) + 1 + (std::signbit(v) ? bins : 0)];
       }
       CHECK(want == rule);
+    }
+  }
+}
+
+TEST_CASE("linear histogram kernels on tiny and huge ranges, constant inputs and ties", "[observers]") {
+  auto rng = testing::MakeRng("linear histogram kernels, awkward ranges");
+  const auto sizes = Sizes(rng);
+  for (const auto& k : LinearMinMaxHistogramUkernels()) {
+    if (!testing::CanRun(k.isa, k.name)) continue;
+    INFO(k.name);
+    for (size_t n : sizes) {
+      // Ranges below 2^-60 and above 2^60 take the division rather than the reciprocal; the others sit near them.
+      const int scale = std::array<int, 6>{-75, -61, -59, 59, 61, 75}[rng() % 6];
+      const uint32_t bins = 1 + static_cast<uint32_t>(rng() % 2500);
+      const float lo = std::ldexp(static_cast<float>(static_cast<int>(rng() % 7) - 3), scale);
+      const float hi = lo + std::ldexp(1.0f + static_cast<float>(rng() % 5), scale);
+      std::vector<float> x(n);
+      std::uniform_real_distribution<float> u(lo - (hi - lo) * 0.1f, hi + (hi - lo) * 0.1f);
+      const int shape = static_cast<int>(rng() % 3);
+      for (size_t i = 0; i < n; ++i) {
+        if (shape == 0) {
+          x[i] = u(rng);
+        } else if (shape == 1) {
+          x[i] = lo + (hi - lo) * 0.375f;  // all equal
+        } else {
+          x[i] = (i > 0 && rng() % 3 != 0) ? x[i - 1] : u(rng);  // runs of ties, into the same copy and the next
+        }
+      }
+      if (n > 9 && rng() % 2 == 0) x[rng() % n] = kNan;
+      if (n > 9 && rng() % 2 == 0) x[rng() % n] = kInf;
+      const LinearHistogramParams p{lo, hi, bins};
+      const auto want = Count(histogram_f32_linear_ukernel__scalar, x, p, bins + 1);
+      std::vector<uint32_t> c((bins + 1) * kHistogramCopies, 0);
+      const MinMaxResult r = k.fn(x.size(), x.data(), p, c.data());
+      std::vector<uint64_t> got(bins + 1, 0);
+      for (size_t copy = 0; copy < kHistogramCopies; ++copy) {
+        for (size_t s = 0; s <= bins; ++s) got[s] += c[copy * (bins + 1) + s];
+      }
+      INFO("n " << n << " bins " << bins << " [" << lo << ", " << hi << "] shape " << shape);
+      REQUIRE(got == want);
+      const MinMaxResult m = minmax_f32_ukernel__scalar(n, x.data());
+      CHECK(r.nonfinite == m.nonfinite);
+      if (!m.nonfinite) {
+        CHECK(r.min == m.min);
+        CHECK(r.max == m.max);
+      }
+    }
+  }
+}
+
+// The tiled, threaded entry points of observers/tensor_scan.h: every ISA and thread count gives the scalar kernel's
+// counts (and, fused, ScanRange's range), on sizes around the tile edges.
+TEST_CASE("tensor histograms equal the scalar kernel at every ISA and thread count", "[observers]") {
+  auto rng = testing::MakeRng("tensor histograms");
+  std::vector<size_t> sizes = {0, 1, 65535, 65536, 65537, 3 * 65536 + 17};
+  for (int i = 0; i < 3; ++i) sizes.push_back(testing::RandomSize(rng, 400000));
+  for (size_t n : sizes) {
+    std::vector<float> x = testing::AssortedFloats(rng, n);
+    const int nonfinite = static_cast<int>(rng() % 3);  // none, a NaN, an Inf
+    if (n > 0 && nonfinite == 1) x[rng() % n] = kNan;
+    if (n > 0 && nonfinite == 2) x[rng() % n] = -kInf;
+    const uint32_t bins = 1 + static_cast<uint32_t>(rng() % 3000);
+    const float lo = -2.0f - static_cast<float>(rng() % 3), hi = 1.0f + static_cast<float>(rng() % 4);
+    const LinearHistogramParams p{lo, hi, bins};
+    std::vector<uint64_t> want = Count(histogram_f32_linear_ukernel__scalar, x, p, bins + 1);
+    want.erase(want.begin());  // the dropped values' slot
+    const int exponent = static_cast<int>(rng() % 20) - 14;
+    const uint32_t signed_bins = 16 + static_cast<uint32_t>(rng() % 2000);
+    const SignedHistogramParams sp{std::ldexp(1.0f, -exponent), signed_bins};
+    std::vector<uint64_t> want_signed = Count(histogram_f32_signed_ukernel__scalar, x, sp, 2 * signed_bins + 1);
+    want_signed.erase(want_signed.begin());
+    const RangeScan range = ScanRange(testing::ScalarContext(), x);
+    for (Isa isa : testing::ObserverKernelIsas()) {
+      for (int threads = 1; threads <= 3; ++threads) {
+        INFO("n " << n << " bins " << bins << " isa " << IsaName(isa) << " threads " << threads);
+        const Context context = testing::ContextFor(isa, threads);
+        CHECK(LinearHistogram(context, x, lo, hi, bins) == want);
+        const HistogramRangeScan fused = LinearHistogramAndRange(context, x, lo, hi, bins);
+        CHECK(fused.counts == want);
+        REQUIRE(fused.nonfinite == (range.nonfinite.count() > 0));
+        if (!fused.nonfinite) {
+          CHECK(testing::SameFloat(fused.min, range.min));
+          CHECK(testing::SameFloat(fused.max, range.max));
+        }
+        CHECK(SignedPow2Histogram(context, x, exponent, signed_bins) == want_signed);
+      }
     }
   }
 }
