@@ -66,6 +66,7 @@ struct QuantizeCommand {
   bool no_guard = false;
   std::string output;
   std::string onnx_output;
+  bool no_dense_stem = false;  // --no-dense-stem: one-input-channel Convs stay Convs in the --onnx export
   std::string state;  // --state: a calibration state instead of calibrating
   ContextFlags context;
   AccuracyFlags accuracy;
@@ -358,7 +359,9 @@ int Quantize(const QuantizeCommand& c) {
 #if OCTET_WITH_ONNX
   std::string onnx_bytes;
   if (!c.onnx_output.empty()) {
-    auto bytes = ExportQdqModel(*quantized);
+    QdqExportOptions export_options;
+    export_options.dense_stems = !c.no_dense_stem;
+    auto bytes = ExportQdqModel(*quantized, export_options);
     if (!bytes.ok()) return ReportFailure(bytes.status().WithContext(where));
     onnx_bytes = std::move(*bytes);
   }
@@ -467,6 +470,9 @@ void AddQuantizeCommand(CLI::App& app, CommandRegistry& registry) {
   sub->add_option("--skip", c->skip, "Keep this node (or every node under this name) float")->type_name("NODE");
   sub->add_option("-o,--output", c->output, "The quantized model (.octet)")->required();
   sub->add_option("--onnx", c->onnx_output, "Also write the model as ONNX QDQ (opset 13)");
+  sub->add_flag("--no-dense-stem", c->no_dense_stem,
+                "--onnx: keep int8 Convs of one input channel as Convs (by default one over a small image, such as "
+                "the digits CNN's stem, is written as one Gemm over its pixels, which ONNX Runtime runs faster)");
   sub->add_option("--min-sqnr", c->min_sqnr_db,
                   "Guard: the least output SQNR in dB of the int8 model against the float one on held-back "
                   "calibration samples; below it octet warns and names the worst layers")
