@@ -44,9 +44,12 @@ Graph StemGraph(const StemShape& s, uint64_t seed) {
   const ValueId w = g.AddConstant("stem.weight", std::move(wt)).value();
   std::vector<float> ws;
   for (int64_t c = 0; c < s.channels; ++c) ws.push_back(0.004f + 0.001f * static_cast<float>(c));
+  // Symmetric, as octet's Convert makes weights and biases (what an ONNX zero point 0 imports as).
   g.mutable_value(w).qparams =
-      s.per_channel ? QParams::PerChannel(DType::kS8, ws, std::vector<int32_t>(ws.size(), 0), 0, -128, 127).value()
-                    : QParams::PerTensor(DType::kS8, 0.005f, 0, -128, 127).value();
+      s.per_channel ? QParams::Create(QScheme::kPerChannelSymmetric, DType::kS8, -128, 127, ws,
+                                      std::vector<int32_t>(ws.size(), 0), 0)
+                          .value()
+                    : QParams::Create(QScheme::kPerTensorSymmetric, DType::kS8, -128, 127, {0.005f}, {0}, 0).value();
   std::vector<ValueId> inputs = {xq, w};
   if (s.bias) {
     Tensor bt = Tensor::Create(DType::kS32, Shape{s.channels}).value();
@@ -54,8 +57,9 @@ Graph StemGraph(const StemShape& s, uint64_t seed) {
     const ValueId b = g.AddConstant("stem.bias", std::move(bt)).value();
     std::vector<float> bs;
     for (int64_t c = 0; c < s.channels; ++c) bs.push_back((16.0f / 255.0f) * (s.per_channel ? ws[c] : 0.005f));
-    g.mutable_value(b).qparams =
-        QParams::PerChannel(DType::kS32, bs, std::vector<int32_t>(bs.size(), 0), 0, INT32_MIN, INT32_MAX).value();
+    g.mutable_value(b).qparams = QParams::Create(QScheme::kPerChannelSymmetric, DType::kS32, INT32_MIN, INT32_MAX, bs,
+                                                 std::vector<int32_t>(bs.size(), 0), 0)
+                                     .value();
     inputs.push_back(b);
   }
   const ValueId y = g.AddNodeValue("stem.out", DType::kU8).value();
@@ -117,7 +121,7 @@ TEST_CASE("The dense stem's name mark carries the Conv's geometry and nothing el
   const std::optional<DenseStem> back = ParseDenseStemName(name, &conv);
   REQUIRE(back.has_value());
   CHECK(conv == "/cnn/conv1/Conv");
-  CHECK(back->OutH() == 4);
+  CHECK(back->OutH() == 5);
   CHECK(back->OutW() == 7);
   // Trailing text, a leading zero, a zero stride, a kernel larger than the padded image, two input channels.
   for (const char* bad :
