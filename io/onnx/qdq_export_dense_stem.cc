@@ -166,7 +166,7 @@ class DenseStemWriter {
       const NodeProto& n = g_.node(i);
       const bool unread =
           Is(n, FloatOp::kDequantizeLinear) && readers[n.output(0)] == 0 && graph_outputs.count(n.output(0)) == 0;
-      if (!unread) nodes.push_back(n);
+      if (!unread && removed_.count(i) == 0) nodes.push_back(n);
       if (auto it = after_.find(i); it != after_.end()) nodes.insert(nodes.end(), it->second.begin(), it->second.end());
     }
     g_.clear_node();
@@ -358,7 +358,47 @@ class DenseStemWriter {
     perm->set_type(AttributeProto::INTS);
     for (int64_t p : {0, 3, 1, 2}) perm->add_ints(p);
     after_[last].push_back(std::move(transpose));
+    if (last != qi) MoveClipPastMaxPool(qi, last, out);
     return true;
+  }
+
+  // Whether QuantizeLinear / DequantizeLinear nodes a and b have scale and zero-point initializers of equal contents.
+  bool SameQParams(const NodeProto& a, const NodeProto& b) const {
+    if (a.input_size() != b.input_size() || a.input_size() < 3) return false;
+    for (int slot : {1, 2}) {
+      auto x = inits_.find(a.input(slot)), y = inits_.find(b.input(slot));
+      if (x == inits_.end() || y == inits_.end() || x->second->data_type() != y->second->data_type() ||
+          x->second->raw_data() != y->second->raw_data() || !HasRawData(*x->second)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The Clip on the stem's codes (the x86 / fbgemm presets' 7-bit range) moved after the MaxPool that alone reads
+  // them: ONNX Runtime then runs QGemm, Reshape, Transpose and its NHWC MaxPool with no Clip between them. Exact:
+  // an integer clamp and max commute (clamp is monotone; MaxPool's pads take no part in any max), and
+  // DequantizeLinear -> MaxPool -> QuantizeLinear with equal qparams moves codes unchanged. The import moves the
+  // range back (NarrowDenseStemRanges).
+  void MoveClipPastMaxPool(int qi, int ki, const std::string& out) {
+    const int di = SoleReader(out);
+    if (di < 0 || !Is(g_.node(di), FloatOp::kDequantizeLinear) || !SameQParams(g_.node(di), g_.node(qi))) return;
+    const int mi = SoleReader(g_.node(di).output(0));
+    if (mi < 0 || !Is(g_.node(mi), FloatOp::kMaxPool) || g_.node(mi).output_size() != 1) return;
+    const int pi = SoleReader(g_.node(mi).output(0));
+    if (pi < 0 || !Is(g_.node(pi), FloatOp::kQuantizeLinear) || !SameQParams(g_.node(pi), g_.node(qi))) return;
+    if (const int after = SoleReader(g_.node(pi).output(0)); after >= 0 && Is(g_.node(after), FloatOp::kClip)) return;
+    NodeProto clip = g_.node(ki);
+    g_.mutable_node(qi)->set_output(0, clip.output(0));  // the Gemm's codes, unclipped
+    removed_.insert(ki);
+    NodeProto& pool_q = *g_.mutable_node(pi);
+    const std::string pooled = pool_q.output(0);
+    const std::string unclipped = Fresh(pooled + ".unclipped");
+    pool_q.set_output(0, unclipped);
+    clip.set_name(Fresh(pooled + ".Clip"));
+    clip.set_input(0, unclipped);
+    clip.set_output(0, pooled);
+    after_[pi].push_back(std::move(clip));
   }
 
   onnx::ModelProto& model_;
@@ -369,6 +409,7 @@ class DenseStemWriter {
   std::map<std::string, std::vector<int>> readers_;
   std::set<std::string> names_, graph_outputs_;
   std::map<int, std::vector<NodeProto>> before_, after_;  // new nodes by the index of the node they go around
+  std::set<int> removed_;                                 // Clips moved after a MaxPool
 };
 
 }  // namespace

@@ -77,6 +77,7 @@ class Recognizer {
     SyncShapeOpRanges();
     Index();
     AbsorbRangeClips();
+    NarrowDenseStemRanges(g_);  // octet's export moved such a stem's Clip after its MaxPool
     Index();
     for (int i = 0; i < g_.num_nodes(); ++i) {
       if (dead_[static_cast<size_t>(i)]) continue;

@@ -229,4 +229,53 @@ class DenseStemFolder {
 
 Result<int> FoldDenseStems(Graph& graph) { return DenseStemFolder(graph).Run(); }
 
+void NarrowDenseStemRanges(Graph& g) {
+  const std::vector<int> producer = g.Producers();
+  std::vector<int> readers(static_cast<size_t>(g.num_values()), 0);
+  for (const Node& n : g.nodes()) {
+    for (ValueId v : n.inputs) {
+      if (v != kNoValue) ++readers[static_cast<size_t>(v)];
+    }
+  }
+  for (ValueId v : g.outputs()) ++readers[static_cast<size_t>(v)];
+  // The node producing `v` when `v` has that one reader and the node is `is`, else -1.
+  auto from = [&](ValueId v, auto is) {
+    if (v == kNoValue || readers[static_cast<size_t>(v)] != 1) return -1;
+    const int p = producer[static_cast<size_t>(v)];
+    return p >= 0 && is(g.node(p)) && !g.node(p).inputs.empty() ? p : -1;
+  };
+  auto onnx_op = [](FloatOp op) { return [op](const Node& n) { return IsFloatOp(n, op); }; };
+  auto int8_op = [](Int8Op op) { return [op](const Node& n) { return IsInt8Op(n, op); }; };
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& pool = g.node(i);
+    if (!IsFloatOp(pool, FloatOp::kMaxPool) || pool.inputs.size() != 1 || pool.outputs.size() != 1) continue;
+    // Quantize -> Reshape -> Transpose -> Dequantize -> MaxPool -> Quantize (the pooled codes, range narrowed).
+    const ValueId pooled_float = pool.outputs[0];
+    if (readers[static_cast<size_t>(pooled_float)] != 1) continue;
+    const Node* pool_q = nullptr;
+    for (const Node& n : g.nodes()) {
+      if (IsInt8Op(n, Int8Op::kQuantize) && !n.inputs.empty() && n.inputs[0] == pooled_float) pool_q = &n;
+    }
+    const int dq = from(pool.inputs[0], int8_op(Int8Op::kDequantize));
+    if (pool_q == nullptr || dq < 0) continue;
+    const ValueId y = g.node(dq).inputs[0];
+    const int tr = from(y, onnx_op(FloatOp::kTranspose));
+    const int rs = tr < 0 ? -1 : from(g.node(tr).inputs[0], onnx_op(FloatOp::kReshape));
+    const int q = rs < 0 ? -1 : from(g.node(rs).inputs[0], int8_op(Int8Op::kQuantize));
+    const int gemm = q < 0 ? -1 : from(g.node(q).inputs[0], onnx_op(FloatOp::kGemm));
+    if (gemm < 0 || !ParseDenseStemName(g.node(gemm).name, nullptr)) continue;
+    const std::optional<QParams>& narrow = g.value(pool_q->outputs[0]).qparams;
+    const ValueId codes[] = {g.node(rs).inputs[0], g.node(tr).inputs[0], y};
+    bool wider = narrow.has_value() && !narrow->per_channel();
+    for (ValueId v : codes) {
+      const std::optional<QParams>& c = g.value(v).qparams;
+      wider = wider && c && !c->per_channel() && c->dtype() == narrow->dtype() && c->scale() == narrow->scale() &&
+              c->zero_point() == narrow->zero_point() && c->quant_min() <= narrow->quant_min() &&
+              narrow->quant_max() <= c->quant_max();
+    }
+    if (!wider) continue;
+    for (ValueId v : codes) g.mutable_value(v).qparams = narrow;
+  }
+}
+
 }  // namespace octet

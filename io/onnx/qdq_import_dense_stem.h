@@ -16,4 +16,10 @@ namespace octet {
 // as it is (correct, slower). Returns the number folded; the graph stays verified and sorted.
 Result<int> FoldDenseStems(Graph& graph);
 
+// Before the groups are made (octet Quantize / Dequantize in place of QuantizeLinear / DequantizeLinear, the rest
+// still ONNX operators): where octet's export moved a dense stem's Clip on the codes after the MaxPool that alone
+// reads them (the x86 / fbgemm presets' 7-bit range), the stem's codes, through its Reshape and Transpose, take the
+// pooled codes' narrower quant range back, as octet's QConv had it (exact: an integer clamp and max commute).
+void NarrowDenseStemRanges(Graph& graph);
+
 }  // namespace octet
