@@ -214,6 +214,46 @@ TEST_CASE("A one-input-channel QConv exports as one Gemm and imports back as the
   }
 }
 
+TEST_CASE("A dense stem's 7-bit Clip moves after the MaxPool reading it and comes back at import", "[onnx][qdq]") {
+  // The x86 / fbgemm form: the stem's codes in [0, 127] (a Clip on the codes in QDQ), then QMaxPool.
+  Graph g = StemGraph({8, 3, 3, {1, 1}, {1, 1, 1, 1}, true, true}, 11);
+  const ValueId y = g.FindValue("stem.out");
+  g.mutable_value(y).qparams = QParams::PerTensor(DType::kU8, 0.03f, 0, 0, 127).value();
+  const ValueId pooled = g.AddNodeValue("pool.out", DType::kU8).value();
+  g.mutable_value(pooled).qparams = g.value(y).qparams;
+  Node& dequantize = g.mutable_node(g.FindNode("out.dequantize"));
+  dequantize.inputs[0] = pooled;
+  REQUIRE(g.AddNode(Node{"pool",
+                         "QMaxPool",
+                         "octet",
+                         {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}},
+                         {y},
+                         {pooled}})
+              .ok());
+  REQUIRE(g.SortTopologically().ok());
+  const Tensor x = testing::DigitsImages("digits_test_x.npy", true);
+  const Tensor want = Run(g, x);
+
+  auto bytes = ExportQdqModel(g);
+  REQUIRE(bytes.ok());
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromString(*bytes));
+  // One Clip, after the MaxPool's QuantizeLinear, writing the pooled codes; the Gemm's codes go unclipped.
+  int clips = 0;
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() != "Clip") continue;
+    ++clips;
+    CHECK(n.output(0) == "pool.out");
+  }
+  CHECK(clips == 1);
+  const Graph back = Import(*bytes);
+  REQUIRE(CountOps(back, "QConv") == 1);
+  CHECK(CountOps(back, "QMaxPool") == 1);
+  CHECK(back.value(back.FindValue("stem.out")).qparams->ToString() == g.value(y).qparams->ToString());
+  CHECK(back.value(back.FindValue("pool.out")).qparams->ToString() == g.value(pooled).qparams->ToString());
+  CHECK(SameBytes(Run(back, x), want));
+}
+
 TEST_CASE("Convs that do not fit the dense stem rule keep the Conv form", "[onnx][qdq]") {
   // Two input channels: no dense stem (the rule is one input channel).
   StemShape s{4, 3, 3, {1, 1}, {1, 1, 1, 1}, true, true};
