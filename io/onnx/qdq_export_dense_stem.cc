@@ -135,13 +135,23 @@ class DenseStemWriter {
 
   int Run() {
     shapes_ = InferredShapes(model_);
-    if (shapes_.empty()) return 0;
     Index();
     int rewritten = 0;
-    for (int i = 0; i < g_.node_size(); ++i) {
+    for (int i = 0; i < g_.node_size() && !shapes_.empty(); ++i) {
       if (Is(g_.node(i), FloatOp::kConv) && TryRewrite(i)) ++rewritten;
     }
-    if (rewritten == 0) return 0;
+    // The other groups' Clips on codes that only a MaxPool reads (the x86 / fbgemm presets' second Conv) likewise.
+    int moved = 0;
+    for (int k = 0; k < g_.node_size(); ++k) {
+      const NodeProto& clip = g_.node(k);
+      if (!Is(clip, FloatOp::kClip) || removed_.count(k) != 0 || clip.input_size() == 0) continue;
+      auto q = producer_.find(clip.input(0));
+      if (q == producer_.end() || !Is(g_.node(q->second), FloatOp::kQuantizeLinear) || SoleReader(clip.input(0)) != k) {
+        continue;
+      }
+      if (MoveClipPastMaxPool(q->second, k, clip.output(0))) ++moved;
+    }
+    if (rewritten == 0 && moved == 0) return 0;
     // The new nodes in place (ONNX wants producers first); a DequantizeLinear nobody reads any more dropped.
     std::map<std::string, int> readers;
     for (int i = 0; i < g_.node_size(); ++i) {
@@ -375,19 +385,24 @@ class DenseStemWriter {
     return true;
   }
 
-  // The Clip on the stem's codes (the x86 / fbgemm presets' 7-bit range) moved after the MaxPool that alone reads
-  // them: ONNX Runtime then runs QGemm, Reshape, Transpose and its NHWC MaxPool with no Clip between them. Exact:
+  // The Clip on a group's codes (the x86 / fbgemm presets' 7-bit range) moved after the MaxPool that alone reads
+  // them (`out`: the codes' name, after the dense stem's Reshape and Transpose where there are): ONNX Runtime then
+  // runs the int8 kernel, (Reshape, Transpose) and its NHWC MaxPool with no Clip between them. Exact:
   // an integer clamp and max commute (clamp is monotone; MaxPool's pads take no part in any max), and
   // DequantizeLinear -> MaxPool -> QuantizeLinear with equal qparams moves codes unchanged. The import moves the
-  // range back (NarrowDenseStemRanges).
-  void MoveClipPastMaxPool(int qi, int ki, const std::string& out) {
+  // range back (NarrowCodesBeforeMaxPools).
+  bool MoveClipPastMaxPool(int qi, int ki, const std::string& out) {
     const int di = SoleReader(out);
-    if (di < 0 || !Is(g_.node(di), FloatOp::kDequantizeLinear) || !SameQParams(g_.node(di), g_.node(qi))) return;
+    if (di < 0 || !Is(g_.node(di), FloatOp::kDequantizeLinear) || !SameQParams(g_.node(di), g_.node(qi))) {
+      return false;
+    }
     const int mi = SoleReader(g_.node(di).output(0));
-    if (mi < 0 || !Is(g_.node(mi), FloatOp::kMaxPool) || g_.node(mi).output_size() != 1) return;
+    if (mi < 0 || !Is(g_.node(mi), FloatOp::kMaxPool) || g_.node(mi).output_size() != 1) return false;
     const int pi = SoleReader(g_.node(mi).output(0));
-    if (pi < 0 || !Is(g_.node(pi), FloatOp::kQuantizeLinear) || !SameQParams(g_.node(pi), g_.node(qi))) return;
-    if (const int after = SoleReader(g_.node(pi).output(0)); after >= 0 && Is(g_.node(after), FloatOp::kClip)) return;
+    if (pi < 0 || !Is(g_.node(pi), FloatOp::kQuantizeLinear) || !SameQParams(g_.node(pi), g_.node(qi))) return false;
+    for (int r : readers_[g_.node(pi).output(0)]) {
+      if (Is(g_.node(r), FloatOp::kClip)) return false;
+    }
     NodeProto clip = g_.node(ki);
     g_.mutable_node(qi)->set_output(0, clip.output(0));  // the Gemm's codes, unclipped
     removed_.insert(ki);
@@ -399,6 +414,7 @@ class DenseStemWriter {
     clip.set_input(0, unclipped);
     clip.set_output(0, pooled);
     after_[pi].push_back(std::move(clip));
+    return true;
   }
 
   onnx::ModelProto& model_;

@@ -14,6 +14,8 @@ namespace octet {
 //   -> QuantizeLinear [-> Clip] -> Reshape [N, OH, OW, O] -> Transpose (0, 3, 1, 2) -> the same output codes.
 // The weight's, scales' and bias's initializers keep their names (their contents tiled per output pixel). Returns
 // the number of groups rewritten; leaves the model as it is where a group does not fit or shapes are unknown.
+// Also moves each Clip on an int8 group's codes (a dense stem's too) after the MaxPool that alone reads them,
+// where ONNX Runtime then runs its NHWC MaxPool right after the int8 kernel (exact: clamp and max commute).
 int WriteDenseStems(onnx::ModelProto& model);
 
 }  // namespace octet

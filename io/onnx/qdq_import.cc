@@ -77,7 +77,7 @@ class Recognizer {
     SyncShapeOpRanges();
     Index();
     AbsorbRangeClips();
-    NarrowDenseStemRanges(g_);  // octet's export moved such a stem's Clip after its MaxPool
+    NarrowCodesBeforeMaxPools(g_);  // octet's export moves a 7-bit Clip after the MaxPool reading the codes
     Index();
     for (int i = 0; i < g_.num_nodes(); ++i) {
       if (dead_[static_cast<size_t>(i)]) continue;

@@ -229,7 +229,7 @@ class DenseStemFolder {
 
 Result<int> FoldDenseStems(Graph& graph) { return DenseStemFolder(graph).Run(); }
 
-void NarrowDenseStemRanges(Graph& g) {
+void NarrowCodesBeforeMaxPools(Graph& g) {
   const std::vector<int> producer = g.Producers();
   std::vector<int> readers(static_cast<size_t>(g.num_values()), 0);
   for (const Node& n : g.nodes()) {
@@ -238,34 +238,35 @@ void NarrowDenseStemRanges(Graph& g) {
     }
   }
   for (ValueId v : g.outputs()) ++readers[static_cast<size_t>(v)];
-  // The node producing `v` when `v` has that one reader and the node is `is`, else -1.
-  auto from = [&](ValueId v, auto is) {
+  // The node producing `v` when `v` has one reader, else -1.
+  auto sole_producer = [&](ValueId v) {
     if (v == kNoValue || readers[static_cast<size_t>(v)] != 1) return -1;
     const int p = producer[static_cast<size_t>(v)];
-    return p >= 0 && is(g.node(p)) && !g.node(p).inputs.empty() ? p : -1;
+    return p >= 0 && !g.node(p).inputs.empty() ? p : -1;
   };
-  auto onnx_op = [](FloatOp op) { return [op](const Node& n) { return IsFloatOp(n, op); }; };
-  auto int8_op = [](Int8Op op) { return [op](const Node& n) { return IsInt8Op(n, op); }; };
+  auto shape_only = [](const Node& n) {
+    return IsFloatOp(n, FloatOp::kReshape) || IsFloatOp(n, FloatOp::kTranspose) || IsFloatOp(n, FloatOp::kFlatten);
+  };
   for (int i = 0; i < g.num_nodes(); ++i) {
     const Node& pool = g.node(i);
     if (!IsFloatOp(pool, FloatOp::kMaxPool) || pool.inputs.size() != 1 || pool.outputs.size() != 1) continue;
-    // Quantize -> Reshape -> Transpose -> Dequantize -> MaxPool -> Quantize (the pooled codes, range narrowed).
+    // Quantize [-> shape-only ops] -> Dequantize -> MaxPool -> Quantize (the pooled codes, range narrowed).
     const ValueId pooled_float = pool.outputs[0];
     if (readers[static_cast<size_t>(pooled_float)] != 1) continue;
     const Node* pool_q = nullptr;
     for (const Node& n : g.nodes()) {
       if (IsInt8Op(n, Int8Op::kQuantize) && !n.inputs.empty() && n.inputs[0] == pooled_float) pool_q = &n;
     }
-    const int dq = from(pool.inputs[0], int8_op(Int8Op::kDequantize));
-    if (pool_q == nullptr || dq < 0) continue;
-    const ValueId y = g.node(dq).inputs[0];
-    const int tr = from(y, onnx_op(FloatOp::kTranspose));
-    const int rs = tr < 0 ? -1 : from(g.node(tr).inputs[0], onnx_op(FloatOp::kReshape));
-    const int q = rs < 0 ? -1 : from(g.node(rs).inputs[0], int8_op(Int8Op::kQuantize));
-    const int gemm = q < 0 ? -1 : from(g.node(q).inputs[0], onnx_op(FloatOp::kGemm));
-    if (gemm < 0 || !ParseDenseStemName(g.node(gemm).name, nullptr)) continue;
+    const int dq = sole_producer(pool.inputs[0]);
+    if (pool_q == nullptr || dq < 0 || !IsInt8Op(g.node(dq), Int8Op::kDequantize)) continue;
+    std::vector<ValueId> codes = {g.node(dq).inputs[0]};
+    int p = sole_producer(codes.back());
+    for (int step = 0; step < 4 && p >= 0 && shape_only(g.node(p)); ++step) {
+      codes.push_back(g.node(p).inputs[0]);
+      p = sole_producer(codes.back());
+    }
+    if (p < 0 || !IsInt8Op(g.node(p), Int8Op::kQuantize)) continue;
     const std::optional<QParams>& narrow = g.value(pool_q->outputs[0]).qparams;
-    const ValueId codes[] = {g.node(rs).inputs[0], g.node(tr).inputs[0], y};
     bool wider = narrow.has_value() && !narrow->per_channel();
     for (ValueId v : codes) {
       const std::optional<QParams>& c = g.value(v).qparams;

@@ -17,9 +17,10 @@ namespace octet {
 Result<int> FoldDenseStems(Graph& graph);
 
 // Before the groups are made (octet Quantize / Dequantize in place of QuantizeLinear / DequantizeLinear, the rest
-// still ONNX operators): where octet's export moved a dense stem's Clip on the codes after the MaxPool that alone
-// reads them (the x86 / fbgemm presets' 7-bit range), the stem's codes, through its Reshape and Transpose, take the
-// pooled codes' narrower quant range back, as octet's QConv had it (exact: an integer clamp and max commute).
-void NarrowDenseStemRanges(Graph& graph);
+// still ONNX operators): where codes written by a Quantize reach, through shape-only ops and a Dequantize, a MaxPool
+// that alone reads them, and the pooled codes' Quantize has the same scale and zero point with a narrower quant range
+// (octet's export moves the x86 / fbgemm presets' 7-bit Clip after the MaxPool), the codes take that narrower range
+// back, as octet's int8 graph had it. Exact: an integer clamp and max commute, and nothing else reads those codes.
+void NarrowCodesBeforeMaxPools(Graph& graph);
 
 }  // namespace octet
