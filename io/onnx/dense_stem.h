@@ -13,8 +13,10 @@
 //
 // The rule: one input channel, group 1, dilations 1, a static H x W, weight zero points 0, and T at most
 // kDenseStemMaxBytes. The limit: T costs H*W multiply-adds per output where the Conv costs KH*KW (7x for the 3x3
-// stem on 8x8), and its size is added to the model; 64 KiB is twice the digits stem's 32 KiB (measured: 1.1-1.5x
-// ORT's float at batch 32), so that T stays in the L2 cache. Larger images keep the Conv form (not measured).
+// stem on 8x8), and its size is added to the model; 64 KiB is twice the digits stem's 32 KiB (measured there:
+// 1.2-1.3x ORT's float at batch 32 for every preset, tests/onnx/ort_qdq/bench_digits.sh), so that T stays in the
+// L2 cache. Larger images keep the Conv form (not measured). At batch 1 no form beats ORT's float (its int8
+// kernels cost a fixed 5-10 us per operator), nor does this one.
 #pragma once
 
 #include <cstdint>
