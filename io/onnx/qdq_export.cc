@@ -19,6 +19,7 @@
 #include "core/op_table.h"
 #include "io/file_util.h"
 #include "io/onnx/onnx_op_names.h"
+#include "io/onnx/qdq_export_dense_stem.h"
 
 namespace octet {
 namespace {
@@ -706,6 +707,7 @@ Result<std::string> ExportQdqModel(const Graph& graph, const QdqExportOptions& o
   if (Status st = writer.Write(); !st.ok()) {
     return st.WithContext(fmt::format("failed to export graph '{}' as ONNX QDQ", graph.name()));
   }
+  if (options.dense_stems) WriteDenseStems(model);
   OCTET_RETURN_IF_ERROR(OutputShapes(model, graph.name()));
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {

@@ -35,6 +35,11 @@ struct QdqExportOptions {
   // Also list, as graph outputs, the integer tensors that the DequantizeLinear nodes at the graph outputs read
   // (named as in the octet graph), so a consumer can compare integers and recover the output qparams.
   bool expose_quantized_outputs = false;
+  // Write each int8 Conv of one input channel over a small image (the digits CNN's stem) as one Gemm over the
+  // image's pixels, which ONNX Runtime runs faster than its own float (io/onnx/dense_stem.h has the rule), and move
+  // a Clip on int8 codes that only a MaxPool reads after that MaxPool (io/onnx/qdq_export_dense_stem.h); the import
+  // folds both back. `octet quantize --no-dense-stem` turns them off.
+  bool dense_stems = true;
 };
 
 // The serialized ModelProto (opset 13 of the default domain; 17 when the graph keeps a float LayerNormalization).

@@ -12,6 +12,7 @@
 #include "core/op_table.h"
 #include "core/verifier.h"
 #include "io/onnx/onnx_op_names.h"
+#include "io/onnx/qdq_import_dense_stem.h"
 #include "quant/fuse_transformer.h"
 
 namespace octet {
@@ -75,8 +76,12 @@ class Recognizer {
     Index();
     AbsorbCodeClips();
     PropagateThroughShapeOps();  // to shape ops after an integer Clip, whose output has qparams only now
+    // A range narrowed by such a Clip carried through shape ops before the groups are made (the dense stem's
+    // Reshape and Transpose before a MaxPool, whose output takes its input's range).
+    SyncShapeOpRanges();
     Index();
     AbsorbRangeClips();
+    NarrowCodesBeforeMaxPools(g_);  // octet's export moves a 7-bit Clip after the MaxPool reading the codes
     Index();
     for (int i = 0; i < g_.num_nodes(); ++i) {
       if (dead_[static_cast<size_t>(i)]) continue;
@@ -1102,7 +1107,12 @@ class Recognizer {
 
 }  // namespace
 
-Result<QdqImportReport> RecognizeQdqGroups(Graph& graph) { return Recognizer(graph).Run(); }
+Result<QdqImportReport> RecognizeQdqGroups(Graph& graph) {
+  OCTET_ASSIGN_OR_RETURN(QdqImportReport report, Recognizer(graph).Run());
+  // octet's own one-Gemm form of a one-input-channel Conv (its export's dense stems) back into the QConv.
+  OCTET_RETURN_IF_ERROR(FoldDenseStems(graph).status());
+  return report;
+}
 
 bool HasInt8Ops(const Graph& graph) {
   for (const Node& n : graph.nodes()) {

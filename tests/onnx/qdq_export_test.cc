@@ -223,11 +223,19 @@ TEST_CASE("QDQ export bounds fused activations and narrow ranges by a Clip on th
   Graph g = SmallInt8Graph();
   g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10, 0, 127).value();
   g.mutable_value(g.FindValue("pool.out")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 10, 0, 127).value();
-  onnx::ModelProto model = ParseModelProto(Export(g, "small_int8_relu_zp10"));
+  // The plain form (dense_stems off: no Clip moved after a MaxPool; `octet quantize --no-dense-stem`).
+  QdqExportOptions plain;
+  plain.dense_stems = false;
+  onnx::ModelProto model = ParseModelProto(Export(g, "small_int8_relu_zp10_plain", plain));
   CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{10, 127});
   CHECK(NodeProducing(model.graph(), "conv.out.unclipped")->op_type() == "QuantizeLinear");
   // The MaxPool reads codes in [0, 127] with its output's qparams: nothing to clip.
   CHECK(NodeProducing(model.graph(), "pool.out")->op_type() == "QuantizeLinear");
+  // By default the Clip moves after the MaxPool, the only reader of the conv's codes (clamp and max commute), so
+  // that ONNX Runtime runs its NHWC MaxPool right after QLinearConv.
+  model = ParseModelProto(Export(g, "small_int8_relu_zp10"));
+  CHECK(NodeProducing(model.graph(), "conv.out")->op_type() == "QuantizeLinear");
+  CHECK(ClipCodes(model.graph(), "pool.out") == std::vector<int>{10, 127});
 
   // A fused Clip(0, 6) (ReLU6) with scale 0.1, zero point 10: codes 10 .. 70.
   g = SmallInt8Graph();
@@ -237,7 +245,7 @@ TEST_CASE("QDQ export bounds fused activations and narrow ranges by a Clip on th
   conv.attributes.Set("activation", Attribute(std::string("Clip")));
   conv.attributes.Set("activation_min", Attribute(0.0f));
   conv.attributes.Set("activation_max", Attribute(6.0f));
-  model = ParseModelProto(Export(g, "small_int8_relu6"));
+  model = ParseModelProto(Export(g, "small_int8_relu6", plain));
   CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{10, 70});
   for (const auto& n : model.graph().node()) CHECK(n.op_type() != "Relu");
 
@@ -251,7 +259,7 @@ TEST_CASE("QDQ export bounds fused activations and narrow ranges by a Clip on th
   g.mutable_value(g.FindValue("conv.out")).qparams = QParams::PerTensor(DType::kS8, 0.1f, 0, -127, 127).value();
   g.mutable_value(g.FindValue("conv.out")).dtype = DType::kS8;
   g.mutable_node(1).attributes.Erase("activation");
-  model = ParseModelProto(Export(g, "small_int8_symmetric"));
+  model = ParseModelProto(Export(g, "small_int8_symmetric", plain));
   CHECK(ClipCodes(model.graph(), "conv.out") == std::vector<int>{1, 255});
   CHECK(NodeProducing(model.graph(), "pool.out")->op_type() == "QuantizeLinear");
   const onnx::TensorProto* flat_zp = Initializer(model.graph(), "flat.zero_point");

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Rewrites the one-input-channel Conv groups of an octet QDQ export into the same int8 computation as one Gemm
-(issue 23's digits-CNN stem study; not used by the export itself).
+(issue 23's digits-CNN stem study; the export now writes this form itself: io/onnx/qdq_export_dense_stem.cc).
 
 ONNX Runtime 1.30 runs a QLinearConv with one input channel (the digits CNN's 3x3 stem on 8x8 images) several times
 slower than its float NCHWc Conv; the Gemm form runs as its QGemm instead. For a Conv of weight w [O, 1, KH, KW]

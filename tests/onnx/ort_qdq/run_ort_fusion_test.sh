@@ -4,7 +4,8 @@
 # (optimize_model.js, the session option optimizedModelFilePath) and fails when an int8 Conv / MatMul / Gemm group
 # of the export stayed float there (ort_fusion_check.py). Also checks each export with ONNX's checker, and its
 # meaning: ONNX Runtime with graph optimizations off within one LSB of `octet run` on the calibration input
-# (check_qdq.js; its figures with optimizations on are printed, not required: see run_ort_qdq_test.sh).
+# (check_qdq.js; its figures with optimizations on are printed, not required: see run_ort_qdq_test.sh). The digits
+# CNN's export must hold its stem in the dense-stem form (one Gemm; io/onnx/dense_stem.h).
 #
 #   bash tests/onnx/ort_qdq/run_ort_fusion_test.sh OCTET_BINARY
 #
@@ -47,6 +48,14 @@ check() {
     fi
     /usr/bin/python3 "$here/../check_onnx_models.py" "$work/$tag.onnx" >/dev/null ||
       { echo "FAILED: $tag: onnx.checker rejects the export"; failures=$((failures + 1)); }
+    # The digits CNN's stem (one input channel, 8x8) must go out as its dense Gemm (io/onnx/dense_stem.h): the form
+    # ONNX Runtime runs faster than its float; the fusion check below then requires that Gemm to become a QGemm.
+    if [ "$name" = digits_cnn ] && ! /usr/bin/python3 -c "import onnx, sys; sys.exit(not any(
+        '.octet_dense_stem_' in n.name for n in onnx.load(sys.argv[1]).graph.node if n.op_type == 'Gemm'))" \
+        "$work/$tag.onnx"; then
+      echo "FAILED: $tag: the export has no dense-stem Gemm for the one-input-channel Conv"
+      failures=$((failures + 1))
+    fi
     echo -n "--backend ${preset}: "
     /usr/bin/python3 "$here/ort_fusion_check.py" "$work/$tag.onnx" "$work/$tag.optimized.onnx" ||
       failures=$((failures + 1))

@@ -90,6 +90,9 @@ check() {  # NAME ACTIVATION_BITS MODEL INPUT_NAME CALIB TEST [quantize options.
 
 check cnn_x86 7 "$models/digits_cnn.onnx" image "$work/calib_images.npy" "$work/test_images.npy" \
   --mode static --backend x86
+# The same without the dense stem (the stem as QLinearConv's group, io/onnx/dense_stem.h): both forms are checked.
+check cnn_x86_conv_stem 7 "$models/digits_cnn.onnx" image "$work/calib_images.npy" "$work/test_images.npy" \
+  --mode static --backend x86 --no-dense-stem
 check cnn_onednn_minmax 8 "$models/digits_cnn.onnx" image "$work/calib_images.npy" "$work/test_images.npy" \
   --mode static --backend onednn --activation-observer MinMaxObserver
 check cnn_qnnpack_per_tensor 8 "$models/digits_cnn.onnx" image "$work/calib_images.npy" "$work/test_images.npy" \
