@@ -273,7 +273,7 @@ Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options
       clip.attributes = AttributeMap();
       report.relu6_replaced.push_back(clip.name);
       for (std::string& t : through) {
-        if (IsFloatOp(t, FloatOp::kClip)) {
+        if (t == FloatOpName(FloatOp::kClip)) {
           t = fmt::format("{} (was {})", FloatOpName(FloatOp::kRelu), FloatOpName(FloatOp::kClip));
         }
       }

@@ -36,8 +36,8 @@ std::optional<Interval> ActivationInterval(const AttributeMap& a) {
   auto activation = a.GetString("activation", "");
   if (!activation.ok()) return std::nullopt;
   if (activation->empty()) return Interval{};
-  if (IsFloatOp(*activation, FloatOp::kRelu)) return Interval{0.0f, kInf};
-  if (!IsFloatOp(*activation, FloatOp::kClip)) return std::nullopt;
+  if (*activation == FloatOpName(FloatOp::kRelu)) return Interval{0.0f, kInf};
+  if (*activation != FloatOpName(FloatOp::kClip)) return std::nullopt;
   auto min = a.GetFloat(reference::kActivationMinAttribute, -kInf);
   auto max = a.GetFloat(reference::kActivationMaxAttribute, kInf);
   if (!min.ok() || !max.ok()) return std::nullopt;

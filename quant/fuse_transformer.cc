@@ -107,10 +107,10 @@ std::optional<LayerNormMatch> MatchLayerNorm(const Matcher& m, int index) {
   LayerNormMatch r;
   ValueId d = kNoValue, s = kNoValue;
   int reciprocal = -1;
-  if (IsFloatOp(div.op_type, FloatOp::kDiv)) {
+  if (div.op_type == FloatOpName(FloatOp::kDiv)) {
     d = div.inputs[0];
     s = div.inputs[1];
-  } else if (IsFloatOp(div.op_type, FloatOp::kMul)) {
+  } else if (div.op_type == FloatOpName(FloatOp::kMul)) {
     for (int k = 0; k < 2 && s == kNoValue; ++k) {
       const Node* rec = m.Producer(div.inputs[static_cast<size_t>(k)], FloatOp::kReciprocal, 1, &reciprocal);
       if (rec != nullptr && m.UsedOnly(div.inputs[static_cast<size_t>(k)], 1)) {

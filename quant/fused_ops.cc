@@ -15,7 +15,7 @@ constexpr FloatOp kFusableOps[] = {FloatOp::kConv, FloatOp::kGemm, FloatOp::kMat
 Result<PreparedOp> PrepareFused(const OpPrepareFn& base, const OpPrepareArgs& args) {
   const Node& node = args.node;
   OCTET_ASSIGN_OR_RETURN(std::string activation, node.attributes.GetString(kActivationAttribute));
-  if (!IsFloatOp(activation, FloatOp::kRelu)) {
+  if (activation != FloatOpName(FloatOp::kRelu)) {
     return Unimplemented("fused activation '{}' is not supported (only Relu)", activation);
   }
   // The base operator sees the node as it was before fusion.

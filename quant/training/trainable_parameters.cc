@@ -33,13 +33,13 @@ TrainableState FindTrainableParameters(const Graph& graph) {
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
     if (!n.domain.empty() && n.domain != "ai.onnx") continue;
-    if (IsFloatOp(n.op_type, FloatOp::kConv) || IsFloatOp(n.op_type, FloatOp::kGemm)) {
+    if (n.op_type == FloatOpName(FloatOp::kConv) || n.op_type == FloatOpName(FloatOp::kGemm)) {
       add(i, 1, ParameterRole::kWeight);
       add(i, 2, ParameterRole::kBias);
-    } else if (IsFloatOp(n.op_type, FloatOp::kMatMul)) {
+    } else if (n.op_type == FloatOpName(FloatOp::kMatMul)) {
       add(i, 0, ParameterRole::kWeight);
       add(i, 1, ParameterRole::kWeight);
-    } else if (IsFloatOp(n.op_type, FloatOp::kBatchNormalization)) {
+    } else if (n.op_type == FloatOpName(FloatOp::kBatchNormalization)) {
       add(i, 1, ParameterRole::kBatchNormScale);
       add(i, 2, ParameterRole::kBatchNormBias);
       for (size_t s : {size_t{3}, size_t{4}}) {
@@ -47,17 +47,17 @@ TrainableState FindTrainableParameters(const Graph& graph) {
           state.buffers.push_back(n.inputs[s]);
         }
       }
-    } else if (IsFloatOp(n.op_type, FloatOp::kGather)) {
+    } else if (n.op_type == FloatOpName(FloatOp::kGather)) {
       add(i, 0, ParameterRole::kWeight);  // an Embedding's table
-    } else if (IsFloatOp(n.op_type, FloatOp::kLSTM)) {
+    } else if (n.op_type == FloatOpName(FloatOp::kLSTM)) {
       add(i, 1, ParameterRole::kWeight);
       add(i, 2, ParameterRole::kRecurrentWeight);
       add(i, 3, ParameterRole::kBias);
-    } else if (IsFloatOp(n.op_type, FloatOp::kAdd) && n.inputs.size() == 2) {
+    } else if (n.op_type == FloatOpName(FloatOp::kAdd) && n.inputs.size() == 2) {
       for (size_t s = 0; s < 2; ++s) {
         const ValueId other = n.inputs[1 - s];
         const int producer = other == kNoValue ? -1 : producers[static_cast<size_t>(other)];
-        if (producer >= 0 && IsFloatOp(graph.node(producer).op_type, FloatOp::kMatMul)) add(i, s, ParameterRole::kBias);
+        if (producer >= 0 && graph.node(producer).op_type == FloatOpName(FloatOp::kMatMul)) add(i, s, ParameterRole::kBias);
       }
     }
   }

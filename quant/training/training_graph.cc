@@ -18,11 +18,11 @@ Status NodeError(const Node& node, const Status& status) {
 }
 
 bool IsTrainingBatchNorm(const Node& node, Mode mode, bool frozen) {
-  return mode == Mode::kTraining && !frozen && IsFloatOp(node.op_type, FloatOp::kBatchNormalization);
+  return mode == Mode::kTraining && !frozen && node.op_type == FloatOpName(FloatOp::kBatchNormalization);
 }
 
 bool IsTrainingDropout(const Node& node, Mode mode) {
-  return mode == Mode::kTraining && IsFloatOp(node.op_type, FloatOp::kDropout);
+  return mode == Mode::kTraining && node.op_type == FloatOpName(FloatOp::kDropout);
 }
 
 // The seed of one node's Dropout mask in one training Forward.
@@ -107,8 +107,8 @@ Status TrainingGraph::Prepare() {
     }
     // Training-mode BatchNormalization and Dropout are not functions of their inputs alone, nor are modules: never
     // folded.
-    bool all_static = !IsFloatOp(node.op_type, FloatOp::kBatchNormalization) &&
-                      !IsFloatOp(node.op_type, FloatOp::kDropout) && module == nullptr,
+    bool all_static = node.op_type != FloatOpName(FloatOp::kBatchNormalization) &&
+                      node.op_type != FloatOpName(FloatOp::kDropout) && module == nullptr,
          any_grad = false;
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;
