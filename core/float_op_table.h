@@ -298,16 +298,20 @@ constexpr std::string_view FloatOpEntryProblem(const FloatOpInfo& e, size_t inde
   return "";
 }
 
-constexpr bool FloatOpTableSound() {
-  for (size_t i = 0; i < kFloatOpTable.size(); ++i) {
-    if (!FloatOpEntryProblem(kFloatOpTable[i], i).empty()) return false;
+// Whether every entry of an op table (float or int8) passes `entry_problem` (an *EntryProblem function: "" when
+// sound) and no two entries share a name.
+template <typename Table, typename EntryProblem>
+constexpr bool OpTableSound(const Table& table, EntryProblem entry_problem) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!entry_problem(table[i], i).empty()) return false;
     for (size_t j = 0; j < i; ++j) {
-      if (kFloatOpTable[i].name == kFloatOpTable[j].name) return false;
+      if (table[i].name == table[j].name) return false;
     }
   }
   return true;
 }
-static_assert(FloatOpTableSound(), "kFloatOpTable: an entry is out of order, has no name, or repeats a name");
+static_assert(OpTableSound(kFloatOpTable, FloatOpEntryProblem),
+              "kFloatOpTable: an entry is out of order, has no name, or repeats a name");
 
 constexpr std::string_view FloatOpName(FloatOp op) { return kFloatOpTable[static_cast<size_t>(op)].name; }
 

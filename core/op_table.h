@@ -189,16 +189,8 @@ constexpr std::string_view Int8OpEntryProblem(const Int8OpInfo& e, size_t index)
   return "";
 }
 
-constexpr bool Int8OpTableComplete() {
-  for (size_t i = 0; i < kInt8OpTable.size(); ++i) {
-    if (!Int8OpEntryProblem(kInt8OpTable[i], i).empty()) return false;
-    for (size_t j = 0; j < i; ++j) {
-      if (kInt8OpTable[i].name == kInt8OpTable[j].name) return false;
-    }
-  }
-  return true;
-}
-static_assert(Int8OpTableComplete(), "kInt8OpTable: an entry lacks a piece (see Int8OpEntryProblem) or repeats a name");
+static_assert(OpTableSound(kInt8OpTable, Int8OpEntryProblem),
+              "kInt8OpTable: an entry lacks a piece (see Int8OpEntryProblem) or repeats a name");
 
 constexpr const Int8OpInfo& Int8OpInfoOf(Int8Op op) { return kInt8OpTable[static_cast<size_t>(op)]; }
 constexpr std::string_view Int8OpName(Int8Op op) { return Int8OpInfoOf(op).name; }
