@@ -57,7 +57,9 @@ TrainableState FindTrainableParameters(const Graph& graph) {
       for (size_t s = 0; s < 2; ++s) {
         const ValueId other = n.inputs[1 - s];
         const int producer = other == kNoValue ? -1 : producers[static_cast<size_t>(other)];
-        if (producer >= 0 && graph.node(producer).op_type == FloatOpName(FloatOp::kMatMul)) add(i, s, ParameterRole::kBias);
+        if (producer >= 0 && graph.node(producer).op_type == FloatOpName(FloatOp::kMatMul)) {
+          add(i, s, ParameterRole::kBias);
+        }
       }
     }
   }
