@@ -1,6 +1,7 @@
 // The float operator table: every operator of ops/float (ONNX's default domain "") declared once, with a typed id.
-// Code outside this file names a float operator by its FloatOp id (FloatOpName, IsFloatOp), never by a string; the
-// int8 table (core/op_table.h) names the float operators each int8 operator is made from by these ids.
+// Code outside this file names a float operator by its FloatOp id (FloatOpName, IsFloatOp), never by a string (the
+// ctest entry op_literals, scripts/check_op_literals.py, lists any literal that comes back); the int8 table
+// (core/op_table.h) names the float operators each int8 operator is made from by these ids.
 //
 // The Prepare functions are registered per id (ops/float/*.cc through RegisterFloatOp). A repeated or empty name, or an
 // entry out of order, fails the static_assert below; an operator registered without an entry, or an entry without a

@@ -1,6 +1,6 @@
 // The int8 operator table: every operator of quantized graphs (domain "octet", ops/int8/int8_ops.h) declared once,
 // with a typed id and what the rest of the system needs to know about it. Code outside this file names an int8
-// operator by its Int8Op id, never by a string.
+// operator by its Int8Op id, never by a string (checked by the ctest entry op_literals).
 //
 // What each entry carries, and who reads it:
 //   name         the op type in graphs and .octet files ("QConv").
