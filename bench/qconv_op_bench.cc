@@ -22,6 +22,7 @@
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/latency.h"
+#include "core/op_table.h"
 #include "ops/float/registry.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/qconv2d.h"
@@ -75,8 +76,8 @@ int Main(int argc, char** argv) {
   }
   const std::vector<bench::ConvLayer>& layers = *layers_or;
   std::mt19937_64 rng(1);
-  fmt::print("{:<24} {:>10} {:>10} {:>10} {:>8}  {}\n", "layer", "f32 Conv", "QConv", "NHWC plan", "f32/int8",
-             cpu ? "(ms, calling thread's CPU time, median)" : "(ms, wall time, median)");
+  fmt::print("{:<24} {:>10} {:>10} {:>10} {:>8}  {}\n", "layer", "f32 Conv", Int8OpName(Int8Op::kQConv), "NHWC plan",
+             "f32/int8", cpu ? "(ms, calling thread's CPU time, median)" : "(ms, wall time, median)");
   double sum_f = 0, sum_q = 0, sum_p = 0;
   for (const bench::ConvLayer& l : layers) {
     const QParams x_qp = QParams::PerTensor(DType::kU8, 0.02f, 117).value();
@@ -110,8 +111,8 @@ int Main(int argc, char** argv) {
             .value();
     const ValueId y = gq.AddNodeValue("y", DType::kU8).value();
     gq.mutable_value(y).qparams = y_qp;
-    Node qn = ConvNode(l, "QConv", "octet", {x, w, b}, y);
-    qn.attributes.Set("activation", "Relu");
+    Node qn = ConvNode(l, std::string(Int8OpName(Int8Op::kQConv)), std::string(kInt8Domain), {x, w, b}, y);
+    qn.attributes.Set("activation", std::string(FloatOpName(FloatOp::kRelu)));
     OCTET_CHECK(gq.AddNode(qn).ok());
     OCTET_CHECK(gq.AddOutput(y).ok());
     const Executor eq = Executor::Compile(gq, context, registry).value();
@@ -122,7 +123,7 @@ int Main(int argc, char** argv) {
     const ValueId fw = gf.AddConstant("w", wf).value();
     const ValueId fb = gf.AddConstant("b", bf).value();
     const ValueId fy = gf.AddNodeValue("y").value();
-    OCTET_CHECK(gf.AddNode(ConvNode(l, "Conv", "", {fx, fw, fb}, fy)).ok());
+    OCTET_CHECK(gf.AddNode(ConvNode(l, std::string(FloatOpName(FloatOp::kConv)), "", {fx, fw, fb}, fy)).ok());
     OCTET_CHECK(gf.AddOutput(fy).ok());
     const Executor ef = Executor::Compile(gf, context, registry).value();
 

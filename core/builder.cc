@@ -293,7 +293,8 @@ RnnOutputs GraphBuilder::Rnn(bool lstm, const std::string& name, ValueId x, cons
   RnnOutputs result;
   if (!Usable({x})) return result;
   if (o.input_size <= 0 || o.hidden_size <= 0 || o.num_layers <= 0) {
-    Fail(InvalidArgument("failed to build {} '{}': sizes must be positive", lstm ? "LSTM" : "GRU", FullName(name)));
+    Fail(InvalidArgument("failed to build {} '{}': sizes must be positive",
+                         FloatOpName(lstm ? FloatOp::kLSTM : FloatOp::kGRU), FullName(name)));
     return result;
   }
   const int64_t dirs = o.bidirectional ? 2 : 1;

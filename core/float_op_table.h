@@ -1,6 +1,7 @@
 // The float operator table: every operator of ops/float (ONNX's default domain "") declared once, with a typed id.
-// Code outside this file names a float operator by its FloatOp id (FloatOpName, IsFloatOp), never by a string; the
-// int8 table (core/op_table.h) names the float operators each int8 operator is made from by these ids.
+// Code outside this file names a float operator by its FloatOp id (FloatOpName, IsFloatOp), never by a string (the
+// ctest entry op_literals, scripts/check_op_literals.py, lists any literal that comes back); the int8 table
+// (core/op_table.h) names the float operators each int8 operator is made from by these ids.
 //
 // The Prepare functions are registered per id (ops/float/*.cc through RegisterFloatOp). A repeated or empty name, or an
 // entry out of order, fails the static_assert below; an operator registered without an entry, or an entry without a
@@ -298,16 +299,20 @@ constexpr std::string_view FloatOpEntryProblem(const FloatOpInfo& e, size_t inde
   return "";
 }
 
-constexpr bool FloatOpTableSound() {
-  for (size_t i = 0; i < kFloatOpTable.size(); ++i) {
-    if (!FloatOpEntryProblem(kFloatOpTable[i], i).empty()) return false;
+// Whether every entry of an op table (float or int8) passes `entry_problem` (an *EntryProblem function: "" when
+// sound) and no two entries share a name.
+template <typename Table, typename EntryProblem>
+constexpr bool OpTableSound(const Table& table, EntryProblem entry_problem) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!entry_problem(table[i], i).empty()) return false;
     for (size_t j = 0; j < i; ++j) {
-      if (kFloatOpTable[i].name == kFloatOpTable[j].name) return false;
+      if (table[i].name == table[j].name) return false;
     }
   }
   return true;
 }
-static_assert(FloatOpTableSound(), "kFloatOpTable: an entry is out of order, has no name, or repeats a name");
+static_assert(OpTableSound(kFloatOpTable, FloatOpEntryProblem),
+              "kFloatOpTable: an entry is out of order, has no name, or repeats a name");
 
 constexpr std::string_view FloatOpName(FloatOp op) { return kFloatOpTable[static_cast<size_t>(op)].name; }
 

@@ -1,6 +1,6 @@
 // The int8 operator table: every operator of quantized graphs (domain "octet", ops/int8/int8_ops.h) declared once,
 // with a typed id and what the rest of the system needs to know about it. Code outside this file names an int8
-// operator by its Int8Op id, never by a string.
+// operator by its Int8Op id, never by a string (checked by the ctest entry op_literals).
 //
 // What each entry carries, and who reads it:
 //   name         the op type in graphs and .octet files ("QConv").
@@ -189,16 +189,8 @@ constexpr std::string_view Int8OpEntryProblem(const Int8OpInfo& e, size_t index)
   return "";
 }
 
-constexpr bool Int8OpTableComplete() {
-  for (size_t i = 0; i < kInt8OpTable.size(); ++i) {
-    if (!Int8OpEntryProblem(kInt8OpTable[i], i).empty()) return false;
-    for (size_t j = 0; j < i; ++j) {
-      if (kInt8OpTable[i].name == kInt8OpTable[j].name) return false;
-    }
-  }
-  return true;
-}
-static_assert(Int8OpTableComplete(), "kInt8OpTable: an entry lacks a piece (see Int8OpEntryProblem) or repeats a name");
+static_assert(OpTableSound(kInt8OpTable, Int8OpEntryProblem),
+              "kInt8OpTable: an entry lacks a piece (see Int8OpEntryProblem) or repeats a name");
 
 constexpr const Int8OpInfo& Int8OpInfoOf(Int8Op op) { return kInt8OpTable[static_cast<size_t>(op)]; }
 constexpr std::string_view Int8OpName(Int8Op op) { return Int8OpInfoOf(op).name; }

@@ -12,9 +12,11 @@ int WeightChannelAxis(const Node& node, const Tensor& weight, const QParams& qpa
   if (qparams.per_channel()) return qparams.axis();
   const int rank = weight.shape().rank();
   const std::string& op = node.op_type;
-  if (op.find("LSTM") != std::string::npos || op.find("GRU") != std::string::npos) return std::min(1, rank - 1);
-  if (op.find("MatMul") != std::string::npos) return std::max(0, rank - 1);
-  if (op.find("Gemm") != std::string::npos) {
+  // By substring, so the int8 forms (QMatMul, DynamicQLSTM, ...) count too.
+  const auto names = [&op](FloatOp f) { return op.find(FloatOpName(f)) != std::string::npos; };
+  if (names(FloatOp::kLSTM) || names(FloatOp::kGRU)) return std::min(1, rank - 1);
+  if (names(FloatOp::kMatMul)) return std::max(0, rank - 1);
+  if (names(FloatOp::kGemm)) {
     const Result<int64_t> trans_b = node.attributes.GetInt("transB", 0);
     if (trans_b.ok() && *trans_b == 0) return std::max(0, rank - 1);
   }

@@ -117,8 +117,8 @@ std::optional<ClipCount> CountClipped(const Graph& graph, const NodeCall& call) 
   count.total = y.NumElements();
   // A fused ReLU (or Clip) clamps on purpose: only an end it leaves alone counts as saturation.
   const Result<std::string> activation = call.node.attributes.GetString("activation", "");
-  const bool relu = activation.ok() && *activation == "Relu";
-  const bool clip = activation.ok() && *activation == "Clip";
+  const bool relu = activation.ok() && *activation == FloatOpName(FloatOp::kRelu);
+  const bool clip = activation.ok() && *activation == FloatOpName(FloatOp::kClip);
   const bool raised = relu || (clip && call.node.attributes.Has(reference::kActivationMinAttribute));
   const bool lowered = clip && call.node.attributes.Has(reference::kActivationMaxAttribute);
   const int32_t lo = raised ? std::numeric_limits<int32_t>::min() : qp->quant_min();

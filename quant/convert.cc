@@ -189,7 +189,7 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
     return KeepFloat("its output was not observed");
   }
   const std::string_view activation = FusedActivation(n);
-  if (!activation.empty() && activation != "Relu") {
+  if (!activation.empty() && !IsFloatOp(activation, FloatOp::kRelu)) {
     return KeepFloat(fmt::format("the int8 operators fuse only Relu, not {}", activation));
   }
   switch (info.kind) {
@@ -213,7 +213,9 @@ Plan PlanNode(const PreparedGraph& prepared, int index, const std::vector<int>& 
       if (op == FloatOpName(FloatOp::kClip)) {
         if (auto bounds = ReadClipBounds(g, n); !bounds.ok()) return KeepFloat(bounds.status().message());
       }
-      if (op == FloatOpName(FloatOp::kDropout)) return Plan{Action::kDropout, "Identity", "", ""};
+      if (op == FloatOpName(FloatOp::kDropout)) {
+        return Plan{Action::kDropout, std::string(FloatOpName(FloatOp::kIdentity)), "", ""};
+      }
       if (Int8OpFrom(op, /*dynamic=*/false)) return Int8Of(n);     // max pools, Relu, Clip, Concat
       return Plan{Action::kPassThrough, n.op_type, n.domain, ""};  // shape ops run on int8 in ONNX's domain
     case QuantOpKind::kFloat:
@@ -595,7 +597,9 @@ Status Converter::EmitWeighted(int index, const Node& n, const Plan& plan) {
   OCTET_ASSIGN_OR_RETURN(ValueId y, NewInt8Output(n.outputs[0], yq));
   Node q{n.name, plan.op_type, plan.domain, n.attributes, std::move(inputs), {y}};
   q.attributes.Erase(kActivationAttribute);
-  if (FusedActivation(n) == "Relu") q.attributes.Set(kActivationAttribute, "Relu");
+  if (IsFloatOp(FusedActivation(n), FloatOp::kRelu)) {
+    q.attributes.Set(kActivationAttribute, std::string(FloatOpName(FloatOp::kRelu)));
+  }
   q.attributes.Set("requantization", reference::QGemmStageName(spec_.requantization));
   return out_.AddNode(std::move(q)).status();
 }
@@ -611,7 +615,9 @@ Status Converter::EmitBinary(int index, const Node& n, const Plan& plan) {
   OCTET_RETURN_IF_ERROR(CheckActivation(n, n.outputs[0], yq));
   OCTET_ASSIGN_OR_RETURN(ValueId y, NewInt8Output(n.outputs[0], yq));
   Node q{n.name, plan.op_type, plan.domain, {}, std::move(inputs), {y}};
-  if (FusedActivation(n) == "Relu") q.attributes.Set(kActivationAttribute, "Relu");
+  if (IsFloatOp(FusedActivation(n), FloatOp::kRelu)) {
+    q.attributes.Set(kActivationAttribute, std::string(FloatOpName(FloatOp::kRelu)));
+  }
   return out_.AddNode(std::move(q)).status();
 }
 

@@ -272,7 +272,11 @@ Result<std::vector<PairPlan>> FindPairs(Graph& g, const EqualizeOptions& options
       clip.inputs.resize(1);
       clip.attributes = AttributeMap();
       report.relu6_replaced.push_back(clip.name);
-      for (std::string& t : through) t = t == "Clip" ? "Relu (was Clip)" : t;
+      for (std::string& t : through) {
+        if (t == FloatOpName(FloatOp::kClip)) {
+          t = fmt::format("{} (was {})", FloatOpName(FloatOp::kRelu), FloatOpName(FloatOp::kClip));
+        }
+      }
     }
     p.through = through.empty() ? "nothing" : fmt::format("{}", fmt::join(through, ", "));
     plans.push_back(std::move(p));

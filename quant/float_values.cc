@@ -33,10 +33,13 @@ DType OutputDType(const Node &n, size_t slot, const std::vector<DType> &dtypes) 
   };
   if (n.domain.empty()) {
     const std::string_view op = n.op_type;
-    if (OpIn(op, {"Shape", "Size", "NonZero", "ArgMax", "ArgMin"})) return DType::kS32;
+    // NonZero, IsNaN and IsInf are in no op table (octet does not run them) but are ONNX's.
+    using F = FloatOp;
+    if (OpIn(op, {F::kShape, F::kSize, F::kArgMax, F::kArgMin}) || op == "NonZero") return DType::kS32;
     if (op == FloatOpName(FloatOp::kTopK)) return slot == 1 ? DType::kS32 : input(0);
-    if (OpIn(op, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
-                  "IsInf"})) {
+    if (OpIn(op, {F::kEqual, F::kLess, F::kGreater, F::kLessOrEqual, F::kGreaterOrEqual, F::kNot, F::kAnd, F::kOr,
+                  F::kXor}) ||
+        OpIn(op, {"IsNaN", "IsInf"})) {
       return DType::kU8;
     }
     if (op == FloatOpName(FloatOp::kCast)) {

@@ -29,7 +29,7 @@ Result<std::vector<std::string>> FuseActivations(Graph& graph) {
     Node& p = graph.mutable_node(p_index);
     if (!p.domain.empty() || !CanFuseActivation(p.op_type) || p.outputs.size() != 1 || p.outputs[0] != x) continue;
     p.domain = std::string(kFusedDomain);
-    p.attributes.Set(kActivationAttribute, "Relu");
+    p.attributes.Set(kActivationAttribute, std::string(FloatOpName(FloatOp::kRelu)));
     p.outputs[0] = relu.outputs[0];
     remove[static_cast<size_t>(i)] = true;
     fused.push_back(relu.name);

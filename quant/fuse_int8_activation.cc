@@ -36,8 +36,8 @@ std::optional<Interval> ActivationInterval(const AttributeMap& a) {
   auto activation = a.GetString("activation", "");
   if (!activation.ok()) return std::nullopt;
   if (activation->empty()) return Interval{};
-  if (*activation == "Relu") return Interval{0.0f, kInf};
-  if (*activation != "Clip") return std::nullopt;
+  if (*activation == FloatOpName(FloatOp::kRelu)) return Interval{0.0f, kInf};
+  if (*activation != FloatOpName(FloatOp::kClip)) return std::nullopt;
   auto min = a.GetFloat(reference::kActivationMinAttribute, -kInf);
   auto max = a.GetFloat(reference::kActivationMaxAttribute, kInf);
   if (!min.ok() || !max.ok()) return std::nullopt;
@@ -65,10 +65,10 @@ void SetActivation(AttributeMap& a, const Interval& r) {
   a.Erase(reference::kActivationMaxAttribute);
   if (r.min == -kInf && r.max == kInf) return;
   if (r.min == 0.0f && r.max == kInf) {  // Relu's bound is the zero point, which is the code of 0
-    a.Set("activation", "Relu");
+    a.Set("activation", std::string(FloatOpName(FloatOp::kRelu)));
     return;
   }
-  a.Set("activation", "Clip");
+  a.Set("activation", std::string(FloatOpName(FloatOp::kClip)));
   if (r.min != -kInf) a.Set(reference::kActivationMinAttribute, r.min);
   if (r.max != kInf) a.Set(reference::kActivationMaxAttribute, r.max);
 }

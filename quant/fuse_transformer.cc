@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/float_op_table.h"
 #include "quant/graph_rewrite.h"
 
 namespace octet {
@@ -17,12 +18,12 @@ class Matcher {
   explicit Matcher(const Graph& g) : g_(g), producers_(g.Producers()), uses_(CountUses(g)) {}
 
   // The producer of `v` when it is an ONNX-domain `op` with `num_inputs` inputs and one output, else nullptr.
-  const Node* Producer(ValueId v, std::string_view op, size_t num_inputs, int* index = nullptr) const {
+  const Node* Producer(ValueId v, FloatOp op, size_t num_inputs, int* index = nullptr) const {
     if (v == kNoValue) return nullptr;
     const int p = producers_[static_cast<size_t>(v)];
     if (p < 0) return nullptr;
     const Node& n = g_.node(p);
-    if (n.op_type != op || !n.domain.empty() || n.inputs.size() != num_inputs || n.outputs.size() != 1) {
+    if (!IsFloatOp(n, op) || n.inputs.size() != num_inputs || n.outputs.size() != 1) {
       return nullptr;
     }
     if (index != nullptr) *index = p;
@@ -63,13 +64,13 @@ class Matcher {
     return kNoValue;
   }
   // The single consumer of `v` (which must be used once), when it is an ONNX-domain `op` with one output.
-  const Node* OnlyConsumer(ValueId v, std::string_view op, int* index) const {
+  const Node* OnlyConsumer(ValueId v, FloatOp op, int* index) const {
     if (!UsedOnly(v, 1)) return nullptr;
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
       for (ValueId in : n.inputs) {
         if (in != v) continue;
-        if (n.op_type != op || !n.domain.empty() || n.outputs.size() != 1) return nullptr;
+        if (!IsFloatOp(n, op) || n.outputs.size() != 1) return nullptr;
         *index = i;
         return &n;
       }
@@ -106,12 +107,12 @@ std::optional<LayerNormMatch> MatchLayerNorm(const Matcher& m, int index) {
   LayerNormMatch r;
   ValueId d = kNoValue, s = kNoValue;
   int reciprocal = -1;
-  if (div.op_type == "Div") {
+  if (div.op_type == FloatOpName(FloatOp::kDiv)) {
     d = div.inputs[0];
     s = div.inputs[1];
-  } else if (div.op_type == "Mul") {
+  } else if (div.op_type == FloatOpName(FloatOp::kMul)) {
     for (int k = 0; k < 2 && s == kNoValue; ++k) {
-      const Node* rec = m.Producer(div.inputs[static_cast<size_t>(k)], "Reciprocal", 1, &reciprocal);
+      const Node* rec = m.Producer(div.inputs[static_cast<size_t>(k)], FloatOp::kReciprocal, 1, &reciprocal);
       if (rec != nullptr && m.UsedOnly(div.inputs[static_cast<size_t>(k)], 1)) {
         s = rec->inputs[0];
         d = div.inputs[static_cast<size_t>(1 - k)];
@@ -122,9 +123,9 @@ std::optional<LayerNormMatch> MatchLayerNorm(const Matcher& m, int index) {
     return std::nullopt;
   }
   int i_sqrt = -1, i_add = -1, i_var = -1, i_pow = -1, i_sub = -1, i_mean = -1;
-  const Node* sqrt = m.Producer(s, "Sqrt", 1, &i_sqrt);
+  const Node* sqrt = m.Producer(s, FloatOp::kSqrt, 1, &i_sqrt);
   if (sqrt == nullptr || !m.UsedOnly(s, 1)) return std::nullopt;
-  const Node* add = m.Producer(sqrt->inputs[0], "Add", 2, &i_add);
+  const Node* add = m.Producer(sqrt->inputs[0], FloatOp::kAdd, 2, &i_add);
   if (add == nullptr || !m.UsedOnly(sqrt->inputs[0], 1)) return std::nullopt;
   ValueId v = kNoValue;
   for (int k = 0; k < 2; ++k) {
@@ -134,24 +135,24 @@ std::optional<LayerNormMatch> MatchLayerNorm(const Matcher& m, int index) {
       v = add->inputs[static_cast<size_t>(1 - k)];
     }
   }
-  const Node* var = m.Producer(v, "ReduceMean", 1, &i_var);
+  const Node* var = m.Producer(v, FloatOp::kReduceMean, 1, &i_var);
   if (var == nullptr || !m.UsedOnly(v, 1) || !IsLastAxisMean(*var)) return std::nullopt;
   const ValueId p = var->inputs[0];
   int d_uses = 0;
-  if (const Node* pow = m.Producer(p, "Pow", 2, &i_pow);
+  if (const Node* pow = m.Producer(p, FloatOp::kPow, 2, &i_pow);
       pow != nullptr && pow->inputs[0] == d && m.IsScalar(pow->inputs[1], 2.0f)) {
     d_uses = 2;  // Pow, Div
-  } else if (const Node* sq = m.Producer(p, "Mul", 2, &i_pow);
+  } else if (const Node* sq = m.Producer(p, FloatOp::kMul, 2, &i_pow);
              sq != nullptr && sq->inputs[0] == d && sq->inputs[1] == d) {
     d_uses = 3;  // Mul (twice), Div
   } else {
     return std::nullopt;
   }
   if (!m.UsedOnly(p, 1) || !m.UsedOnly(d, d_uses)) return std::nullopt;
-  const Node* sub = m.Producer(d, "Sub", 2, &i_sub);
+  const Node* sub = m.Producer(d, FloatOp::kSub, 2, &i_sub);
   if (sub == nullptr) return std::nullopt;
   r.x = sub->inputs[0];
-  const Node* mean = m.Producer(sub->inputs[1], "ReduceMean", 1, &i_mean);
+  const Node* mean = m.Producer(sub->inputs[1], FloatOp::kReduceMean, 1, &i_mean);
   if (mean == nullptr || mean->inputs[0] != r.x || !m.UsedOnly(sub->inputs[1], 1) || !IsLastAxisMean(*mean)) {
     return std::nullopt;
   }
@@ -161,13 +162,14 @@ std::optional<LayerNormMatch> MatchLayerNorm(const Matcher& m, int index) {
   // The affine tail: Mul by a [D] gamma, then Add of a [D] beta; either may be absent.
   ValueId y = div.outputs[0];
   int i_next = -1;
-  if (const Node* mul = m.OnlyConsumer(y, "Mul", &i_next); mul != nullptr && m.IsVector(Matcher::Other(*mul, y))) {
+  if (const Node* mul = m.OnlyConsumer(y, FloatOp::kMul, &i_next);
+      mul != nullptr && m.IsVector(Matcher::Other(*mul, y))) {
     r.gamma = Matcher::Other(*mul, y);
     r.nodes.push_back(i_next);
     r.last = i_next;
     y = mul->outputs[0];
   }
-  if (const Node* add_b = m.OnlyConsumer(y, "Add", &i_next);
+  if (const Node* add_b = m.OnlyConsumer(y, FloatOp::kAdd, &i_next);
       add_b != nullptr && m.IsVector(Matcher::Other(*add_b, y))) {
     r.beta = Matcher::Other(*add_b, y);
     r.nodes.push_back(i_next);
@@ -197,28 +199,28 @@ struct GeluMatch {
 // 1 + f(...) -> times x -> times 0.5, in the three orders exporters write it; `f_out` is Erf's or Tanh's output.
 bool MatchGeluTail(const Matcher& m, ValueId f_out, ValueId x, GeluMatch& r) {
   int i_one = -1, i_a = -1, i_b = -1;
-  const Node* one = m.OnlyConsumer(f_out, "Add", &i_one);
+  const Node* one = m.OnlyConsumer(f_out, FloatOp::kAdd, &i_one);
   if (one == nullptr || !m.IsScalar(Matcher::Other(*one, f_out), 1.0f)) return false;
   const ValueId a = one->outputs[0];
-  const Node* mul = m.OnlyConsumer(a, "Mul", &i_a);
+  const Node* mul = m.OnlyConsumer(a, FloatOp::kMul, &i_a);
   if (mul == nullptr) return false;
   const ValueId u = Matcher::Other(*mul, a);
   if (u == x) {  // x (1 + f) * 0.5
-    const Node* half = m.OnlyConsumer(mul->outputs[0], "Mul", &i_b);
+    const Node* half = m.OnlyConsumer(mul->outputs[0], FloatOp::kMul, &i_b);
     if (half == nullptr || !m.IsScalar(Matcher::Other(*half, mul->outputs[0]), 0.5f)) return false;
     r.nodes.insert(r.nodes.end(), {i_one, i_a, i_b});
     r.last = i_b;
     return true;
   }
   if (m.IsScalar(u, 0.5f)) {  // x * ((1 + f) * 0.5)
-    const Node* outer = m.OnlyConsumer(mul->outputs[0], "Mul", &i_b);
+    const Node* outer = m.OnlyConsumer(mul->outputs[0], FloatOp::kMul, &i_b);
     if (outer == nullptr || Matcher::Other(*outer, mul->outputs[0]) != x) return false;
     r.nodes.insert(r.nodes.end(), {i_one, i_a, i_b});
     r.last = i_b;
     return true;
   }
   // (x * 0.5) * (1 + f)
-  const Node* half = m.Producer(u, "Mul", 2, &i_b);
+  const Node* half = m.Producer(u, FloatOp::kMul, 2, &i_b);
   if (half == nullptr || !m.UsedOnly(u, 1) || Matcher::Other(*half, x) == kNoValue ||
       !m.IsScalar(Matcher::Other(*half, x), 0.5f)) {
     return false;
@@ -233,17 +235,17 @@ constexpr float kConstantTolerance = 1e-6f;
 
 std::optional<GeluMatch> MatchErfGelu(const Matcher& m, int index) {
   const Node& erf = m.graph().node(index);
-  if (erf.op_type != "Erf" || !erf.domain.empty() || erf.inputs.size() != 1 || erf.outputs.size() != 1) {
+  if (!IsFloatOp(erf, FloatOp::kErf) || erf.inputs.size() != 1 || erf.outputs.size() != 1) {
     return std::nullopt;
   }
   GeluMatch r;
   int i_scale = -1;
   const ValueId t = erf.inputs[0];
   if (!m.UsedOnly(t, 1)) return std::nullopt;
-  if (const Node* div = m.Producer(t, "Div", 2, &i_scale);
+  if (const Node* div = m.Producer(t, FloatOp::kDiv, 2, &i_scale);
       div != nullptr && m.IsScalar(div->inputs[1], kSqrt2, kConstantTolerance)) {
     r.x = div->inputs[0];
-  } else if (const Node* mul = m.Producer(t, "Mul", 2, &i_scale); mul != nullptr) {
+  } else if (const Node* mul = m.Producer(t, FloatOp::kMul, 2, &i_scale); mul != nullptr) {
     for (int k = 0; k < 2; ++k) {
       if (m.IsScalar(mul->inputs[static_cast<size_t>(k)], 1.0f / kSqrt2, kConstantTolerance)) {
         r.x = mul->inputs[static_cast<size_t>(1 - k)];
@@ -259,15 +261,15 @@ std::optional<GeluMatch> MatchErfGelu(const Matcher& m, int index) {
 // Whether `p` is x^3: Pow(x, 3), or x * (x * x) in either order. Appends the nodes.
 bool MatchCube(const Matcher& m, ValueId p, ValueId x, std::vector<int>& nodes) {
   int i_p = -1, i_sq = -1;
-  if (const Node* pow = m.Producer(p, "Pow", 2, &i_p); pow != nullptr) {
+  if (const Node* pow = m.Producer(p, FloatOp::kPow, 2, &i_p); pow != nullptr) {
     if (pow->inputs[0] != x || !m.IsScalar(pow->inputs[1], 3.0f)) return false;
     nodes.push_back(i_p);
     return true;
   }
-  const Node* mul = m.Producer(p, "Mul", 2, &i_p);
+  const Node* mul = m.Producer(p, FloatOp::kMul, 2, &i_p);
   if (mul == nullptr) return false;
   const ValueId sq = Matcher::Other(*mul, x);
-  const Node* square = m.Producer(sq, "Mul", 2, &i_sq);
+  const Node* square = m.Producer(sq, FloatOp::kMul, 2, &i_sq);
   if (sq == kNoValue || square == nullptr || !m.UsedOnly(sq, 1) || square->inputs[0] != x || square->inputs[1] != x) {
     return false;
   }
@@ -277,7 +279,7 @@ bool MatchCube(const Matcher& m, ValueId p, ValueId x, std::vector<int>& nodes) 
 
 std::optional<GeluMatch> MatchTanhGelu(const Matcher& m, int index) {
   const Node& tanh = m.graph().node(index);
-  if (tanh.op_type != "Tanh" || !tanh.domain.empty() || tanh.inputs.size() != 1 || tanh.outputs.size() != 1) {
+  if (!IsFloatOp(tanh, FloatOp::kTanh) || tanh.inputs.size() != 1 || tanh.outputs.size() != 1) {
     return std::nullopt;
   }
   constexpr float kSqrt2OverPi = 0.79788456080286536f;
@@ -286,7 +288,7 @@ std::optional<GeluMatch> MatchTanhGelu(const Matcher& m, int index) {
   r.tanh = true;
   int i_scale = -1, i_sum = -1, i_cubic = -1;
   const ValueId u = tanh.inputs[0];
-  const Node* scale = m.Producer(u, "Mul", 2, &i_scale);
+  const Node* scale = m.Producer(u, FloatOp::kMul, 2, &i_scale);
   if (scale == nullptr || !m.UsedOnly(u, 1)) return std::nullopt;
   ValueId w = kNoValue;
   for (int k = 0; k < 2; ++k) {
@@ -294,11 +296,11 @@ std::optional<GeluMatch> MatchTanhGelu(const Matcher& m, int index) {
       w = scale->inputs[static_cast<size_t>(1 - k)];
     }
   }
-  const Node* sum = m.Producer(w, "Add", 2, &i_sum);
+  const Node* sum = m.Producer(w, FloatOp::kAdd, 2, &i_sum);
   if (sum == nullptr || !m.UsedOnly(w, 1)) return std::nullopt;
   for (int k = 0; k < 2 && r.x == kNoValue; ++k) {
     const ValueId c = sum->inputs[static_cast<size_t>(k)];
-    const Node* cubic = m.Producer(c, "Mul", 2, &i_cubic);
+    const Node* cubic = m.Producer(c, FloatOp::kMul, 2, &i_cubic);
     if (cubic == nullptr || !m.UsedOnly(c, 1)) continue;
     for (int j = 0; j < 2; ++j) {
       if (!m.IsScalar(cubic->inputs[static_cast<size_t>(j)], kCubic, kConstantTolerance)) continue;
@@ -350,7 +352,7 @@ Result<std::vector<std::string>> FuseLayerNorms(Graph& graph) {
     }
     Node& last = graph.mutable_node(r.last);
     const ValueId y = last.outputs[0];
-    last.op_type = "LayerNormalization";
+    last.op_type = FloatOpName(FloatOp::kLayerNormalization);
     last.attributes = {};
     last.attributes.Set("axis", int64_t{-1});
     last.attributes.Set("epsilon", r.epsilon);
@@ -382,7 +384,7 @@ Result<std::vector<std::string>> FuseGelus(Graph& graph) {
   for (const GeluMatch& r : matches) {
     Node& last = graph.mutable_node(r.last);
     const ValueId y = last.outputs[0];
-    last.op_type = "Gelu";
+    last.op_type = FloatOpName(FloatOp::kGelu);
     last.attributes = {};
     if (r.tanh) last.attributes.Set("approximate", std::string("tanh"));
     last.inputs = {r.x};
@@ -400,7 +402,7 @@ std::vector<std::string> ScaleDivisionsToMul(Graph& graph) {
   std::vector<std::string> changed;
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
-    if (n.op_type != "Div" || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+    if (!IsFloatOp(n, FloatOp::kDiv) || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
     const Value& divisor = graph.value(n.inputs[1]);
     if (divisor.kind != ValueKind::kConstant || divisor.data.dtype() != DType::kF32 ||
         divisor.data.NumElements() != 1) {
@@ -414,7 +416,7 @@ std::vector<std::string> ScaleDivisionsToMul(Graph& graph) {
     auto id = graph.AddConstant(UniqueValueName(graph, divisor.name + ".reciprocal"), std::move(*reciprocal));
     if (!id.ok()) continue;
     Node& div = graph.mutable_node(i);
-    div.op_type = "Mul";
+    div.op_type = FloatOpName(FloatOp::kMul);
     div.inputs[1] = *id;
     changed.push_back(div.name);
   }

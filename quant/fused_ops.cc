@@ -3,18 +3,19 @@
 
 #include <memory>
 
+#include "core/float_op_table.h"
 #include "ops/float/registry.h"
 
 namespace octet {
 
 namespace {
 
-constexpr std::string_view kFusableOps[] = {"Conv", "Gemm", "MatMul", "Add"};
+constexpr FloatOp kFusableOps[] = {FloatOp::kConv, FloatOp::kGemm, FloatOp::kMatMul, FloatOp::kAdd};
 
 Result<PreparedOp> PrepareFused(const OpPrepareFn& base, const OpPrepareArgs& args) {
   const Node& node = args.node;
   OCTET_ASSIGN_OR_RETURN(std::string activation, node.attributes.GetString(kActivationAttribute));
-  if (activation != "Relu") {
+  if (activation != FloatOpName(FloatOp::kRelu)) {
     return Unimplemented("fused activation '{}' is not supported (only Relu)", activation);
   }
   // The base operator sees the node as it was before fusion.
@@ -46,8 +47,8 @@ Result<PreparedOp> PrepareFused(const OpPrepareFn& base, const OpPrepareArgs& ar
 }  // namespace
 
 bool CanFuseActivation(std::string_view op_type) {
-  for (std::string_view op : kFusableOps) {
-    if (op == op_type) return true;
+  for (FloatOp op : kFusableOps) {
+    if (IsFloatOp(op_type, op)) return true;
   }
   return false;
 }
@@ -63,7 +64,8 @@ std::string_view FusedActivation(const Node& node) {
 }
 
 Status RegisterFusedFloatOps(const OpRegistry& base, OpRegistry& registry) {
-  for (std::string_view op : kFusableOps) {
+  for (FloatOp id : kFusableOps) {
+    const std::string_view op = FloatOpName(id);
     const OpPrepareFn* fn = base.Find("", op);
     if (fn == nullptr) return NotFound("no float operator '{}' to build the fused '{}.{}' on", op, kFusedDomain, op);
     OCTET_RETURN_IF_ERROR(registry.Register(kFusedDomain, op, [fn = *fn](const OpPrepareArgs& args) {

@@ -1,5 +1,7 @@
 // Conv (depthwise, pointwise, im2col + GEMM) and ConvTranspose (GEMM + col2im). 1-D convolutions run as 2-D ones
 // with height 1.
+#include <fmt/ranges.h>
+
 #include "ops/float/conv.h"
 
 #include <algorithm>
@@ -8,8 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include <fmt/ranges.h>
-
+#include "core/float_op_table.h"
 #include "core/threading.h"
 #include "ops/float/conv_nd.h"
 #include "ops/float/float_fusion.h"
@@ -450,14 +451,16 @@ Status RunConvDepthwise(const Geometry& g, DwconvPlaneFn plane, const OpRunArgs&
 Status CheckConvInputs(const OpPrepareArgs& args, bool transpose) {
   if (args.inputs.size() < 2 || !args.inputs[1].present) {
     return InvalidArgument("input W (the weight) is missing: {} takes X, W and an optional B",
-                           transpose ? "ConvTranspose" : "Conv");
+                           FloatOpName(transpose ? FloatOp::kConvTranspose : FloatOp::kConv));
   }
   OCTET_RETURN_IF_ERROR(CheckArity(args, 2, 3));
   OCTET_RETURN_IF_ERROR(CheckInput(args, 0, DType::kF32));
   OCTET_RETURN_IF_ERROR(CheckInput(args, 1, DType::kF32));
   const Shape& x = args.inputs[0].shape;
   const Shape& w = args.inputs[1].shape;
-  if (x.rank() == 5 || w.rank() == 5) return Unimplemented("3-D {} is not supported", transpose ? "ConvTranspose" : "Conv");
+  if (x.rank() == 5 || w.rank() == 5) {
+    return Unimplemented("3-D {} is not supported", FloatOpName(transpose ? FloatOp::kConvTranspose : FloatOp::kConv));
+  }
   if (x.rank() != 3 && x.rank() != 4) return InvalidArgument("X must be [N, C, W] or [N, C, H, W], got {}", x);
   if (w.rank() != x.rank()) return InvalidArgument("W {} must have the rank of X {}", w, x);
   if (Present(args, 2)) {

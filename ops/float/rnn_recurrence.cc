@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/float_op_table.h"
 #include "ops/float/op_util.h"
 
 namespace octet::float_ops {
@@ -198,9 +199,9 @@ Result<RnnParams> PrepareRnnParams(const OpPrepareArgs& args, bool lstm, DType w
     OCTET_ASSIGN_OR_RETURN(std::vector<std::string> acts, at.GetStrings("activations"));
     std::vector<std::string> defaults;
     for (int64_t d = 0; d < p.dirs; ++d) {
-      defaults.push_back("Sigmoid");
-      defaults.push_back("Tanh");
-      if (lstm) defaults.push_back("Tanh");
+      defaults.emplace_back(FloatOpName(FloatOp::kSigmoid));
+      defaults.emplace_back(FloatOpName(FloatOp::kTanh));
+      if (lstm) defaults.emplace_back(FloatOpName(FloatOp::kTanh));
     }
     if (acts != defaults) return Unimplemented("only the default activations are supported");
   }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "core/float_op_table.h"
 #include "ops/reference/quantize_reference.h"
 
 namespace octet::reference {
@@ -18,8 +19,8 @@ Result<ActivationBounds> FusedActivationBounds(const AttributeMap& attributes, f
                                                int32_t quant_min, int32_t quant_max) {
   OCTET_ASSIGN_OR_RETURN(const std::string activation, attributes.GetString("activation", ""));
   if (activation.empty()) return ActivationBounds{quant_min, quant_max};
-  if (activation == "Relu") return ActivationBounds{std::max(zero_point, quant_min), quant_max};
-  if (activation != "Clip") {
+  if (activation == FloatOpName(FloatOp::kRelu)) return ActivationBounds{std::max(zero_point, quant_min), quant_max};
+  if (activation != FloatOpName(FloatOp::kClip)) {
     return InvalidArgument("attribute activation must be \"\", \"Relu\" or \"Clip\", got \"{}\"", activation);
   }
   constexpr float kInf = std::numeric_limits<float>::infinity();

@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/float_op_table.h"
 #include "ops/reference/quantize_reference.h"
 
 namespace octet::reference {
 
 Result<LookupFunction> ParseLookupFunction(std::string_view name, std::string_view approximate) {
-  if (name == "Gelu") {
+  if (IsFloatOp(name, FloatOp::kGelu)) {
     if (approximate == "none") return LookupFunction::kGelu;
     if (approximate == "tanh") return LookupFunction::kGeluTanh;
     return InvalidArgument("attribute approximate must be \"none\" or \"tanh\", got \"{}\"", approximate);
@@ -17,22 +18,22 @@ Result<LookupFunction> ParseLookupFunction(std::string_view name, std::string_vi
   if (approximate != "none") {
     return InvalidArgument("attribute approximate belongs to Gelu only; function \"{}\" got \"{}\"", name, approximate);
   }
-  if (name == "HardSwish") return LookupFunction::kHardSwish;
-  if (name == "Sigmoid") return LookupFunction::kSigmoid;
-  if (name == "Tanh") return LookupFunction::kTanh;
-  if (name == "HardSigmoid") return LookupFunction::kHardSigmoid;
-  if (name == "LeakyRelu") return LookupFunction::kLeakyRelu;
+  if (IsFloatOp(name, FloatOp::kHardSwish)) return LookupFunction::kHardSwish;
+  if (IsFloatOp(name, FloatOp::kSigmoid)) return LookupFunction::kSigmoid;
+  if (IsFloatOp(name, FloatOp::kTanh)) return LookupFunction::kTanh;
+  if (IsFloatOp(name, FloatOp::kHardSigmoid)) return LookupFunction::kHardSigmoid;
+  if (IsFloatOp(name, FloatOp::kLeakyRelu)) return LookupFunction::kLeakyRelu;
   return InvalidArgument("function must be HardSwish, Sigmoid, Tanh, HardSigmoid, LeakyRelu or Gelu, got \"{}\"", name);
 }
 
-const char* LookupFunctionName(LookupFunction f) {
+std::string_view LookupFunctionName(LookupFunction f) {
   switch (f) {
-    case LookupFunction::kHardSwish: return "HardSwish";
-    case LookupFunction::kSigmoid: return "Sigmoid";
-    case LookupFunction::kTanh: return "Tanh";
-    case LookupFunction::kHardSigmoid: return "HardSigmoid";
-    case LookupFunction::kLeakyRelu: return "LeakyRelu";
-    case LookupFunction::kGelu: return "Gelu";
+    case LookupFunction::kHardSwish: return FloatOpName(FloatOp::kHardSwish);
+    case LookupFunction::kSigmoid: return FloatOpName(FloatOp::kSigmoid);
+    case LookupFunction::kTanh: return FloatOpName(FloatOp::kTanh);
+    case LookupFunction::kHardSigmoid: return FloatOpName(FloatOp::kHardSigmoid);
+    case LookupFunction::kLeakyRelu: return FloatOpName(FloatOp::kLeakyRelu);
+    case LookupFunction::kGelu: return FloatOpName(FloatOp::kGelu);
     case LookupFunction::kGeluTanh: return "GeluTanh";
   }
   return "?";

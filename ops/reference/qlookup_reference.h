@@ -26,7 +26,7 @@ enum class LookupFunction { kHardSwish, kSigmoid, kTanh, kHardSigmoid, kLeakyRel
 // "HardSwish", "Sigmoid", "Tanh", "HardSigmoid", "LeakyRelu", "Gelu"; `approximate` (Gelu's attribute, "none" or
 // "tanh") picks the Gelu form and must be "none" for the others.
 Result<LookupFunction> ParseLookupFunction(std::string_view name, std::string_view approximate = "none");
-const char* LookupFunctionName(LookupFunction f);
+std::string_view LookupFunctionName(LookupFunction f);
 
 float ApplyLookupFunction(LookupFunction f, float alpha, float beta, float x);
 

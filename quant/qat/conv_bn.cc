@@ -1,6 +1,7 @@
 // Conv + BatchNormalization as simulated folding (see conv_bn.h).
 #include "quant/qat/conv_bn.h"
 
+#include "core/float_op_table.h"
 #include "quant/graph_rewrite.h"
 
 namespace octet::qat {
@@ -27,14 +28,13 @@ class Rewriter {
     return Constant(base, std::move(t));
   }
   // Appends node `name` (op_type, inputs) producing a new value named after the node, or `output` when given.
-  Result<ValueId> Node(const std::string& name, const std::string& op_type, std::vector<ValueId> inputs,
-                       ValueId output = kNoValue) {
+  Result<ValueId> Node(const std::string& name, FloatOp op, std::vector<ValueId> inputs, ValueId output = kNoValue) {
     if (output == kNoValue) {
       OCTET_ASSIGN_OR_RETURN(output, g_.AddNodeValue(UniqueValueName(g_, name)));
     }
     octet::Node n;
     n.name = name;
-    n.op_type = op_type;
+    n.op_type = FloatOpName(op);
     n.inputs = std::move(inputs);
     n.outputs = {output};
     OCTET_RETURN_IF_ERROR(g_.AddNode(std::move(n)).status());
@@ -55,7 +55,7 @@ Result<std::vector<ConvBnUnit>> RewriteConvBnForQat(Graph& graph) {
   Rewriter r(graph);
   for (int i = 0; i < original_nodes; ++i) {
     const Node bn = graph.node(i);
-    if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) continue;
+    if (!IsFloatOp(bn, FloatOp::kBatchNormalization) || bn.inputs.size() != 5) continue;
     if (bn.outputs.empty() || bn.outputs[0] == kNoValue || bn.inputs[0] == kNoValue) continue;
     bool extra_outputs = false;
     for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs |= bn.outputs[k] != kNoValue;
@@ -65,7 +65,7 @@ Result<std::vector<ConvBnUnit>> RewriteConvBnForQat(Graph& graph) {
     const int p = producers[static_cast<size_t>(y)];
     if (p < 0 || uses[static_cast<size_t>(y)] != 1) continue;
     const Node conv = graph.node(p);
-    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 || conv.outputs.size() != 1 ||
+    if (!IsFloatOp(conv, FloatOp::kConv) || conv.inputs.size() < 2 || conv.outputs.size() != 1 ||
         !IsConstantF32(graph, conv.inputs[1], -1)) {
       continue;
     }
@@ -83,25 +83,25 @@ Result<std::vector<ConvBnUnit>> RewriteConvBnForQat(Graph& graph) {
     OCTET_ASSIGN_OR_RETURN(Tensor eps_t, Tensor::Create(DType::kF32, Shape{1}));
     eps_t.data<float>()[0] = eps;
     OCTET_ASSIGN_OR_RETURN(ValueId eps_v, r.Constant(name + ".bn_eps", std::move(eps_t)));
-    OCTET_ASSIGN_OR_RETURN(ValueId var_eps, r.Node(name + ".bn_var_eps", "Add", {bn.inputs[4], eps_v}));
-    OCTET_ASSIGN_OR_RETURN(ValueId std_v, r.Node(name + ".bn_running_std", "Sqrt", {var_eps}));
-    OCTET_ASSIGN_OR_RETURN(ValueId s, r.Node(name + ".bn_scale_factor", "Div", {bn.inputs[1], std_v}));
+    OCTET_ASSIGN_OR_RETURN(ValueId var_eps, r.Node(name + ".bn_var_eps", FloatOp::kAdd, {bn.inputs[4], eps_v}));
+    OCTET_ASSIGN_OR_RETURN(ValueId std_v, r.Node(name + ".bn_running_std", FloatOp::kSqrt, {var_eps}));
+    OCTET_ASSIGN_OR_RETURN(ValueId s, r.Node(name + ".bn_scale_factor", FloatOp::kDiv, {bn.inputs[1], std_v}));
     // W * s along the output channels ([C, 1, 1, ...]); conv output / s and + b along [1, C, 1, ...].
     std::vector<int64_t> w_dims(static_cast<size_t>(w_shape.rank()), 1), y_dims(w_dims);
     w_dims[0] = c;
     y_dims[1] = c;
     OCTET_ASSIGN_OR_RETURN(ValueId w_dims_v, r.Shape(name + ".weight_channel_shape", w_dims));
     OCTET_ASSIGN_OR_RETURN(ValueId y_dims_v, r.Shape(name + ".output_channel_shape", y_dims));
-    OCTET_ASSIGN_OR_RETURN(ValueId s_w, r.Node(name + ".bn_scale_factor_w", "Reshape", {s, w_dims_v}));
-    OCTET_ASSIGN_OR_RETURN(ValueId scaled, r.Node(name + ".scaled_weight", "Mul", {conv.inputs[1], s_w}));
-    OCTET_ASSIGN_OR_RETURN(ValueId s_y, r.Node(name + ".bn_scale_factor_y", "Reshape", {s, y_dims_v}));
+    OCTET_ASSIGN_OR_RETURN(ValueId s_w, r.Node(name + ".bn_scale_factor_w", FloatOp::kReshape, {s, w_dims_v}));
+    OCTET_ASSIGN_OR_RETURN(ValueId scaled, r.Node(name + ".scaled_weight", FloatOp::kMul, {conv.inputs[1], s_w}));
+    OCTET_ASSIGN_OR_RETURN(ValueId s_y, r.Node(name + ".bn_scale_factor_y", FloatOp::kReshape, {s, y_dims_v}));
     OCTET_ASSIGN_OR_RETURN(ValueId raw, graph.AddNodeValue(UniqueValueName(graph, name + ".scaled_output")));
     if (bias == kNoValue) {
-      OCTET_RETURN_IF_ERROR(r.Node(name + ".unscale", "Div", {raw, s_y}, y).status());
+      OCTET_RETURN_IF_ERROR(r.Node(name + ".unscale", FloatOp::kDiv, {raw, s_y}, y).status());
     } else {
-      OCTET_ASSIGN_OR_RETURN(ValueId unscaled, r.Node(name + ".unscale", "Div", {raw, s_y}));
-      OCTET_ASSIGN_OR_RETURN(ValueId b_y, r.Node(name + ".bias_channels", "Reshape", {bias, y_dims_v}));
-      OCTET_RETURN_IF_ERROR(r.Node(name + ".add_bias", "Add", {unscaled, b_y}, y).status());
+      OCTET_ASSIGN_OR_RETURN(ValueId unscaled, r.Node(name + ".unscale", FloatOp::kDiv, {raw, s_y}));
+      OCTET_ASSIGN_OR_RETURN(ValueId b_y, r.Node(name + ".bias_channels", FloatOp::kReshape, {bias, y_dims_v}));
+      OCTET_RETURN_IF_ERROR(r.Node(name + ".add_bias", FloatOp::kAdd, {unscaled, b_y}, y).status());
     }
     Node& conv_node = graph.mutable_node(p);
     conv_node.inputs.resize(2);

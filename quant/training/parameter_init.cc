@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "core/float_op_table.h"
 #include "quant/training/trainable_parameters.h"
 
 namespace octet::training {
@@ -20,13 +21,15 @@ float Uniform(std::mt19937_64& rng, double lo, double hi) {
 // The fan-in of a weight-like input of `node`, or 0 when it cannot be told.
 int64_t FanIn(const Graph& graph, const Node& node, ValueId weight) {
   const Shape& w = graph.value(weight).data.shape();
-  if (node.op_type == "Conv" && w.rank() >= 2) return w.Product(1, w.rank());
-  if (node.op_type == "Gemm" && w.rank() == 2) {
+  if (node.op_type == FloatOpName(FloatOp::kConv) && w.rank() >= 2) return w.Product(1, w.rank());
+  if (node.op_type == FloatOpName(FloatOp::kGemm) && w.rank() == 2) {
     const Result<int64_t> trans_b = node.attributes.GetInt("transB", 0);
     if (!trans_b.ok()) return 0;
     return *trans_b != 0 ? w.dim(1) : w.dim(0);
   }
-  if (node.op_type == "MatMul" && w.rank() >= 1) return w.rank() >= 2 ? w.dim(w.rank() - 2) : w.dim(0);
+  if (node.op_type == FloatOpName(FloatOp::kMatMul) && w.rank() >= 1) {
+    return w.rank() >= 2 ? w.dim(w.rank() - 2) : w.dim(0);
+  }
   return 0;
 }
 
@@ -47,7 +50,7 @@ Status ResetParameters(Graph& graph, uint64_t seed) {
   std::map<int, int64_t> node_fan_in;
   for (const TrainableParameter& p : state.parameters) {
     const Node& node = graph.node(p.node);
-    if (p.role == ParameterRole::kWeight && node.op_type != "LSTM") {
+    if (p.role == ParameterRole::kWeight && node.op_type != FloatOpName(FloatOp::kLSTM)) {
       const int64_t fan_in = FanIn(graph, node, p.value);
       if (fan_in <= 0) {
         return InvalidArgument("failed to initialise '{}' of node '{}': cannot tell its fan-in from shape {}",
@@ -59,7 +62,7 @@ Status ResetParameters(Graph& graph, uint64_t seed) {
   for (const TrainableParameter& p : state.parameters) {
     const Node& node = graph.node(p.node);
     double bound = 0.0;
-    if (node.op_type == "LSTM") {
+    if (node.op_type == FloatOpName(FloatOp::kLSTM)) {
       OCTET_ASSIGN_OR_RETURN(int64_t hidden, node.attributes.GetInt("hidden_size"));
       bound = 1.0 / std::sqrt(static_cast<double>(hidden));
     } else if (p.role == ParameterRole::kBatchNormScale || p.role == ParameterRole::kBatchNormBias) {
@@ -69,7 +72,7 @@ Status ResetParameters(Graph& graph, uint64_t seed) {
     } else {
       // A bias of an Add after MatMul takes the MatMul's fan-in: the size of the reduced dimension.
       int fan_node = p.node;
-      if (node.op_type == "Add") {
+      if (node.op_type == FloatOpName(FloatOp::kAdd)) {
         const std::vector<int> producers = graph.Producers();
         for (ValueId in : node.inputs) {
           const int producer = in == kNoValue ? -1 : producers[static_cast<size_t>(in)];
@@ -89,7 +92,9 @@ Status ResetParameters(Graph& graph, uint64_t seed) {
     // Inputs 3 and 4 of BatchNormalization: the mean (0) and the variance (1).
     bool is_var = false;
     for (const Node& node : graph.nodes()) {
-      if (node.op_type == "BatchNormalization" && node.inputs.size() > 4 && node.inputs[4] == b) is_var = true;
+      if (node.op_type == FloatOpName(FloatOp::kBatchNormalization) && node.inputs.size() > 4 && node.inputs[4] == b) {
+        is_var = true;
+      }
     }
     OCTET_RETURN_IF_ERROR(Fill(graph, b, [is_var] { return is_var ? 1.0f : 0.0f; }));
   }

@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include "core/float_op_table.h"
+
 namespace octet::training {
 
 const char* ParameterRoleName(ParameterRole role) {
@@ -31,13 +33,13 @@ TrainableState FindTrainableParameters(const Graph& graph) {
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
     if (!n.domain.empty() && n.domain != "ai.onnx") continue;
-    if (n.op_type == "Conv" || n.op_type == "Gemm") {
+    if (n.op_type == FloatOpName(FloatOp::kConv) || n.op_type == FloatOpName(FloatOp::kGemm)) {
       add(i, 1, ParameterRole::kWeight);
       add(i, 2, ParameterRole::kBias);
-    } else if (n.op_type == "MatMul") {
+    } else if (n.op_type == FloatOpName(FloatOp::kMatMul)) {
       add(i, 0, ParameterRole::kWeight);
       add(i, 1, ParameterRole::kWeight);
-    } else if (n.op_type == "BatchNormalization") {
+    } else if (n.op_type == FloatOpName(FloatOp::kBatchNormalization)) {
       add(i, 1, ParameterRole::kBatchNormScale);
       add(i, 2, ParameterRole::kBatchNormBias);
       for (size_t s : {size_t{3}, size_t{4}}) {
@@ -45,17 +47,19 @@ TrainableState FindTrainableParameters(const Graph& graph) {
           state.buffers.push_back(n.inputs[s]);
         }
       }
-    } else if (n.op_type == "Gather") {
+    } else if (n.op_type == FloatOpName(FloatOp::kGather)) {
       add(i, 0, ParameterRole::kWeight);  // an Embedding's table
-    } else if (n.op_type == "LSTM") {
+    } else if (n.op_type == FloatOpName(FloatOp::kLSTM)) {
       add(i, 1, ParameterRole::kWeight);
       add(i, 2, ParameterRole::kRecurrentWeight);
       add(i, 3, ParameterRole::kBias);
-    } else if (n.op_type == "Add" && n.inputs.size() == 2) {
+    } else if (n.op_type == FloatOpName(FloatOp::kAdd) && n.inputs.size() == 2) {
       for (size_t s = 0; s < 2; ++s) {
         const ValueId other = n.inputs[1 - s];
         const int producer = other == kNoValue ? -1 : producers[static_cast<size_t>(other)];
-        if (producer >= 0 && graph.node(producer).op_type == "MatMul") add(i, s, ParameterRole::kBias);
+        if (producer >= 0 && graph.node(producer).op_type == FloatOpName(FloatOp::kMatMul)) {
+          add(i, s, ParameterRole::kBias);
+        }
       }
     }
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/float_op_table.h"
 #include "core/verifier.h"
 #include "ops/float/grad/batch_norm_backward.h"
 #include "ops/float/grad/dropout_training.h"
@@ -17,10 +18,12 @@ Status NodeError(const Node& node, const Status& status) {
 }
 
 bool IsTrainingBatchNorm(const Node& node, Mode mode, bool frozen) {
-  return mode == Mode::kTraining && !frozen && node.op_type == "BatchNormalization";
+  return mode == Mode::kTraining && !frozen && node.op_type == FloatOpName(FloatOp::kBatchNormalization);
 }
 
-bool IsTrainingDropout(const Node& node, Mode mode) { return mode == Mode::kTraining && node.op_type == "Dropout"; }
+bool IsTrainingDropout(const Node& node, Mode mode) {
+  return mode == Mode::kTraining && node.op_type == FloatOpName(FloatOp::kDropout);
+}
 
 // The seed of one node's Dropout mask in one training Forward.
 uint64_t DropoutSeed(uint64_t seed, uint64_t forward, int node) {
@@ -104,7 +107,8 @@ Status TrainingGraph::Prepare() {
     }
     // Training-mode BatchNormalization and Dropout are not functions of their inputs alone, nor are modules: never
     // folded.
-    bool all_static = node.op_type != "BatchNormalization" && node.op_type != "Dropout" && module == nullptr,
+    bool all_static = node.op_type != FloatOpName(FloatOp::kBatchNormalization) &&
+                      node.op_type != FloatOpName(FloatOp::kDropout) && module == nullptr,
          any_grad = false;
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;

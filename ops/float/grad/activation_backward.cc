@@ -76,17 +76,19 @@ Result<std::vector<Tensor>> SoftmaxBackward(const BackwardArgs& args) {
 
 Status RegisterActivationBackward(BackwardRegistry& registry) {
   // threshold_backward: no gradient at x <= 0.
-  OCTET_RETURN_IF_ERROR(registry.Register("Relu", Elementwise([](float x, float) { return x > 0.0f ? 1.0f : 0.0f; })));
-  OCTET_RETURN_IF_ERROR(registry.Register("Clip", ClipBackward));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register(FloatOp::kRelu, Elementwise([](float x, float) { return x > 0.0f ? 1.0f : 0.0f; })));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kClip, ClipBackward));
   // hardswish_backward: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
-  OCTET_RETURN_IF_ERROR(registry.Register("HardSwish", Elementwise([](float x, float) {
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kHardSwish, Elementwise([](float x, float) {
     if (x < -3.0f) return 0.0f;
     if (x <= 3.0f) return x / 3.0f + 0.5f;
     return 1.0f;
   })));
-  OCTET_RETURN_IF_ERROR(registry.Register("Sigmoid", Elementwise([](float, float y) { return y * (1.0f - y); })));
-  OCTET_RETURN_IF_ERROR(registry.Register("Tanh", Elementwise([](float, float y) { return 1.0f - y * y; })));
-  OCTET_RETURN_IF_ERROR(registry.Register("Softmax", SoftmaxBackward));
+  OCTET_RETURN_IF_ERROR(
+      registry.Register(FloatOp::kSigmoid, Elementwise([](float, float y) { return y * (1.0f - y); })));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kTanh, Elementwise([](float, float y) { return 1.0f - y * y; })));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kSoftmax, SoftmaxBackward));
   return OkStatus();
 }
 

@@ -16,9 +16,9 @@
 
 namespace octet::float_ops {
 
-Status BackwardRegistry::Register(std::string_view op_type, BackwardFn fn) {
-  auto [it, inserted] = fns_.emplace(std::string(op_type), std::move(fn));
-  if (!inserted) return InvalidArgument("backward of '{}' is already registered", op_type);
+Status BackwardRegistry::Register(FloatOp op, BackwardFn fn) {
+  auto [it, inserted] = fns_.emplace(std::string(FloatOpName(op)), std::move(fn));
+  if (!inserted) return InvalidArgument("backward of '{}' is already registered", FloatOpName(op));
   return OkStatus();
 }
 

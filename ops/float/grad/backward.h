@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/context.h"
+#include "core/float_op_table.h"
 #include "core/graph.h"
 #include "core/shape.h"
 #include "core/status.h"
@@ -37,8 +38,8 @@ using BackwardFn = std::function<Result<std::vector<Tensor>>(const BackwardArgs&
 
 class BackwardRegistry {
  public:
-  // Fails if op_type is already registered (ONNX's default domain only).
-  Status Register(std::string_view op_type, BackwardFn fn);
+  // Fails if op is already registered (ONNX's default domain only: float operators, by id).
+  Status Register(FloatOp op, BackwardFn fn);
   // The backward of op_type, or nullptr.
   const BackwardFn* Find(std::string_view op_type) const;
   std::vector<std::string> OpTypes() const;

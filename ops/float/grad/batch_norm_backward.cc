@@ -147,7 +147,7 @@ Result<Tensor> BatchNormTrainingForward(const Tensor& x, const Tensor& scale, co
 }
 
 Status RegisterBatchNormBackward(BackwardRegistry& registry) {
-  return registry.Register("BatchNormalization", BatchNormBackward);
+  return registry.Register(FloatOp::kBatchNormalization, BatchNormBackward);
 }
 
 }  // namespace octet::float_ops

@@ -70,10 +70,10 @@ BackwardFn Binary(BinaryOp op) {
 }  // namespace
 
 Status RegisterBinaryBackward(BackwardRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("Add", Binary(BinaryOp::kAdd)));
-  OCTET_RETURN_IF_ERROR(registry.Register("Sub", Binary(BinaryOp::kSub)));
-  OCTET_RETURN_IF_ERROR(registry.Register("Mul", Binary(BinaryOp::kMul)));
-  OCTET_RETURN_IF_ERROR(registry.Register("Div", Binary(BinaryOp::kDiv)));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kAdd, Binary(BinaryOp::kAdd)));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kSub, Binary(BinaryOp::kSub)));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kMul, Binary(BinaryOp::kMul)));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kDiv, Binary(BinaryOp::kDiv)));
   return OkStatus();
 }
 

@@ -153,6 +153,6 @@ Result<std::vector<Tensor>> ConvBackward(const BackwardArgs& args) {
 
 }  // namespace
 
-Status RegisterConvBackward(BackwardRegistry& registry) { return registry.Register("Conv", ConvBackward); }
+Status RegisterConvBackward(BackwardRegistry& registry) { return registry.Register(FloatOp::kConv, ConvBackward); }
 
 }  // namespace octet::float_ops

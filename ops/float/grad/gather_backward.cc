@@ -50,6 +50,8 @@ Result<std::vector<Tensor>> GatherBackward(const BackwardArgs& args) {
 
 }  // namespace
 
-Status RegisterGatherBackward(BackwardRegistry& registry) { return registry.Register("Gather", GatherBackward); }
+Status RegisterGatherBackward(BackwardRegistry& registry) {
+  return registry.Register(FloatOp::kGather, GatherBackward);
+}
 
 }  // namespace octet::float_ops

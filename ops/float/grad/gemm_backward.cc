@@ -108,8 +108,8 @@ Result<std::vector<Tensor>> MatMulBackward(const BackwardArgs& args) {
 }  // namespace
 
 Status RegisterGemmBackward(BackwardRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("Gemm", GemmBackward));
-  OCTET_RETURN_IF_ERROR(registry.Register("MatMul", MatMulBackward));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kGemm, GemmBackward));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kMatMul, MatMulBackward));
   return OkStatus();
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace octet::float_ops {
@@ -31,7 +32,7 @@ Status CheckSupported(const BackwardArgs& args) {
   if (input_forget != 0) return Unimplemented("LSTM backward does not support input_forget");
   if (at.Has("clip")) return Unimplemented("LSTM backward does not support clip");
   for (size_t i = 0; i < acts.size(); ++i) {
-    const char* expected = i % 3 == 0 ? "Sigmoid" : "Tanh";
+    const std::string_view expected = FloatOpName(i % 3 == 0 ? FloatOp::kSigmoid : FloatOp::kTanh);
     if (acts[i] != expected) return Unimplemented("LSTM backward supports the default activations only");
   }
   if (GradInputPresent(args, 4)) return Unimplemented("LSTM backward does not support sequence_lens");
@@ -169,6 +170,6 @@ Result<std::vector<Tensor>> LstmBackward(const BackwardArgs& args) {
 
 }  // namespace
 
-Status RegisterLstmBackward(BackwardRegistry& registry) { return registry.Register("LSTM", LstmBackward); }
+Status RegisterLstmBackward(BackwardRegistry& registry) { return registry.Register(FloatOp::kLSTM, LstmBackward); }
 
 }  // namespace octet::float_ops

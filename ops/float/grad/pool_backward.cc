@@ -119,9 +119,9 @@ Result<std::vector<Tensor>> GlobalAveragePoolBackward(const BackwardArgs& args) 
 }  // namespace
 
 Status RegisterPoolBackward(BackwardRegistry& registry) {
-  OCTET_RETURN_IF_ERROR(registry.Register("MaxPool", PoolBackward<true>));
-  OCTET_RETURN_IF_ERROR(registry.Register("AveragePool", PoolBackward<false>));
-  OCTET_RETURN_IF_ERROR(registry.Register("GlobalAveragePool", GlobalAveragePoolBackward));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kMaxPool, PoolBackward<true>));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kAveragePool, PoolBackward<false>));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kGlobalAveragePool, GlobalAveragePoolBackward));
   return OkStatus();
 }
 

@@ -46,10 +46,11 @@ Result<std::vector<Tensor>> ConcatBackward(const BackwardArgs& args) {
 }  // namespace
 
 Status RegisterShapeBackward(BackwardRegistry& registry) {
-  for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+  for (FloatOp op : {FloatOp::kFlatten, FloatOp::kReshape, FloatOp::kSqueeze, FloatOp::kUnsqueeze, FloatOp::kIdentity,
+                     FloatOp::kDropout}) {
     OCTET_RETURN_IF_ERROR(registry.Register(op, ViewBackward));
   }
-  OCTET_RETURN_IF_ERROR(registry.Register("Concat", ConcatBackward));
+  OCTET_RETURN_IF_ERROR(registry.Register(FloatOp::kConcat, ConcatBackward));
   return OkStatus();
 }
 

@@ -42,6 +42,15 @@ Problem MakeProblem(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k) {
   return p;
 }
 
+// The Sgemm arguments of `p` writing into `c`: no prepacked operand, no bias.
+SgemmArgs ArgsOf(const Problem& p, float* c) {
+  SgemmArgs g;
+  g.m = p.m, g.n = p.n, g.k = p.k, g.trans_a = p.ta, g.trans_b = p.tb;
+  g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.c = c, g.ldc = p.ldc;
+  g.alpha = p.alpha, g.accumulate = p.accumulate;
+  return g;
+}
+
 // Checks c against the double reference; the tolerance grows like sqrt(k) (random-sign float sums).
 void CheckResult(const Problem& p, const std::vector<float>& c, const char* kernel) {
   const double tol = 2e-6 * std::sqrt(static_cast<double>(p.k)) + 1e-6;
@@ -149,11 +158,7 @@ TEST_CASE("Every sgemm kernel's bias equals the product followed by a bias pass,
       for (int threads : {1, 3}) {
         const Context context = testing::ContextFor(isa, threads);
         std::vector<float> fused = p.c0, separate = p.c0;
-        SgemmArgs g;
-        g.m = m, g.n = n, g.k = k, g.trans_a = p.ta, g.trans_b = p.tb;
-        g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
-        g.alpha = p.alpha, g.accumulate = p.accumulate;
-        g.c = separate.data();
+        SgemmArgs g = ArgsOf(p, separate.data());
         float_ops::Sgemm(context, kernel.fn, g);
         for (int64_t r = 0; r < m; ++r) {
           for (int64_t j = 0; j < n; ++j) {
@@ -181,11 +186,7 @@ TEST_CASE("Sgemm splits large products into blocks identically at any thread cou
     for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{300, 600, 70}, {129, 257, 260}, {64, 3136, 27}}) {
       Problem p = MakeProblem(rng, m, n, k);
       std::vector<float> c1 = p.c0, c3 = p.c0;
-      SgemmArgs g;
-      g.m = m, g.n = n, g.k = k, g.trans_a = p.ta, g.trans_b = p.tb;
-      g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
-      g.alpha = p.alpha, g.accumulate = p.accumulate;
-      g.c = c1.data();
+      SgemmArgs g = ArgsOf(p, c1.data());
       float_ops::Sgemm(one, kernel.fn, g);
       g.c = c3.data();
       float_ops::Sgemm(three, kernel.fn, g);
@@ -220,12 +221,8 @@ TEST_CASE("Sgemm's 2-D tiles give identical results at 1, 2, 3 and 7 threads, pr
         std::vector<float> first;
         for (int threads : {1, 2, 3, 7}) {
           std::vector<float> c = p.c0;
-          SgemmArgs g;
-          g.m = m, g.n = n, g.k = k, g.trans_a = false, g.trans_b = p.tb;
-          g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
-          g.alpha = p.alpha, g.accumulate = p.accumulate;
+          SgemmArgs g = ArgsOf(p, c.data());  // p.ta is false
           g.packed_a = packed.empty() ? nullptr : packed.data();
-          g.c = c.data();
           float_ops::Sgemm(testing::ContextFor(isa, threads), kernel.fn, g);
           if (threads == 1) {
             CheckResult(p, c, kernel.name);
@@ -259,11 +256,7 @@ TEST_CASE("Sgemm with B prepacked by PackSgemmB equals the unpacked product", "[
       for (int threads : {1, 3}) {
         const Context context = testing::ContextFor(isa, threads);
         std::vector<float> plain = p.c0, prepacked = p.c0;
-        SgemmArgs g;
-        g.m = m, g.n = n, g.k = k, g.trans_a = p.ta, g.trans_b = p.tb;
-        g.a = p.a.data(), g.lda = p.lda, g.b = p.b.data(), g.ldb = p.ldb, g.ldc = p.ldc;
-        g.alpha = p.alpha, g.accumulate = p.accumulate;
-        g.c = plain.data();
+        SgemmArgs g = ArgsOf(p, plain.data());
         float_ops::Sgemm(context, kernel.fn, g);
         g.packed_b = packed.data();
         g.c = prepacked.data();
