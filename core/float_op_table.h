@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace octet {
 
@@ -328,8 +329,10 @@ constexpr std::optional<FloatOp> FindFloatOp(std::string_view domain, std::strin
 // Whether op type `op_type` is float operator `op` (the caller has checked the domain, or has none).
 constexpr bool IsFloatOp(std::string_view op_type, FloatOp op) { return op_type == FloatOpName(op); }
 
-// Whether the node-like `n` (with .domain and .op_type) is float operator `op`.
+// Whether the node-like `n` (with .domain and .op_type) is float operator `op`. Strings (std::string included) take
+// the overload above.
 template <typename NodeLike>
+  requires(!std::is_convertible_v<const NodeLike&, std::string_view>)
 constexpr bool IsFloatOp(const NodeLike& n, FloatOp op) {
   return n.domain == kFloatDomain && n.op_type == FloatOpName(op);
 }

@@ -2,9 +2,10 @@
 """Finds operator types spelled as string literals outside the op tables (issue 16: one operator, one place).
 
 Every operator is declared once, in core/float_op_table.h (FloatOp) or core/op_table.h (Int8Op); other code names it
-by id (IsFloatOp, IsInt8Op, FloatOpName, Int8OpName). This scan reads the names from the two tables, then lists each
-C/C++ string literal, outside comments, whose whole text is one of those names, as file:line, and exits 1 when there
-is any. Tests, third_party and the two table headers are not scanned.
+by id (IsFloatOp, IsInt8Op, FloatOpName, Int8OpName). ONNX op types the importer recognises without a float operator
+of their own (Upsample, ...) are declared once too, in io/onnx/onnx_op_names.h. This scan reads the names from those
+three headers, then lists each C/C++ string literal, outside comments, whose whole text is one of those names, as
+file:line, and exits 1 when there is any. Tests, third_party and the three headers are not scanned.
 
   check_op_literals.py [SOURCE_ROOT]   (default: the tree this script sits in)
   check_op_literals.py --self-test     (the scanner finds planted literals and skips comments, on snippets)
@@ -14,19 +15,22 @@ import os
 import re
 import sys
 
-TABLES = ("core/float_op_table.h", "core/op_table.h")
+TABLES = ("core/float_op_table.h", "core/op_table.h", "io/onnx/onnx_op_names.h")
 # Library, tool and benchmark sources; tests/ may spell op types (they are the inputs under test).
 SCANNED_DIRS = ("bench", "core", "examples", "io", "numeric_suite", "observers", "ops", "python", "quant", "tools")
 SOURCE_SUFFIXES = (".h", ".hh", ".hpp", ".cc", ".cpp", ".c", ".inc")
 # Entries of the tables: {F::kConv, "Conv"} and {Int8Op::kQConv, "QConv", ...}.
 ENTRY = re.compile(r'\{\s*(?:F|FloatOp|Int8Op)::k\w+\s*,\s*"([^"]+)"')
+# ...and the ONNX-only names: inline constexpr std::string_view kUpsample = "Upsample";
+ONNX_NAME = re.compile(r'constexpr\s+std::string_view\s+k\w+\s*=\s*"([^"]+)"')
 
 
 def table_names(root):
     names = set()
     for table in TABLES:
         with open(os.path.join(root, table), encoding="utf-8") as f:
-            found = ENTRY.findall(f.read())
+            text = f.read()
+            found = (ONNX_NAME if table.endswith("onnx_op_names.h") else ENTRY).findall(text)
         if not found:
             sys.exit(f"check_op_literals: read no operator names from {table} (has its entry syntax changed?)")
         names.update(found)
@@ -140,8 +144,8 @@ def main():
               f"(IsFloatOp/FloatOpName with FloatOp::k..., IsInt8Op/Int8OpName with Int8Op::k...)")
     if findings:
         files = len({rel for rel, _, _ in findings})
-        print(f"FAILED: {len(findings)} operator-type literals in {files} files outside core/float_op_table.h and "
-              f"core/op_table.h")
+        print(f"FAILED: {len(findings)} operator-type literals in {files} files outside their declarations "
+              f"({', '.join(TABLES)})")
         return 1
     print(f"no operator-type literals outside the op tables ({len(names)} operator names checked)")
     return 0
