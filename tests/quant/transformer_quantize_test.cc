@@ -184,7 +184,10 @@ TEST_CASE("x86 takes reduce_range's bit from the weights; fbgemm from every acti
   CHECK(x86.weight_min == std::set<int64_t>{-64});
   CHECK(x86.weight_max == std::set<int64_t>{63});
   CHECK(x86.b_operand_max == std::set<int64_t>{127});  // K^T and V: QBatchMatMul's fast path
-  CHECK(x86.other_max == std::set<int64_t>{255});      // the GEMM inputs, residual sums, logits, GELU, Softmax
+  // Only K^T, the K it is transposed from (one observer) and V have 7 bits; the GEMM inputs, residual sums, logits,
+  // GELU and Softmax outputs 8.
+  CHECK(x86.narrow == std::set<std::string>{"k", "kt", "v"});
+  CHECK(x86.other_max.count(255) == 1);
   const Ranges fbgemm = ConvertedRanges("fbgemm");
   CHECK(fbgemm.weight_min == std::set<int64_t>{-128});
   CHECK(fbgemm.weight_max == std::set<int64_t>{127});
