@@ -130,6 +130,22 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
     }
   }
 
+  // Groups read as input B of a MatMul of two activations: with ReduceRangeScope::kWeights the only activations that
+  // keep reduce_range (quant/qconfig.h).
+  std::vector<bool> b_operand(static_cast<size_t>(num_values), false);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const std::optional<QConfig>& q = p.node_qconfigs_[static_cast<size_t>(i)];
+    if (!q.has_value() || q->is_dynamic()) continue;
+    const Node& n = g.node(i);
+    const QuantOpInfo info = LookupQuantOp(n, WeightRank(g, n));
+    // LookupQuantOp calls a MatMul of two activations kGeneral.
+    if (n.op_type != FloatOpName(FloatOp::kMatMul) || info.kind != QuantOpKind::kGeneral || n.inputs.size() < 2) {
+      continue;
+    }
+    const ValueId b = n.inputs[1];
+    if (ObservableActivation(g, b)) b_operand[static_cast<size_t>(groups.Find(b))] = true;
+  }
+
   p.slot_of_.assign(static_cast<size_t>(num_values), -1);
   // Activation slots: one per group; the owner is the first node owning any value of the group.
   std::vector<int> group_owner(static_cast<size_t>(num_values), -1);
@@ -147,7 +163,11 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
     if (s < 0) {
       const int owner = group_owner[static_cast<size_t>(root)];
       const QConfig& q = *p.node_qconfigs_[static_cast<size_t>(owner)];
-      auto obs = q.activation.Make();
+      ObserverSpec spec = q.activation;
+      if (q.reduce_range_scope == ReduceRangeScope::kWeights && !b_operand[static_cast<size_t>(root)]) {
+        spec.options.reduce_range = false;
+      }
+      auto obs = spec.Make();
       if (!obs.ok()) {
         return InvalidArgument("failed to prepare node '{}': activation observer for value '{}': {}",
                                g.node(owner).name, g.value(v).name, obs.status().message());
@@ -177,7 +197,13 @@ Result<PreparedGraph> Prepare(Graph graph, const QConfigMapping& mapping, const 
       return InvalidArgument("failed to prepare node '{}': weight '{}' must be f32, got {}", n.name, val.name,
                              DTypeName(val.data.dtype()));
     }
-    auto obs = q.weight.Make(w.axis);
+    ObserverSpec spec = q.weight;
+    if (q.activation.options.reduce_range && q.reduce_range_scope == ReduceRangeScope::kWeights) {
+      // The bit reduce_range gives up comes off the weights: [-64, 63] (quant/qconfig.h).
+      spec.options.quant_min = std::max<int64_t>(spec.options.quant_min.value_or(-128), -64);
+      spec.options.quant_max = std::min<int64_t>(spec.options.quant_max.value_or(127), 63);
+    }
+    auto obs = spec.Make(w.axis);
     if (!obs.ok()) {
       return InvalidArgument("failed to prepare node '{}': weight observer for '{}': {}", n.name, val.name,
                              obs.status().message());

@@ -3,9 +3,11 @@
 // observers to the values the quantized graph will need qparams for (quant/quantizable_ops.h):
 //   * activations: every float input and the output of each quantized node; one observer per value, shared along
 //     chains of share-qparams ops (MaxPool, Flatten, Reshape, Concat, Relu, ...), built by the activation factory
-//     of the first node (in graph order) that observes the value;
+//     of the first node (in graph order) that observes the value; with ReduceRangeScope::kWeights (the x86
+//     preset) its reduce_range holds only for input B of a MatMul of two activations (quant/qconfig.h);
 //   * weights: the constant weight of each Conv/Gemm/MatMul, by the weight factory, per channel along the
-//     operator's output-channel axis when the factory is per-channel, observed once here.
+//     operator's output-channel axis when the factory is per-channel, observed once here; with
+//     ReduceRangeScope::kWeights and reduce_range, in [-64, 63].
 // Nodes whose QConfig is none stay float and get no observers of their own. With a dynamic QConfig (activation
 // PlaceholderObserver) only the weight is observed: activation qparams are computed per call.
 #pragma once

@@ -46,7 +46,9 @@ Status QConfig::Validate() const {
 }
 
 std::string QConfig::ToString() const {
-  return fmt::format("QConfig(activation={}, weight={})", activation.ToString(), weight.ToString());
+  const bool scoped = activation.options.reduce_range && reduce_range_scope == ReduceRangeScope::kWeights;
+  return fmt::format("QConfig(activation={}, weight={}{})", activation.ToString(), weight.ToString(),
+                     scoped ? ", reduce_range taken from the weights" : "");
 }
 
 std::vector<std::string_view> QConfigBackendNames() { return {"x86", "fbgemm", "qnnpack", "onednn", "symmetric"}; }
@@ -80,7 +82,11 @@ ObserverSpec PerTensorWeight() {
 }  // namespace
 
 Result<QConfig> GetDefaultQConfig(std::string_view backend) {
-  if (backend == "x86" || backend == "fbgemm") return QConfig{HistogramActivation(true), PerChannelWeight()};
+  if (backend == "x86") {
+    // The 7th bit comes off the weights (qconfig.h).
+    return QConfig{HistogramActivation(true), PerChannelWeight(), ReduceRangeScope::kWeights};
+  }
+  if (backend == "fbgemm") return QConfig{HistogramActivation(true), PerChannelWeight()};
   if (backend == "onednn") return QConfig{HistogramActivation(false), PerChannelWeight()};
   if (backend == "qnnpack") return QConfig{HistogramActivation(false), PerTensorWeight()};
   if (backend == "symmetric") {

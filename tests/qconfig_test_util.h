@@ -32,10 +32,12 @@ inline QConfigMapping QnnpackMinMaxMapping() {
   return m;
 }
 
-// The x86 preset (Histogram reduce_range activations, per-channel weights), with its activation observer replaced by
-// `activation` (keeping x86's 7-bit activations) unless that is Histogram.
+// The x86 preset as PyTorch has it (Histogram reduce_range activations, 7 bits on every one:
+// ReduceRangeScope::kEveryActivation; per-channel weights), with its activation observer replaced by `activation`
+// (keeping the 7-bit activations) unless that is Histogram.
 inline QConfig X86QConfig(ObserverKind activation = ObserverKind::kMinMax) {
   QConfig q = GetDefaultQConfig("x86").value();
+  q.reduce_range_scope = ReduceRangeScope::kEveryActivation;
   if (activation != ObserverKind::kHistogram) {
     q.activation = ObserverSpec{activation, {}};
     q.activation.options.reduce_range = true;

@@ -731,8 +731,11 @@ std::vector<std::string> NodesSaturatingWithoutVnni(const Graph& graph) {
     const std::optional<QParams>& x = graph.value(node.inputs[0]).qparams;
     const std::optional<QParams>& w = graph.value(node.inputs[1]).qparams;
     if (!x || !w || w->dtype() != DType::kS8) continue;
-    const bool seven_bit = x->dtype() == DType::kU8 && x->quant_max() <= 127;
-    if (!seven_bit) names.push_back(node.name);
+    // vpmaddubsw's pair sums a0*w0 + a1*w1 stay in int16: 7-bit activations, or weights in [-64, 63] (x86 preset).
+    const int64_t a_max = x->dtype() == DType::kU8 ? x->quant_max() : x->quant_max() + 128;  // s8 goes out as u8
+    const bool fits = 2 * a_max * std::max<int64_t>(0, w->quant_max()) <= 32767 &&
+                      2 * a_max * std::max<int64_t>(0, -int64_t{w->quant_min()}) <= 32768;
+    if (!fits) names.push_back(node.name);
   }
   return names;
 }

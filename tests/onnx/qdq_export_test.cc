@@ -295,6 +295,14 @@ TEST_CASE("QDQ export: which nodes ONNX Runtime's int8 kernels saturate on witho
   // SmallInt8Graph's conv reads 7-bit u8 activations ([0, 127]), its fc full-range u8 ones.
   Graph g = SmallInt8Graph();
   CHECK(NodesSaturatingWithoutVnni(g) == std::vector<std::string>{"fc"});
+  {
+    // 7-bit weights ([-64, 63], the x86 preset) under the full-range activations: none; [-65, 63] is one too many.
+    Graph h = SmallInt8Graph();
+    h.mutable_value(h.FindValue("fc.weight")).qparams = QParams::PerTensor(DType::kS8, 0.02f, 0, -64, 63).value();
+    CHECK(NodesSaturatingWithoutVnni(h).empty());
+    h.mutable_value(h.FindValue("fc.weight")).qparams = QParams::PerTensor(DType::kS8, 0.02f, 0, -65, 63).value();
+    CHECK(NodesSaturatingWithoutVnni(h) == std::vector<std::string>{"fc"});
+  }
   // 7-bit everywhere: none.
   g.mutable_value(g.FindValue("flat")).qparams = QParams::PerTensor(DType::kU8, 0.1f, 0, 0, 127).value();
   CHECK(NodesSaturatingWithoutVnni(g).empty());

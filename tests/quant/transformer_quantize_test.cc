@@ -1,6 +1,8 @@
 // A small encoder block written out as torch 1.13 exports it (decomposed LayerNorm and GELU, attention with a constant
 // scale division and two activation MatMuls) quantizes statically with no float island: every node becomes an int8
 // operator, and the int8 output stays close to float. The numeric suite's per-layer tables cover the fused nodes.
+#include <fmt/ranges.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
@@ -137,6 +139,60 @@ TEST_CASE("The numeric suite compares the fused transformer nodes with their flo
       CHECK(found == 1);
     }
   }
+}
+
+// The quant ranges of the converted block's activations (input B of QBatchMatMul, and the others) and weights.
+struct Ranges {
+  std::set<int64_t> b_operand_max, other_max, weight_min, weight_max;
+  std::set<std::string> narrow;  // u8 activations with 7 bits
+};
+
+Ranges ConvertedRanges(const std::string& backend) {
+  std::mt19937_64 rng = testing::MakeRng("encoder block ranges");
+  const Graph g = EncoderBlock(rng(), 12, 16);
+  auto prepared = Prepare(g, GetDefaultQConfigMapping(backend).value());
+  REQUIRE(prepared.ok());
+  std::vector<std::vector<Tensor>> calib;
+  for (int i = 0; i < 4; ++i) calib.push_back({RandomTensor(rng, Shape{12, 16}, -2.0f, 2.0f)});
+  REQUIRE(Calibrate(*prepared, Context::ForIsas(IsaSet::Of({Isa::kScalar}), 1), calib).ok());
+  auto q = Convert(*prepared, {});
+  REQUIRE(q.ok());
+  std::set<ValueId> b_operands, weights;
+  for (const Node& n : q->nodes()) {
+    if (n.op_type == "QGemm" || n.op_type == "QMatMul") weights.insert(n.inputs[1]);
+    if (n.op_type == "QBatchMatMul") b_operands.insert(n.inputs[1]);
+  }
+  Ranges r;
+  for (ValueId v = 0; v < q->num_values(); ++v) {
+    const Value& val = q->value(v);
+    if (!val.qparams.has_value()) continue;
+    if (weights.count(v) != 0) {
+      r.weight_min.insert(val.qparams->quant_min());
+      r.weight_max.insert(val.qparams->quant_max());
+      continue;
+    }
+    if (val.kind == ValueKind::kConstant || val.qparams->dtype() != DType::kU8) continue;
+    (b_operands.count(v) != 0 ? r.b_operand_max : r.other_max).insert(val.qparams->quant_max());
+    if (val.qparams->quant_max() == 127) r.narrow.insert(val.name);
+  }
+  return r;
+}
+
+TEST_CASE("x86 takes reduce_range's bit from the weights; fbgemm from every activation", "[convert]") {
+  const Ranges x86 = ConvertedRanges("x86");
+  INFO("7-bit activations: " << fmt::format("{}", fmt::join(x86.narrow, ", ")));
+  CHECK(x86.weight_min == std::set<int64_t>{-64});
+  CHECK(x86.weight_max == std::set<int64_t>{63});
+  CHECK(x86.b_operand_max == std::set<int64_t>{127});  // K^T and V: QBatchMatMul's fast path
+  // Only K^T, the K it is transposed from (one observer) and V have 7 bits; the GEMM inputs, residual sums, logits,
+  // GELU and Softmax outputs 8.
+  CHECK(x86.narrow == std::set<std::string>{"k", "kt", "v"});
+  CHECK(x86.other_max.count(255) == 1);
+  const Ranges fbgemm = ConvertedRanges("fbgemm");
+  CHECK(fbgemm.weight_min == std::set<int64_t>{-128});
+  CHECK(fbgemm.weight_max == std::set<int64_t>{127});
+  CHECK(fbgemm.b_operand_max == std::set<int64_t>{127});
+  CHECK(fbgemm.other_max == std::set<int64_t>{127});
 }
 
 }  // namespace

@@ -433,7 +433,7 @@ void WarnIfOnnxRuntimeSaturates([[maybe_unused]] const Graph& quantized,
   fmt::print(stderr,
              "octet: warning: {}: ONNX Runtime on x86 CPUs without VNNI (AVX2 only) may be off by many LSB at {} "
              "node(s) ({}{}): full-range 8-bit activations meet s8 weights there, and its u8 x s8 kernels saturate "
-             "in int16; --backend x86 (7-bit activations) avoids it\n",
+             "in int16; --backend x86 (7-bit weights) or fbgemm (7-bit activations) avoids it\n",
              onnx_path, nodes.size(), fmt::join(listed, ", "), nodes.size() > kListed ? ", ..." : "");
 #endif
 }
