@@ -18,7 +18,8 @@ set(OCTET_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/octet")
 # Headers only the library's own sources include, which need packages the exported targets do not bring (xsimd,
 # the generated ONNX protobuf headers). Per-ISA folders (ops/ukernels/<family>/, ...) are never installed.
 # io/digits_csv.h belongs to octet_digits_data, the demo's data reader, which is not installed (the demo is).
-set(OCTET_PRIVATE_HEADERS observers/kernels/xsimd_kernels.h io/onnx/onnx_tensor.h io/onnx/opset_adapters.h io/digits_csv.h)
+set(OCTET_PRIVATE_HEADERS observers/kernels/xsimd_kernels.h io/onnx/onnx_tensor.h io/onnx/opset_adapters.h io/digits_csv.h
+    io/onnx/dense_stem.h io/onnx/qdq_export_dense_stem.h io/onnx/qdq_import_dense_stem.h)
 
 set_property(GLOBAL PROPERTY OCTET_INSTALLED_LIBRARIES "")
 set_property(GLOBAL PROPERTY OCTET_RUNTIME_LIBRARIES "")
