@@ -21,7 +21,8 @@ struct QDwConvPlan::State {
   QGemmUkernelParams kernel_params;  // pointers into gemm's state
   std::vector<int16_t> packed;       // taps x QDwConvPaddedChannels(C)
   std::vector<uint8_t> zero_row;     // QDwConvPaddedChannels(C) bytes of the input zero point: the pad taps' row
-  std::vector<int8_t> quads;         // u8 activations: the 7-bit layout (QDwConvPackWeightsQuads), empty if unused
+  std::vector<int8_t> quads;         // u8 activations: the vpmaddubsw layout (QDwConvPackWeightsQuads), empty if unused
+  bool quads_for_any_x = false;      // every weight in [-64, 64]: the quads are exact for any u8 x, unchecked
 };
 
 namespace {
@@ -106,7 +107,11 @@ Result<QDwConvPlan> QDwConvPlan::Create(const Context& context, const QTensor& w
   QDwConvPackWeights(static_cast<size_t>(channels), static_cast<size_t>(taps), weights.values().data<int8_t>(),
                      s->packed.data());
   s->zero_row.assign(cp, static_cast<uint8_t>(x_qparams.zero_point()));
-  if (s->x_dtype == DType::kU8 && x_qparams.zero_point() <= 127 &&
+  // vpmaddubsw's pair sums fit int16 when x <= 127 (checked per call; the pad row is x's zero point) or when every
+  // weight is within [-64, 64] (2 * 255 * 64 = 32640: any x; the x86 preset's [-64, 63] weights).
+  const int8_t* wv = weights.values().data<int8_t>();
+  s->quads_for_any_x = std::all_of(wv, wv + channels * taps, [](int8_t v) { return v >= -64 && v <= 64; });
+  if (s->x_dtype == DType::kU8 && (x_qparams.zero_point() <= 127 || s->quads_for_any_x) &&
       QDwConvQuadBlocks(static_cast<size_t>(channels)) > 0) {
     s->quads.resize(QDwConvQuadPackedBytes(static_cast<size_t>(channels), static_cast<size_t>(taps)));
     QDwConvPackWeightsQuads(static_cast<size_t>(channels), static_cast<size_t>(taps), weights.values().data<int8_t>(),
@@ -155,8 +160,10 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   // Rows per task from the shape alone (~64k multiply-adds), so the split never depends on the thread count.
   const int64_t row_macs = std::max<int64_t>(1, ow * c * taps);
   const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{1} << 16) / row_macs);
-  // The 7-bit path when this call's activations allow it (the pad row, x's zero point, was checked at Create).
-  const int8_t* w_quads = !s.quads.empty() && SevenBit(context, x_bytes, x.SizeBytes()) ? s.quads.data() : nullptr;
+  // The vpmaddubsw path when the weights allow any x, or this call's activations are 7-bit (the pad row, x's zero
+  // point, was checked at Create).
+  const int8_t* w_quads =
+      !s.quads.empty() && (s.quads_for_any_x || SevenBit(context, x_bytes, x.SizeBytes())) ? s.quads.data() : nullptr;
   ParallelFor(context, g.n * oh, rows_per_task, [&](int64_t begin, int64_t end) {
     std::vector<const void*> indirection(static_cast<size_t>(ow * taps));
     std::vector<const uint8_t*> row_bases(static_cast<size_t>(g.kh));

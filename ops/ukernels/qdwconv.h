@@ -64,7 +64,8 @@ struct QDwConvUkernelArgs {
   size_t y_pixel_stride = 0;   // elements
   const QGemmUkernelParams* params = nullptr;
   // Optional (null: unused): the weights in QDwConvPackWeightsQuads's layout, set by the caller only for u8
-  // activations when every byte the input pointers reach (the pad row included) is <= 127. The AVX2 kernels then run
+  // activations when every byte the input pointers reach (the pad row included) is <= 127, or when every weight is
+  // within [-64, 64] (pair sums within 2 * 255 * 64 = 32640 for any byte). The AVX2 kernels then run
   // the whole 32-channel blocks with vpmaddubsw, four taps per vpmaddubsw + vpmaddwd pair, with identical results;
   // other kernels ignore it.
   const int8_t* w_quads = nullptr;

@@ -3,6 +3,7 @@
 // H or W of 1, kernels larger than the input with padding, stride, dilation, non-zero zero points, every stage;
 // and its errors.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -380,6 +381,41 @@ TEST_CASE("qconv2d op: depthwise with 7-bit activations (AVX2's vpmaddubsw block
           INFO(c.h << "x" << c.w << "x" << c.c << " k" << c.k << " s" << c.stride << ", stage "
                    << reference::QGemmStageName(stage) << ", isa " << IsaName(isa) << ", threads " << threads);
           const Tensor y = plan.Run(ctx, x.values()).value();
+          REQUIRE(y.SizeBytes() == want.size());
+          const auto* got = static_cast<const uint8_t*>(y.raw_data());
+          for (size_t i = 0; i < want.size(); ++i) {
+            if (got[i] != want[i]) FAIL("byte " << i << ": want " << int{want[i]} << ", got " << int{got[i]});
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("qconv2d op: depthwise with full-range activations and weights in [-64, 64] (the x86 preset) on every ISA",
+          "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_depthwise_small_weights");
+  for (const int64_t ch : {32, 80, 144}) {
+    for (QGemmStage stage : kQConv2dStages) {
+      Conv2dParams p;
+      p.kernel_h = p.kernel_w = 3;
+      p.stride_h = p.stride_w = 1 + ch % 2;
+      p.pad_h = p.pad_w = 1;
+      p.groups = ch;
+      QTensor w = testing::MakeLinearWeights(rng, ::octet::Shape{ch, 3, 3, 1}, true, false);
+      for (int8_t& v : w.values().values<int8_t>()) v = static_cast<int8_t>(std::clamp<int>(v, -64, 63));
+      QTensor x = testing::MakeLinearInput(rng, ::octet::Shape{1, 9, 8, ch}, DType::kU8, 128);
+      for (uint8_t& v : x.values().values<uint8_t>()) v = rng() % 4 == 0 ? 255 : v;  // full range, many at the top
+      const QGemmOutput out = testing::RandomConvOutput(rng, stage, ch, 9);
+      const std::vector<uint8_t> want = testing::ReferenceQConv2d(x, w, p, out);
+      for (Isa isa : testing::CompiledIsaList()) {
+        if (!testing::CanRun(isa, std::string("qconv2d depthwise small weights on ") + IsaName(isa))) continue;
+        const QConv2dPlan plan = QConv2dPlan::Create(testing::ContextFor(isa), w, p, x.qparams(), out).value();
+        REQUIRE(std::string(plan.path()) == "depthwise");
+        for (int threads : {1, 3}) {
+          INFO(ch << " channels, stage " << reference::QGemmStageName(stage) << ", isa " << IsaName(isa) << ", threads "
+                  << threads);
+          const Tensor y = plan.Run(testing::ContextFor(isa, threads), x.values()).value();
           REQUIRE(y.SizeBytes() == want.size());
           const auto* got = static_cast<const uint8_t*>(y.raw_data());
           for (size_t i = 0; i < want.size(); ++i) {

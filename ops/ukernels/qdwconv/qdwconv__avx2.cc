@@ -6,9 +6,10 @@
 // registers across the block's pixels (9 + 2 accumulators + input of the 16); other tap counts read them from a
 // widened stack copy; full groups of 8 pixels of a 3x3 filter run four pixels side by side. A channel tail (< 8) is
 // copied into a small buffer, so no input byte past `channels` is read.
-// With 7-bit activations (args.w_quads set), whole blocks of 32 channels go four taps at a time: the taps' bytes
-// interleaved per channel by two rounds of in-lane unpacks, vpmaddubsw against the quad-packed s8 weights (exact for
-// bytes <= 127), vpmaddwd with ones to int32: half the multiply and shuffle instructions of the widening path.
+// With args.w_quads set (7-bit activations, or weights within [-64, 64]), whole blocks of 32 channels go four taps at
+// a time: the taps' bytes interleaved per channel by two rounds of in-lane unpacks, vpmaddubsw against the
+// quad-packed s8 weights (exact when its pair sums fit int16, which either condition guarantees), vpmaddwd with ones
+// to int32: half the multiply and shuffle instructions of the widening path.
 #include <immintrin.h>
 
 #include <cstring>
@@ -192,7 +193,7 @@ void QuadBlockFp32(const QDwConvUkernelArgs& a, size_t c0, const int8_t* w) {
   }
 }
 
-// The whole 32-channel blocks with 7-bit activations; returns the first channel left to the widening path.
+// The whole 32-channel blocks on the vpmaddubsw path; returns the first channel left to the widening path.
 template <QGemmStage kStage, size_t kTaps>
 size_t RunQuads(const QDwConvUkernelArgs& a) {
   const size_t blocks = QDwConvQuadBlocks(a.channels), quads = (a.taps + 3) / 4;

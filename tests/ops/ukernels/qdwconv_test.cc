@@ -66,6 +66,28 @@ TEST_CASE("qdwconv kernels: 7-bit activations (the AVX2 vpmaddubsw path) equal t
   }
 }
 
+TEST_CASE("qdwconv kernels: full-range activations with weights in [-64, 64] (the vpmaddubsw path) equal the reference",
+          "[qdwconv]") {
+  auto rng = testing::MakeRng("qdwconv_small_weights");
+  for (const auto& e : QDwConvUkernels()) {
+    if (!Runnable(e) || e.a_dtype != DType::kU8) continue;
+    for (size_t c : {31, 32, 33, 64, 95, 144}) {
+      for (size_t taps : {1, 3, 4, 5, 9, 25, 64}) {
+        for (int32_t zp : {0, 128, 255}) {
+          testing::QDwConvTester()
+              .channels(c)
+              .taps(taps)
+              .pixels(1 + rng() % 19)
+              .zero_point(zp)
+              .small_weights(true)
+              .Test(e, rng);
+        }
+      }
+    }
+    testing::QDwConvTester().channels(96).taps(9).pixels(9).small_weights(true).signed_output(true).Test(e, rng);
+  }
+}
+
 TEST_CASE("qdwconv kernels: randomized shapes", "[.long]") {
   auto rng = testing::MakeRng("qdwconv_long");
   for (int iter = 0; iter < 200; ++iter) {

@@ -35,6 +35,9 @@ class QDwConvTester {
   // u8 activations in [0, 127] (a third of them 0 or 127, the ends where vpmaddubsw would saturate if it could),
   // and the 7-bit weights (QDwConvPackWeightsQuads) passed as args.w_quads.
   QDwConvTester& seven_bit(bool v) { seven_bit_ = v; return *this; }
+  // Full-range u8 activations with every weight in [-64, 64] (a third of them at -64 or 64, the ends), the weights
+  // passed as args.w_quads too: the other condition under which the vpmaddubsw pair sums fit int16.
+  QDwConvTester& small_weights(bool v) { small_weights_ = v; return *this; }
   // Whether to require varied outputs (off for random sweeps, where extreme zero points may saturate on purpose).
   QDwConvTester& check_varied(bool v) { check_varied_ = v; return *this; }
 
@@ -50,6 +53,7 @@ class QDwConvTester {
       REQUIRE(u8);
       REQUIRE(zero_point_ <= 127);
     }
+    if (small_weights_) REQUIRE(u8);
     // Input rows: one per (pixel, tap), each exactly `channels` bytes in its own allocation, so a kernel that reads
     // past them trips ASan.
     std::vector<std::vector<uint8_t>> rows(px * taps);
@@ -68,11 +72,14 @@ class QDwConvTester {
       indirection[i] = rows[i].data();
     }
     std::vector<int8_t> w(c * taps);
-    for (auto& v : w) v = static_cast<int8_t>(rng());
+    for (auto& v : w) {
+      v = static_cast<int8_t>(rng());
+      if (small_weights_) v = rng() % 3 == 0 ? static_cast<int8_t>(rng() % 2 == 0 ? -64 : 64) : static_cast<int8_t>(v / 2);
+    }
     std::vector<int16_t> packed(taps * cp);
     QDwConvPackWeights(c, taps, w.data(), packed.data());
     std::vector<int8_t> quads(QDwConvQuadPackedBytes(c, taps));
-    if (seven_bit_) QDwConvPackWeightsQuads(c, taps, w.data(), quads.data());
+    if (seven_bit_ || small_weights_) QDwConvPackWeightsQuads(c, taps, w.data(), quads.data());
 
     // Per-channel parameters, 16-entry aligned lengths as the operator provides.
     const size_t np = (c + 15) / 16 * 16;
@@ -133,7 +140,7 @@ class QDwConvTester {
     args.y = got.data();
     args.y_pixel_stride = y_stride;
     args.params = &params;
-    if (seven_bit_) args.w_quads = quads.data();
+    if (seven_bit_ || small_weights_) args.w_quads = quads.data();
     e.fn(args);
     for (size_t i = 0; i < want.size(); ++i) {
       if (want[i] != got[i]) {
@@ -154,6 +161,7 @@ class QDwConvTester {
 
  private:
   bool seven_bit_ = false;
+  bool small_weights_ = false;
   size_t channels_ = 16;
   size_t taps_ = 9;
   size_t pixels_ = 3;
