@@ -16,6 +16,7 @@
 #include "ops/float/ukernels/dwconv.h"
 #include "ops/float/ukernels/sgemm.h"
 #include "tests/ops/float/float_op_tester.h"
+#include "tests/ops/float/sgemm_workspace.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -39,11 +40,7 @@ bool SameBits(const float* a, const float* b, size_t n) { return std::memcmp(a, 
 TEST_CASE("Every sgemm kernel's fused activation equals the product followed by the activation, bit for bit",
           "[float_ops]") {
   auto rng = testing::MakeRng("sgemm-activation");
-  struct FreeDeleter {
-    void operator()(float* q) const { std::free(q); }
-  };
-  std::unique_ptr<float, FreeDeleter> workspace(
-      static_cast<float*>(std::aligned_alloc(64, (float_ops::kSgemmWorkspaceFloats * 4 + 63) / 64 * 64)));
+  const testing::SgemmWorkspace workspace = testing::MakeSgemmWorkspace();
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (const auto& kernel : float_ops::SgemmUkernels()) {
     if (!testing::CanRun(kernel.isa, std::string(kernel.name) + " activation")) continue;

@@ -10,6 +10,7 @@
 #include "ops/float/sgemm.h"
 #include "ops/float/ukernels/sgemm.h"
 #include "tests/ops/float/float_op_tester.h"
+#include "tests/ops/float/sgemm_workspace.h"
 #include "tests/test_util.h"
 
 namespace octet {
@@ -78,11 +79,7 @@ void CheckResult(const Problem& p, const std::vector<float>& c, const char* kern
 
 TEST_CASE("Every sgemm kernel matches the reference on block shapes around its tiles", "[float_ops]") {
   auto rng = testing::MakeRng("sgemm-kernels");
-  struct FreeDeleter {
-    void operator()(float* q) const { std::free(q); }
-  };
-  std::unique_ptr<float, FreeDeleter> workspace(
-      static_cast<float*>(std::aligned_alloc(64, (float_ops::kSgemmWorkspaceFloats * 4 + 63) / 64 * 64)));
+  const testing::SgemmWorkspace workspace = testing::MakeSgemmWorkspace();
   for (const auto& kernel : float_ops::SgemmUkernels()) {
     if (!testing::CanRun(kernel.isa, kernel.name)) continue;
     std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},   {8, 32, 256}, {6, 16, 257}, {9, 33, 255},
@@ -108,11 +105,7 @@ TEST_CASE("Every sgemm kernel matches the reference on block shapes around its t
 
 TEST_CASE("Every sgemm kernel's bias equals the product followed by a bias pass, bit for bit", "[float_ops]") {
   auto rng = testing::MakeRng("sgemm-bias");
-  struct FreeDeleter {
-    void operator()(float* q) const { std::free(q); }
-  };
-  std::unique_ptr<float, FreeDeleter> workspace(
-      static_cast<float*>(std::aligned_alloc(64, (float_ops::kSgemmWorkspaceFloats * 4 + 63) / 64 * 64)));
+  const testing::SgemmWorkspace workspace = testing::MakeSgemmWorkspace();
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (const auto& kernel : float_ops::SgemmUkernels()) {
     if (!testing::CanRun(kernel.isa, std::string(kernel.name) + " bias")) continue;
