@@ -3,7 +3,10 @@
 // so per-tensor int8 weights lose most of their channels. What this test holds is issue #18's claim: equalization plus
 // bias correction bring per-tensor int8 close to per-channel (on this model, above it: equalization also evens out the
 // activation ranges that per-channel weights leave alone).
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
 
 #include "core/executor.h"
 #include "io/npy.h"
@@ -24,7 +27,6 @@
 
 namespace octet {
 namespace {
-
 
 Tensor RunSpread(const Graph& g, const OpRegistry& registry, const Tensor& x) {
   return testing::RunWithInputShapes(g, testing::ScalarContext(), registry, {x})[0];
@@ -150,6 +152,76 @@ TEST_CASE("spread MobileNetV2: AdaRound at 4-bit weights beats rounding to neare
   const double adaround = FourBitSpreadSqnr(*model, folded, per_channel, true, calib, x);
   WARN("spread MobileNetV2, 4-bit per-channel weights: output SQNR nearest " << nearest << " dB, AdaRound " << adaround
                                                                              << " dB");
+  CHECK(adaround >= nearest + 6.0);
+}
+
+// `folded` with the weight of each node in `qparams` moved to its nearest grid point (per channel along the qparams'
+// axis): the weights rounding to nearest gives, kept in float.
+Graph NearestGridWeights(const Graph& folded, const std::map<std::string, QParams>& qparams) {
+  Graph g = folded;
+  for (const auto& [name, q] : qparams) {
+    const int index = g.FindNode(name);
+    REQUIRE(index >= 0);
+    // A copy of a Tensor shares its buffer: write a clone, or `folded` (and the model) would change too.
+    Tensor& slot = g.mutable_value(g.node(index).inputs[1]).data;
+    Tensor w = slot.Clone().value();
+    const Shape& shape = w.shape();
+    int64_t inner = 1;
+    for (int d = q.per_channel() ? q.axis() + 1 : shape.rank(); d < shape.rank(); ++d) inner *= shape.dim(d);
+    float* data = w.data<float>();
+    for (int64_t i = 0; i < w.NumElements(); ++i) {
+      const size_t c = q.per_channel() ? static_cast<size_t>((i / inner) % shape.dim(q.axis())) : 0;
+      const float s = q.scales()[c];
+      const float zp = static_cast<float>(q.zero_points()[c]);
+      const float level = std::clamp(std::nearbyint(data[i] / s) + zp, static_cast<float>(q.quant_min()),
+                                     static_cast<float>(q.quant_max()));
+      data[i] = (level - zp) * s;
+    }
+    slot = w;
+  }
+  return g;
+}
+
+// The paper's setting for 4-bit weights, W4A32: weights on their 4-bit grid, activations float, so the output SQNR
+// measures the weights' rounding alone. Here AdaRound's asymmetric reconstruction (AdaRoundOptions::quantized_inputs,
+// inputs from the model whose earlier layers are already rounded, activations float as in AIMET) wins about 12 dB over
+// rounding to nearest; the symmetric loss on float inputs, the default, only about 1 dB. With 8-bit activations
+// (the test above) this model's output SQNR is bounded by the activations (8-bit weights rounded to nearest reach
+// about 8 to 11 dB), so there the two losses rank the other way.
+TEST_CASE("spread MobileNetV2: AdaRound on quantized inputs beats rounding to nearest by 6 dB at W4A32",
+          "[adaround_spread][adaround]") {
+  auto model = ReadOnnxModel(testing::kModels + "spread_mobilenet_v2.onnx");
+  REQUIRE(model.ok());
+  const Tensor images = ReadNpy(testing::kModels + "spread_mobilenet_v2.input0.npy").value();
+  auto split = SplitBatches(images, 8).value();
+  REQUIRE(split.size() == 4);
+  const std::vector<std::vector<Tensor>> calib = {{split[0]}, {split[1]}, {split[2]}};
+  const Tensor x = split[3];
+  Graph folded = *model;
+  FoldConstantNodes(folded);
+  REQUIRE(FoldBatchNormKeepingStats(folded).ok());
+  QConfig qconfig = GetDefaultQConfig("onednn").value();
+  qconfig.weight.options.quant_min = -8;
+  qconfig.weight.options.quant_max = 7;
+  QConfigMapping mapping;
+  mapping.SetGlobal(qconfig);
+  auto qparams = WeightQParamsByNode(folded, mapping, &testing::ScalarContext());
+  REQUIRE(qparams.ok());
+  AdaRoundOptions options;
+  options.quantized_inputs = true;
+  auto result = AdaRound(folded, *qparams, calib, testing::ScalarContext(), options);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  CHECK(result->report.skipped.empty());
+  REQUIRE(result->rounded.size() == qparams->size());
+  Graph learned = folded;
+  REQUIRE(ApplyRoundedWeights(learned, result->rounded).ok());
+  const Graph nearest_graph = NearestGridWeights(folded, *qparams);
+  const Tensor reference = RunSpread(*model, QuantFloatRegistry(), x);
+  const double nearest = testing::TensorSqnrDb(reference, RunSpread(nearest_graph, QuantFloatRegistry(), x));
+  const double adaround = testing::TensorSqnrDb(reference, RunSpread(learned, QuantFloatRegistry(), x));
+  WARN("spread MobileNetV2, 4-bit per-channel weights, float activations: output SQNR nearest "
+       << nearest << " dB, AdaRound (quantized inputs) " << adaround << " dB");
   CHECK(adaround >= nearest + 6.0);
 }
 
