@@ -219,6 +219,10 @@ TEST_CASE("QAdd and QMul equal the reference with broadcasting, every scheme, IS
       {Shape{2, 1, 5}, Shape{2, 3, 1}, Shape{2, 3, 5}},
       {Shape{3, 1, 33}, Shape{3, 5, 33}, Shape{3, 5, 33}},
       {Shape{0, 3}, Shape{3}, Shape{0, 3}},
+      // A single-element operand on a large output: the 256-entry table path (attention's scale), either side.
+      {Shape{4, 600}, Shape{}, Shape{4, 600}},
+      {Shape{1}, Shape{3, 700}, Shape{3, 700}},
+      {Shape{2, 8, 1100}, Shape{1, 1, 1}, Shape{2, 8, 1100}},
   };
   int cases = 0, varied = 0;
   for (Kind kind : {Kind::kAdd, Kind::kMul}) {
