@@ -1,12 +1,13 @@
 // The AVX2 QSoftmax u8 -> u8 row kernel. Max by vpmaxub; the sum of table[max - x] by 32-bit gathers into 64-bit
 // lanes; then per 8 elements the quotient of the spec, q = floor((e M + D / 2) / D) = floor(t), t = e M / D + 1/2
-// (D = S 2^16 even), estimated in double as r = e * (M / D) + 0.5.
+// (D = S 2^16 even), estimated as r = e * (M / D) + 0.5: in single precision when the output scale keeps t small
+// enough (the presets' 1/256: t <= 257, margin 2^-14), else in double.
 //
-// Why the estimate gives the spec's q: M <= 2^32 and D (S < 2^40) are exact doubles, so r carries three roundings
-// of relative 2^-53 each on values at most M / 2^16 + 1/2 <= 2^16 + 1, hence |r - t| < 2^-34. Where r's fractional
-// part lies in [2^-20, 1 - 2^-20], no integer lies between r and t and floor(r) = floor(t); any lane closer to an
-// integer takes the exact 64-bit division for its 8 elements. Rows with S >= 2^40 (more than 2^17 elements) run the
-// reference.
+// Why the double estimate gives the spec's q: M <= 2^32 and D (S < 2^40) are exact doubles, so r carries three
+// roundings of relative 2^-53 each on values at most M / 2^16 + 1/2 <= 2^16 + 1, hence |r - t| < 2^-34. Where r's
+// fractional part lies in [2^-20, 1 - 2^-20], no integer lies between r and t and floor(r) = floor(t); any lane closer
+// to an integer takes the exact 64-bit division for its 8 elements. Rows with S >= 2^40 (more than 2^17 elements) run
+// the reference.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -57,12 +58,46 @@ void qsoftmax_u8_u8_ukernel__avx2(const reference::QSoftmaxParams& p, int64_t n,
     return;
   }
   const uint64_t den = sum << 16;
+  const __m256i zp = _mm256_set1_epi32(p.y_zp);
+  const __m256i lo = _mm256_set1_epi32(p.y_quant_min), hi = _mm256_set1_epi32(p.y_quant_max);
+  // Codes from 8 int32 quotients: + zero point, clamp, then 8 bytes.
+  auto store8 = [&](__m256i q, uint8_t* out) {
+    const __m256i code = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, zp), lo), hi);
+    const __m128i c16 = _mm_packus_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packus_epi16(c16, c16));
+  };
+  // Single precision while its error allows a useful margin: e (< 2^24) is exact, M / D carries 2^-24 and so do the
+  // product and the + 1/2, so |r - t| < 3.01 * 2^-24 * (M / 2^16 + 1); eps_f is 4/3 of that bound.
+  const double t_max = static_cast<double>(p.multiplier) / 65536.0 + 1.0;
+  const double eps_f = 4.0 * t_max / 16777216.0;
+  if (eps_f <= 1.0 / 64) {
+    const __m256 scale_f =
+        _mm256_set1_ps(static_cast<float>(static_cast<double>(p.multiplier) / static_cast<double>(den)));
+    const __m256 half_f = _mm256_set1_ps(0.5f);
+    const __m256 eps = _mm256_set1_ps(static_cast<float>(eps_f));
+    const __m256 one_minus_eps = _mm256_set1_ps(static_cast<float>(1.0 - eps_f));
+    i = 0;
+    for (; i + 8 <= count; i += 8) {
+      const __m256i xi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
+      const __m256i e = _mm256_i32gather_epi32(table, _mm256_sub_epi32(vmax32, xi), 4);
+      const __m256 r = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(e), scale_f), half_f);
+      const __m256 f = _mm256_floor_ps(r);
+      const __m256 fr = _mm256_sub_ps(r, f);
+      const __m256 near =
+          _mm256_or_ps(_mm256_cmp_ps(fr, eps, _CMP_LT_OQ), _mm256_cmp_ps(fr, one_minus_eps, _CMP_GT_OQ));
+      if (_mm256_movemask_ps(near) != 0) {
+        for (size_t j = i; j < i + 8; ++j) y[j] = ExactCode(p, p.exp_table[max - x[j]], den);
+        continue;
+      }
+      store8(_mm256_cvttps_epi32(f), y + i);
+    }
+    for (; i < count; ++i) y[i] = ExactCode(p, p.exp_table[max - x[i]], den);
+    return;
+  }
   const __m256d scale = _mm256_set1_pd(static_cast<double>(p.multiplier) / static_cast<double>(den));
   const __m256d half = _mm256_set1_pd(0.5);
   const __m256d eps = _mm256_set1_pd(1.0 / (1 << 20));
   const __m256d one_minus_eps = _mm256_set1_pd(1.0 - 1.0 / (1 << 20));
-  const __m256i zp = _mm256_set1_epi32(p.y_zp);
-  const __m256i lo = _mm256_set1_epi32(p.y_quant_min), hi = _mm256_set1_epi32(p.y_quant_max);
   i = 0;
   for (; i + 8 <= count; i += 8) {
     const __m256i xi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
@@ -78,11 +113,7 @@ void qsoftmax_u8_u8_ukernel__avx2(const reference::QSoftmaxParams& p, int64_t n,
       for (size_t j = i; j < i + 8; ++j) y[j] = ExactCode(p, p.exp_table[max - x[j]], den);
       continue;
     }
-    const __m256i q = _mm256_setr_m128i(_mm256_cvttpd_epi32(f0), _mm256_cvttpd_epi32(f1));
-    const __m256i code = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, zp), lo), hi);
-    // 8 int32 codes in [0, 255] -> 8 bytes.
-    const __m128i c16 = _mm_packus_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packus_epi16(c16, c16));
+    store8(_mm256_setr_m128i(_mm256_cvttpd_epi32(f0), _mm256_cvttpd_epi32(f1)), y + i);
   }
   for (; i < count; ++i) y[i] = ExactCode(p, p.exp_table[max - x[i]], den);
 }
