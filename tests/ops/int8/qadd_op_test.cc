@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/reference/qelementwise_reference.h"
+#include "ops/ukernels/lut.h"
 #include "ops/ukernels/qvadd.h"
 #include "tests/ops/int8/qmisc_op_tester.h"
 
@@ -159,6 +160,14 @@ bool CheckCase(std::mt19937_64& rng, Kind kind, const ShapePair& shapes, DType d
         bool has = false;
         for (const auto& e : QVAddUkernels<uint8_t>()) has = has || e.isa == isa;
         CHECK_THAT(ctx.LastKernel("QAdd"), Catch::EndsWith(std::string("__") + IsaName(has ? isa : Isa::kScalar)));
+      }
+      // A single-element operand on a large output runs through the 256-entry table and the ISA's lut kernel.
+      if ((shapes.a.NumElements() == 1 || shapes.b.NumElements() == 1) && shapes.out.NumElements() >= 1024) {
+        bool has = false;
+        for (const auto& e : LutUkernels()) has = has || e.isa == isa;
+        INFO("kernel " << ctx.LastKernel(op));
+        CHECK_THAT(ctx.LastKernel(op), Catch::Contains("_table/lut_u8_ukernel__" +
+                                                       std::string(IsaName(has ? isa : Isa::kScalar))));
       }
     }
   }
