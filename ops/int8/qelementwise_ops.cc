@@ -79,9 +79,8 @@ void RunQBinary(const OpRunArgs& r, const BroadcastPlan& plan, const QBinaryPara
     const auto* x = reinterpret_cast<const uint8_t*>(b_one ? a : b);
     auto* out = reinterpret_cast<uint8_t*>(y);
     const auto* t = reinterpret_cast<const uint8_t*>(table);
-    ParallelFor(r.context, count, kTileElements, [&](int64_t begin, int64_t end) {
-      lut(t, x + begin, static_cast<size_t>(end - begin), out + begin);
-    });
+    ParallelFor(r.context, count, kTileElements,
+                [&](int64_t begin, int64_t end) { lut(t, x + begin, static_cast<size_t>(end - begin), out + begin); });
     return;
   }
   // A run: `n` elements of output row `row` from element `start`.

@@ -53,9 +53,8 @@ Result<PreparedOp> PrepareQLookup(const OpPrepareArgs& args) {
     const auto* x = static_cast<const uint8_t*>(r.inputs[0].raw_data());
     auto* y = static_cast<uint8_t*>(r.outputs[0].raw_data());
     const uint8_t* t = table->data();
-    ParallelFor(r.context, r.outputs[0].NumElements(), kUnaryTileElements, [&](int64_t begin, int64_t end) {
-      fn(t, x + begin, static_cast<size_t>(end - begin), y + begin);
-    });
+    ParallelFor(r.context, r.outputs[0].NumElements(), kUnaryTileElements,
+                [&](int64_t begin, int64_t end) { fn(t, x + begin, static_cast<size_t>(end - begin), y + begin); });
     return OkStatus();
   });
   return float_ops::MakePrepared({{qy.dtype, args.inputs[0].shape}}, std::move(kernel),

@@ -166,8 +166,8 @@ bool CheckCase(std::mt19937_64& rng, Kind kind, const ShapePair& shapes, DType d
         bool has = false;
         for (const auto& e : LutUkernels()) has = has || e.isa == isa;
         INFO("kernel " << ctx.LastKernel(op));
-        CHECK_THAT(ctx.LastKernel(op), Catch::Contains("_table/lut_u8_ukernel__" +
-                                                       std::string(IsaName(has ? isa : Isa::kScalar))));
+        CHECK_THAT(ctx.LastKernel(op),
+                   Catch::Contains("_table/lut_u8_ukernel__" + std::string(IsaName(has ? isa : Isa::kScalar))));
       }
     }
   }
