@@ -506,9 +506,17 @@ Status QGemmPlan::RunInto(const Context& context, const Tensor& a, Tensor& y) co
 
 Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride, int64_t m, void* y,
                           size_t y_stride) const {
+  return RunRowsPacked(context, nullptr, nullptr, a, a_stride, m, y, y_stride);
+}
+
+Status QGemmPlan::RunRowsPacked(const Context& context, const int8_t* packed_w, const int32_t* packed_col_sums,
+                                const void* a, size_t a_stride, int64_t m, void* y, size_t y_stride) const {
   if (!state_) return InvalidArgument("failed to run qgemm: the plan was never created");
   const State& s = *state_;
   const PackedWeights::Data& w = s.weights.data();
+  if (packed_w != nullptr && w.alt_layout.nr != 0) {
+    return InvalidArgument("failed to run qgemm on caller-packed weights: the plan's weights have two packings");
+  }
   const int64_t n = w.n, k = w.k;
   if (a_stride < static_cast<size_t>(k) || y_stride < static_cast<size_t>(n) || m < 0) {
     return InvalidArgument("failed to run qgemm: need a_stride >= K = {} and y_stride >= N = {}, got {} and {}", k, n,
@@ -568,6 +576,18 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
   QGemmUkernelParams params;
   params.col_offsets = s.col_offsets.data();
   params.col_sums = w.col_sums.data();
+  // Caller-packed weights: the plan's column offsets moved by the change of column sums (mod 2^32, as they are).
+  std::vector<int32_t> col_offsets;
+  if (packed_w != nullptr) {
+    col_offsets.resize(w.col_sums.size());
+    for (size_t j = 0; j < col_offsets.size(); ++j) {
+      const uint32_t delta = static_cast<uint32_t>(packed_col_sums[j]) - static_cast<uint32_t>(w.col_sums[j]);
+      col_offsets[j] =
+          static_cast<int32_t>(static_cast<uint32_t>(s.col_offsets[j]) - static_cast<uint32_t>(s.a_zp) * delta);
+    }
+    params.col_offsets = col_offsets.data();
+    params.col_sums = packed_col_sums;
+  }
   params.stage = s.stage_params;
   if (w.affine) {
     row_sums.resize(static_cast<size_t>(m));
@@ -591,7 +611,7 @@ Status QGemmPlan::RunRows(const Context& context, const void* a, size_t a_stride
   const Blocking b = ChooseBlocking(m, n, k, kernel.mr, std::max<int64_t>(kernel.nr, layout.nr), layout.w_bytes);
   const size_t out_size = OutputElementSize(s.stage);
   auto* y_bytes = static_cast<uint8_t*>(y);
-  const auto* packed = (alt ? w.alt_packed : w.packed).data<int8_t>();
+  const auto* packed = packed_w != nullptr ? packed_w : (alt ? w.alt_packed : w.packed).data<int8_t>();
   const size_t panel_stride = layout.PanelStride(static_cast<size_t>(k));
   const size_t nr = layout.nr;
   ParallelFor(context, b.blocks_m * b.blocks_n, 1, [&](int64_t begin, int64_t end) {

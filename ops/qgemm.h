@@ -107,6 +107,12 @@ class QGemmPlan {
   // group's channel slice of the output): A is m rows of K activations (the prepacked dtype), a_stride elements
   // apart; y is m rows of N outputs of output_dtype(), y_stride elements apart. Same kernel choice and tiling rule.
   Status RunRows(const Context& context, const void* a, size_t a_stride, int64_t m, void* y, size_t y_stride) const;
+  // The same over other weights of the plan's shape, packed by the caller in weights().layout() (valid only when
+  // alt_layout() is empty) with column sums `col_sums` (PaddedN entries, QGemmPackWeights), for operators whose
+  // "weights" are activations (QBatchMatMul). Their values must lie within the prepacked weights' range, for which
+  // the kernel was chosen; zero points, scales and the output stage are the plan's.
+  Status RunRowsPacked(const Context& context, const int8_t* packed, const int32_t* col_sums, const void* a,
+                       size_t a_stride, int64_t m, void* y, size_t y_stride) const;
 
   DType output_dtype() const;
   // The ukernel a call of m rows runs on `context` ("a or b" where A's range decides), for operator kernel names.

@@ -1,4 +1,5 @@
-// QAdd and QMul: Prepare reads the qparams and builds the multipliers once; Run walks the broadcast plan.
+// QAdd and QMul: Prepare reads the qparams and builds the multipliers once; Run walks the broadcast plan, or, with a
+// single-element operand, applies a 256-entry table of the other operand's results.
 #include "ops/int8/qelementwise_ops.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "ops/int8/int8_ops.h"
 #include "ops/int8/nhwc_layout.h"
 #include "ops/reference/qelementwise_reference.h"
+#include "ops/ukernels/lut.h"
 #include "ops/ukernels/qvadd.h"
 
 namespace octet::int8_ops {
@@ -46,13 +48,41 @@ void RunScalar(const T* a, int64_t step_a, const T* b, int64_t step_b, T* y, int
   }
 }
 
+// Outputs from which a single-element operand goes through a table (below, 256 evaluations are noise).
+constexpr int64_t kTableMinElements = 1024;
+
 template <typename T>
-void RunQBinary(const OpRunArgs& r, const BroadcastPlan& plan, const QBinaryParams& params,
-                QVAddUkernelFn<T> qvadd) {
+void RunQBinary(const OpRunArgs& r, const BroadcastPlan& plan, const QBinaryParams& params, QVAddUkernelFn<T> qvadd,
+                LutUkernelFn lut) {
   const T* a = r.inputs[0].data<T>();
   const T* b = r.inputs[1].data<T>();
   T* y = r.outputs[0].data<T>();
-  if (r.outputs[0].NumElements() == 0) return;
+  const int64_t count = r.outputs[0].NumElements();
+  if (count == 0) return;
+  // One operand a single element (attention's scale, a constant offset): y is a function of the other operand's
+  // code, so the reference's values for all 256 codes make a table and the lut kernels apply it (equal to the
+  // per-element arithmetic by construction).
+  const bool b_one = r.inputs[1].NumElements() == 1 && r.inputs[0].NumElements() == count;
+  const bool a_one = !b_one && r.inputs[0].NumElements() == 1 && r.inputs[1].NumElements() == count;
+  if ((a_one || b_one) && count >= kTableMinElements) {
+    T codes[256], table[256];
+    for (int c = 0; c < 256; ++c) codes[c] = static_cast<T>(static_cast<uint8_t>(c));
+    std::visit(
+        [&](const auto& p) {
+          if (b_one) {
+            RunScalar(codes, 1, b, 0, table, 256, p);
+          } else {
+            RunScalar(a, 0, codes, 1, table, 256, p);
+          }
+        },
+        params);
+    const auto* x = reinterpret_cast<const uint8_t*>(b_one ? a : b);
+    auto* out = reinterpret_cast<uint8_t*>(y);
+    const auto* t = reinterpret_cast<const uint8_t*>(table);
+    ParallelFor(r.context, count, kTileElements,
+                [&](int64_t begin, int64_t end) { lut(t, x + begin, static_cast<size_t>(end - begin), out + begin); });
+    return;
+  }
   // A run: `n` elements of output row `row` from element `start`.
   auto run = [&](int64_t row, int64_t start, int64_t n, int64_t off_a, int64_t off_b) {
     const T* pa = a + off_a + start * plan.step_a;
@@ -143,19 +173,27 @@ Result<PreparedOp> PrepareQBinary(const OpPrepareArgs& args, QBinaryKind kind) {
   const bool vectorised = kind == QBinaryKind::kAdd && requant == Requantization::kFp32 && plan.step_a == 1 &&
                           plan.step_b == 1;
   std::string kernel_name = base + (plan.step_a == 1 && plan.step_b == 1 ? "_scalar" : "_broadcast_scalar");
+  // A single-element operand on a large output runs as a table (RunQBinary).
+  const auto& lut_entry = SelectUkernel(args.context, LutUkernels());
+  const LutUkernelFn lut = lut_entry.fn;
+  const int64_t out_count = out.NumElements();
+  if (out_count >= kTableMinElements &&
+      (args.inputs[0].shape.NumElements() == 1 || args.inputs[1].shape.NumElements() == 1)) {
+    kernel_name = base + "_table/" + lut_entry.name;
+  }
   std::unique_ptr<OpKernel> kernel;
   if (dtype == DType::kU8) {
     const auto& uk = SelectUkernel(args.context, QVAddUkernels<uint8_t>());
     if (vectorised) kernel_name = uk.name;
-    kernel = MakeKernel([plan, params, fn = uk.fn](const OpRunArgs& r) -> Status {
-      RunQBinary<uint8_t>(r, plan, params, fn);
+    kernel = MakeKernel([plan, params, fn = uk.fn, lut](const OpRunArgs& r) -> Status {
+      RunQBinary<uint8_t>(r, plan, params, fn, lut);
       return OkStatus();
     });
   } else {
     const auto& uk = SelectUkernel(args.context, QVAddUkernels<int8_t>());
     if (vectorised) kernel_name = uk.name;
-    kernel = MakeKernel([plan, params, fn = uk.fn](const OpRunArgs& r) -> Status {
-      RunQBinary<int8_t>(r, plan, params, fn);
+    kernel = MakeKernel([plan, params, fn = uk.fn, lut](const OpRunArgs& r) -> Status {
+      RunQBinary<int8_t>(r, plan, params, fn, lut);
       return OkStatus();
     });
   }

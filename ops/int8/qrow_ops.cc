@@ -13,6 +13,7 @@
 #include "ops/reference/qlayernorm_reference.h"
 #include "ops/reference/qsoftmax_reference.h"
 #include "ops/ukernels/qlayernorm.h"
+#include "ops/ukernels/qsoftmax.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -146,10 +147,24 @@ Result<PreparedOp> PrepareQSoftmax(const OpPrepareArgs& args) {
   OCTET_ASSIGN_OR_RETURN(reference::QSoftmaxParams p,
                          reference::MakeQSoftmaxParams(qx.scale, qy.scale, qy.zero_point, qy.quant_min, qy.quant_max));
   auto params = std::make_shared<const reference::QSoftmaxParams>(p);
-  auto kernel = RowKernel(qx.dtype, qy.dtype, width,
-                          [params, width](const auto* x, auto* y) { QSoftmaxRowByReciprocal(*params, width, x, y); });
+  // u8 -> u8 through the ISA's SIMD row kernel where one is enabled; the rest by the reciprocal row above.
+  const auto& u8 = SelectUkernel(args.context, QSoftmaxU8Ukernels());
+  const QSoftmaxU8UkernelFn u8_fn = u8.isa == Isa::kScalar ? nullptr : u8.fn;
+  auto kernel = RowKernel(qx.dtype, qy.dtype, width, [params, width, u8_fn](const auto* x, auto* y) {
+    using X = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
+    using Y = std::remove_pointer_t<decltype(y)>;
+    if constexpr (std::is_same_v<X, uint8_t> && std::is_same_v<Y, uint8_t>) {
+      if (u8_fn != nullptr && width > 0) {
+        u8_fn(*params, width, x, y);
+        return;
+      }
+    }
+    QSoftmaxRowByReciprocal(*params, width, x, y);
+  });
+  const bool simd = u8_fn != nullptr && qx.dtype == DType::kU8 && qy.dtype == DType::kU8;
   return float_ops::MakePrepared({{qy.dtype, args.inputs[0].shape}}, std::move(kernel),
-                                 fmt::format("qsoftmax_table_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
+                                 simd ? fmt::format("qsoftmax_table_u8_u8/{}", u8.name)
+                                      : fmt::format("qsoftmax_table_{}_{}", DTypeName(qx.dtype), DTypeName(qy.dtype)));
 }
 
 }  // namespace

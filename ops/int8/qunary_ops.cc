@@ -13,6 +13,7 @@
 #include "ops/reference/fused_activation_reference.h"
 #include "ops/reference/qlookup_reference.h"
 #include "ops/reference/quantize_reference.h"
+#include "ops/ukernels/lut.h"
 
 namespace octet::int8_ops {
 namespace {
@@ -47,18 +48,18 @@ Result<PreparedOp> PrepareQLookup(const OpPrepareArgs& args) {
   const std::array<int32_t, 256> codes = reference::BuildLookupTable(p);
   auto table = std::make_shared<std::array<uint8_t, 256>>();
   for (size_t i = 0; i < 256; ++i) (*table)[i] = static_cast<uint8_t>(codes[i]);
-  auto kernel = MakeKernel([table](const OpRunArgs& r) -> Status {
+  const UkernelEntry<LutUkernelFn>& lut = SelectUkernel(args.context, LutUkernels());
+  auto kernel = MakeKernel([table, fn = lut.fn](const OpRunArgs& r) -> Status {
     const auto* x = static_cast<const uint8_t*>(r.inputs[0].raw_data());
     auto* y = static_cast<uint8_t*>(r.outputs[0].raw_data());
     const uint8_t* t = table->data();
-    ParallelFor(r.context, r.outputs[0].NumElements(), kUnaryTileElements, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = t[x[i]];
-    });
+    ParallelFor(r.context, r.outputs[0].NumElements(), kUnaryTileElements,
+                [&](int64_t begin, int64_t end) { fn(t, x + begin, static_cast<size_t>(end - begin), y + begin); });
     return OkStatus();
   });
   return float_ops::MakePrepared({{qy.dtype, args.inputs[0].shape}}, std::move(kernel),
-                                 fmt::format("qlookup_{}_{}_{}", reference::LookupFunctionName(function),
-                                             DTypeName(qx.dtype), DTypeName(qy.dtype)));
+                                 fmt::format("qlookup_{}_{}_{}/{}", reference::LookupFunctionName(function),
+                                             DTypeName(qx.dtype), DTypeName(qy.dtype), lut.name));
 }
 
 template <typename T>

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -42,5 +43,10 @@ struct QLookupParams {
 
 // The table indexed by the input code's byte (static_cast<uint8_t>(x)); entries are y codes.
 std::array<int32_t, 256> BuildLookupTable(const QLookupParams& p);
+
+// The lookup itself, the spec of the lut kernels (ops/ukernels/lut.h): y[i] = table[x[i]] over bytes.
+inline void LookupBytes(const uint8_t* table, const uint8_t* x, size_t n, uint8_t* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
 
 }  // namespace octet::reference

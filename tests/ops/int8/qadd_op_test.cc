@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/reference/qelementwise_reference.h"
+#include "ops/ukernels/lut.h"
 #include "ops/ukernels/qvadd.h"
 #include "tests/ops/int8/qmisc_op_tester.h"
 
@@ -160,6 +161,14 @@ bool CheckCase(std::mt19937_64& rng, Kind kind, const ShapePair& shapes, DType d
         for (const auto& e : QVAddUkernels<uint8_t>()) has = has || e.isa == isa;
         CHECK_THAT(ctx.LastKernel("QAdd"), Catch::EndsWith(std::string("__") + IsaName(has ? isa : Isa::kScalar)));
       }
+      // A single-element operand on a large output runs through the 256-entry table and the ISA's lut kernel.
+      if ((shapes.a.NumElements() == 1 || shapes.b.NumElements() == 1) && shapes.out.NumElements() >= 1024) {
+        bool has = false;
+        for (const auto& e : LutUkernels()) has = has || e.isa == isa;
+        INFO("kernel " << ctx.LastKernel(op));
+        CHECK_THAT(ctx.LastKernel(op),
+                   Catch::Contains("_table/lut_u8_ukernel__" + std::string(IsaName(has ? isa : Isa::kScalar))));
+      }
     }
   }
   // Float sanity: within 1 LSB of the float operation on the dequantized inputs, where that is inside y's range.
@@ -219,6 +228,10 @@ TEST_CASE("QAdd and QMul equal the reference with broadcasting, every scheme, IS
       {Shape{2, 1, 5}, Shape{2, 3, 1}, Shape{2, 3, 5}},
       {Shape{3, 1, 33}, Shape{3, 5, 33}, Shape{3, 5, 33}},
       {Shape{0, 3}, Shape{3}, Shape{0, 3}},
+      // A single-element operand on a large output: the 256-entry table path (attention's scale), either side.
+      {Shape{4, 600}, Shape{}, Shape{4, 600}},
+      {Shape{1}, Shape{3, 700}, Shape{3, 700}},
+      {Shape{2, 8, 1100}, Shape{1, 1, 1}, Shape{2, 8, 1100}},
   };
   int cases = 0, varied = 0;
   for (Kind kind : {Kind::kAdd, Kind::kMul}) {
