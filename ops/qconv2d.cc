@@ -255,8 +255,11 @@ inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
   } else if (n >= 4) {
     std::memcpy(dst, src, 4);
     std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else {
-    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  } else if (n >= 2) {
+    std::memcpy(dst, src, 2);
+    std::memcpy(dst + n - 2, src + n - 2, 2);
+  } else if (n == 1) {
+    dst[0] = src[0];
   }
 }
 
@@ -312,10 +315,64 @@ void Im2colRow(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad
   }
 }
 
+// Kernel rows of fewer than 16 bytes (kw * c_in: 3 for a 1-channel 3x3 stem, 9 for a 3-channel one) with one group
+// and no column dilation take Im2colPaddedLines when the kh padded lines fit in a stack buffer.
+constexpr int64_t kPaddedLinesMaxBytes = 4096;
+
+// The bytes of one padded input line: the input pixels that output columns 0 .. ow - 1 read, pads included.
+int64_t PaddedLineBytes(const reference::Conv2dGeometry& g) { return ((g.OutW() - 1) * g.stride_w + g.kw) * g.c_in; }
+
+bool UsePaddedLines(const reference::Conv2dGeometry& g) {
+  return g.groups == 1 && g.dilation_w == 1 && g.kw * g.c_in < kShortPieceMin &&
+         g.kh * PaddedLineBytes(g) <= kPaddedLinesMaxBytes;
+}
+
+// Im2col for small kernel rows: per output row (b, oy), the kh input rows it reads are copied once into lines padded
+// left and right with the pad byte (a whole line of it where the input row is outside); then each output pixel's
+// kernel row ky is the `piece` bytes of line ky at ox * stride_w * c_in, with no bounds test per tap. On the digits
+// CNN's 1-channel 3x3 stem over 8x8 pixels, the per-tap tests of Im2colRow took a quarter of the int8 model's time.
+void Im2colPaddedLines(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t first, int64_t begin,
+                       int64_t end, uint8_t* a) {
+  const int64_t oh = g.OutH(), ow = g.OutW(), k = g.kh * g.kw * g.c_in;
+  const int64_t piece = g.kw * g.c_in, line = PaddedLineBytes(g), step = g.stride_w * g.c_in;
+  uint8_t lines[kPaddedLinesMaxBytes];
+  int64_t b = begin / (oh * ow), oy = (begin / ow) % oh, ox = begin % ow;
+  bool built = false;
+  for (int64_t m = begin; m < end; ++m) {
+    if (!built) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        uint8_t* l = lines + ky * line;
+        std::memset(l, pad, static_cast<size_t>(line));
+        const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
+        if (iy < 0 || iy >= g.h) continue;
+        // Line pixel p is input column p - pad_w; the inside ones are one contiguous span of x.
+        const int64_t p0 = std::max<int64_t>(0, g.pad_w), p1 = std::min<int64_t>(line / g.c_in, g.w + g.pad_w);
+        if (p1 > p0) {
+          std::memcpy(l + p0 * g.c_in, x + ((b * g.h + iy) * g.w + (p0 - g.pad_w)) * g.c_in,
+                      static_cast<size_t>((p1 - p0) * g.c_in));
+        }
+      }
+      built = true;
+    }
+    uint8_t* row = a + (m - first) * k;
+    const uint8_t* from = lines + ox * step;
+    for (int64_t ky = 0; ky < g.kh; ++ky) CopyBytes(row + ky * piece, from + ky * line, static_cast<size_t>(piece));
+    if (++ox == ow) {
+      ox = 0;
+      built = false;
+      if (++oy == oh) {
+        oy = 0;
+        ++b;
+      }
+    }
+  }
+}
+
 // Gathers group `group`'s receptive field of output pixels [begin, end) into rows of K = kh * kw * cg bytes at
 // a + (m - first) * K, tap-major (ky, kx, channel) like the OHWI weights; pad taps get the zero point's byte.
 void Im2col(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t group, int64_t first,
             int64_t begin, int64_t end, uint8_t* a) {
+  if (UsePaddedLines(g)) return Im2colPaddedLines(g, x, pad, first, begin, end, a);
   const int64_t oh = g.OutH(), ow = g.OutW(), cg = g.c_in / g.groups;
   const int64_t k = g.kh * g.kw * cg;
   const bool short_pieces =
