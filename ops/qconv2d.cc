@@ -329,34 +329,49 @@ bool UsePaddedLines(const reference::Conv2dGeometry& g) {
 
 // Im2col for small kernel rows: per output row (b, oy), the kh input rows it reads are copied once into lines padded
 // left and right with the pad byte (a whole line of it where the input row is outside); then each output pixel's
-// kernel row ky is the `piece` bytes of line ky at ox * stride_w * c_in, with no bounds test per tap. On the digits
-// CNN's 1-channel 3x3 stem over 8x8 pixels, the per-tap tests of Im2colRow took a quarter of the int8 model's time.
+// kernel row ky is the `piece` bytes of line ky at ox * stride_w * c_in, with no bounds test per tap. Each piece goes
+// as one 16-byte copy that runs into the places of the next pieces (written after it; the lines have 16 bytes of
+// slack), except within 16 bytes of the end of the task's rows, copied exactly: what follows is another task's. On the
+// digits CNN's 1-channel 3x3 stem over 8x8 pixels, the per-tap tests of Im2colRow took a quarter of the int8 model's
+// time.
 void Im2colPaddedLines(const reference::Conv2dGeometry& g, const uint8_t* x, uint8_t pad, int64_t first, int64_t begin,
                        int64_t end, uint8_t* a) {
   const int64_t oh = g.OutH(), ow = g.OutW(), k = g.kh * g.kw * g.c_in;
   const int64_t piece = g.kw * g.c_in, line = PaddedLineBytes(g), step = g.stride_w * g.c_in;
-  uint8_t lines[kPaddedLinesMaxBytes];
+  // Line byte offsets [p0, p1) hold input columns 0 .. of an inside row.
+  const int64_t p0 = std::min(line, g.pad_w * g.c_in), p1 = std::min(line, (g.w + g.pad_w) * g.c_in);
+  uint8_t lines[kPaddedLinesMaxBytes + 16];
+  uint8_t* const limit = a + (end - first) * k;  // the end of this task's rows
   int64_t b = begin / (oh * ow), oy = (begin / ow) % oh, ox = begin % ow;
   bool built = false;
   for (int64_t m = begin; m < end; ++m) {
     if (!built) {
       for (int64_t ky = 0; ky < g.kh; ++ky) {
         uint8_t* l = lines + ky * line;
-        std::memset(l, pad, static_cast<size_t>(line));
         const int64_t iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
-        if (iy < 0 || iy >= g.h) continue;
-        // Line pixel p is input column p - pad_w; the inside ones are one contiguous span of x.
-        const int64_t p0 = std::max<int64_t>(0, g.pad_w), p1 = std::min<int64_t>(line / g.c_in, g.w + g.pad_w);
-        if (p1 > p0) {
-          std::memcpy(l + p0 * g.c_in, x + ((b * g.h + iy) * g.w + (p0 - g.pad_w)) * g.c_in,
-                      static_cast<size_t>((p1 - p0) * g.c_in));
+        if (iy < 0 || iy >= g.h) {
+          std::memset(l, pad, static_cast<size_t>(line));
+          continue;
         }
+        for (int64_t i = 0; i < p0; ++i) l[i] = pad;
+        if (p1 > p0) {
+          CopyBytes(l + p0, x + ((b * g.h + iy) * g.w + (p0 / g.c_in - g.pad_w)) * g.c_in,
+                    static_cast<size_t>(p1 - p0));
+        }
+        for (int64_t i = std::max(p0, p1); i < line; ++i) l[i] = pad;
       }
       built = true;
     }
     uint8_t* row = a + (m - first) * k;
     const uint8_t* from = lines + ox * step;
-    for (int64_t ky = 0; ky < g.kh; ++ky) CopyBytes(row + ky * piece, from + ky * line, static_cast<size_t>(piece));
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      uint8_t* dst = row + ky * piece;
+      if (dst + 16 <= limit) {
+        std::memcpy(dst, from + ky * line, 16);
+      } else {
+        CopyBytes(dst, from + ky * line, static_cast<size_t>(piece));
+      }
+    }
     if (++ox == ow) {
       ox = 0;
       built = false;

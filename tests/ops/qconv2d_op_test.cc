@@ -484,6 +484,10 @@ TEST_CASE("qconv2d op: im2col kernel rows under 16 bytes (1- and 3-channel stems
       {1, 4, 3, 1, 4, 5, 5, 1, 2, 1, 1, "im2col"},     // a kernel wider than the input
       {1, 3, 700, 3, 4, 3, 3, 1, 1, 1, 1, "im2col"},   // lines past the stack buffer: the general gather
       {1, 9, 7, 3, 6, 3, 3, 1, 1, 1, 1, "im2col", 2},  // row dilation
+      // Enough output pixels for several gather tasks at 2 threads and more (~16 KiB of rows each): their last
+      // pieces must not run into the next task's rows, here 9 and 2 bytes per row.
+      {1, 64, 64, 1, 4, 3, 3, 1, 1, 1, 1, "im2col"},
+      {1, 100, 100, 1, 3, 2, 1, 1, 0, 1, 1, "im2col"},
   };
   for (const QConv2dCase& c : cases) {
     for (DType x_dtype : {DType::kU8, DType::kS8}) {
