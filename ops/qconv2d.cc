@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -44,18 +45,20 @@ struct QConv2dPlan::State {
   mutable std::mutex scratch_mutex;
   mutable std::vector<Tensor> scratch;
 
-  Result<Tensor> TakeScratch(DType dtype, const Shape& shape) const {
+  // A [rows, cols] tensor of dtype (compared dim by dim: building a Shape to compare allocates).
+  Result<Tensor> TakeScratch(DType dtype, int64_t rows, int64_t cols) const {
     {
       std::lock_guard<std::mutex> lock(scratch_mutex);
       for (size_t i = 0; i < scratch.size(); ++i) {
-        if (scratch[i].dtype() == dtype && scratch[i].shape() == shape) {
+        const Shape& shape = scratch[i].shape();
+        if (scratch[i].dtype() == dtype && shape.rank() == 2 && shape.dim(0) == rows && shape.dim(1) == cols) {
           Tensor t = std::move(scratch[i]);
           scratch.erase(scratch.begin() + static_cast<std::ptrdiff_t>(i));
           return t;
         }
       }
     }
-    return Tensor::Create(dtype, shape);
+    return Tensor::Create(dtype, Shape{rows, cols});
   }
   void ReturnScratch(Tensor t) const {
     std::lock_guard<std::mutex> lock(scratch_mutex);
@@ -443,7 +446,11 @@ const QIgemmUkernelEntry* ChooseIndirect(const Context& context, const QConv2dPl
   const int64_t pieces = static_cast<int64_t>((size + piece - 1) / piece);
   const bool u8 = s.x_dtype == DType::kU8;
   auto value = [&](uint8_t byte) { return u8 ? int32_t{byte} : int32_t{static_cast<int8_t>(byte)}; };
-  std::vector<std::pair<int32_t, int32_t>> parts(static_cast<size_t>(pieces));
+  // One piece (inputs up to 256 KiB) in place of the per-call vector.
+  std::pair<int32_t, int32_t> one;
+  std::vector<std::pair<int32_t, int32_t>> many(pieces > 1 ? static_cast<size_t>(pieces) : 0);
+  std::span<std::pair<int32_t, int32_t>> parts =
+      pieces > 1 ? std::span(many) : std::span(&one, static_cast<size_t>(pieces));
   ParallelFor(context, pieces, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const uint8_t* p = bytes + static_cast<size_t>(t) * piece;
@@ -608,17 +615,19 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   }
   OCTET_ASSIGN_OR_RETURN(const reference::Conv2dGeometry g,
                          Conv2dGeometryFor(s.params, s.weight_shape, x.shape(), "qconv2d"));
-  const Shape out_shape{g.n, g.OutH(), g.OutW(), g.c_out};
-  if (y.dtype() != s.output_dtype || y.shape() != out_shape) {
+  // Checked dim by dim and run on raw rows: the Shapes and reshaped Tensors of a per-call check allocate, a tenth
+  // of a small network's time at batch 1.
+  const Shape& ys = y.shape();
+  if (y.dtype() != s.output_dtype || ys.rank() != 4 || ys.dim(0) != g.n || ys.dim(1) != g.OutH() ||
+      ys.dim(2) != g.OutW() || ys.dim(3) != g.c_out) {
     return InvalidArgument("failed to run qconv2d: the output must be {} of shape {}, got {} of shape {}",
-                           s.output_dtype, out_shape, y.dtype(), y.shape());
+                           s.output_dtype, Shape{g.n, g.OutH(), g.OutW(), g.c_out}, y.dtype(), y.shape());
   }
   const int64_t m = g.n * g.OutH() * g.OutW();
   if (m == 0) return OkStatus();
-  OCTET_ASSIGN_OR_RETURN(Tensor y2d, y.Reshaped(Shape{m, g.c_out}));
   if (s.path == Path::k1x1) {
-    OCTET_ASSIGN_OR_RETURN(const Tensor a, x.Reshaped(Shape{m, g.c_in}));
-    return s.groups.front().RunInto(context, a, y2d);
+    return s.groups.front().RunRows(context, x.raw_data(), static_cast<size_t>(g.c_in), m, y.raw_data(),
+                                    static_cast<size_t>(g.c_out));
   }
   const int64_t cg = g.c_in / g.groups, og = g.c_out / g.groups;
   const int64_t k = g.kh * g.kw * cg;
@@ -635,7 +644,7 @@ Status QConv2dPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   const int64_t max_chunk = std::max<int64_t>(32, (int64_t{512} << 10) / std::max<int64_t>(k, 1) / 32 * 32);
   const int64_t chunks = (m + max_chunk - 1) / max_chunk;
   const int64_t chunk = std::min(m, std::min(max_chunk, ((m + chunks - 1) / chunks + 31) / 32 * 32));
-  OCTET_ASSIGN_OR_RETURN(Tensor a, s.TakeScratch(s.x_dtype, Shape{chunk, k}));
+  OCTET_ASSIGN_OR_RETURN(Tensor a, s.TakeScratch(s.x_dtype, chunk, k));
   const auto* x_bytes = static_cast<const uint8_t*>(x.raw_data());
   auto* a_bytes = static_cast<uint8_t*>(a.raw_data());
   auto* y_bytes = static_cast<uint8_t*>(y.raw_data());
