@@ -2,8 +2,8 @@
 // against the reference for every runnable ISA and 1, 2 and 3 threads, randomized shapes with odd channel counts,
 // H or W of 1, kernels larger than the input with padding, stride, dilation, non-zero zero points, every stage;
 // and its errors.
-#include <algorithm>
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -70,12 +70,13 @@ OCTET_INLINE inline void Block(const QDwConvUkernelArgs& a, size_t c0, size_t co
           Unroll<4>([&](auto r) OCTET_INLINE { acc[r] = _mm256_setzero_si256(); });
           Unroll<kTaps>([&](auto t) OCTET_INLINE {
             Unroll<4>([&](auto r) OCTET_INLINE {
-              acc[r] =
-                  _mm256_add_epi32(acc[r], _mm256_madd_epi16(LoadInput<TA, kTail>(in[r * kTaps + t], c0, cols), w[t]));
+              acc[r] = _mm256_add_epi32(acc[r],
+                                        _mm256_madd_epi16(LoadInput<TA, kTail>(in[r * kTaps + t], c0, cols), w[t]));
             });
           });
-          Unroll<4>([&](auto r)
-                        OCTET_INLINE { _mm256_store_si256(reinterpret_cast<__m256i*>(tile + (r0 + r) * 8), acc[r]); });
+          Unroll<4>([&](auto r) OCTET_INLINE {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(tile + (r0 + r) * 8), acc[r]);
+          });
         }
       }
     }
@@ -254,15 +255,9 @@ void RunTaps(const QDwConvUkernelArgs& a) {
 template <typename TA, QGemmStage kStage>
 void Run(const QDwConvUkernelArgs& a) {
   switch (a.taps) {
-    case 9:
-      RunTaps<TA, kStage, 9>(a);
-      break;
-    case 25:
-      RunTaps<TA, kStage, 25>(a);
-      break;
-    default:
-      RunTaps<TA, kStage, 0>(a);
-      break;
+    case 9: RunTaps<TA, kStage, 9>(a); break;
+    case 25: RunTaps<TA, kStage, 25>(a); break;
+    default: RunTaps<TA, kStage, 0>(a); break;
   }
 }
 
