@@ -164,6 +164,7 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
   // point, was checked at Create).
   const int8_t* w_quads =
       !s.quads.empty() && (s.quads_for_any_x || SevenBit(context, x_bytes, x.SizeBytes())) ? s.quads.data() : nullptr;
+  const bool three_by_three = g.kh == 3 && g.kw == 3 && g.dilation_w == 1;
   ParallelFor(context, g.n * oh, rows_per_task, [&](int64_t begin, int64_t end) {
     std::vector<const void*> indirection(static_cast<size_t>(ow * taps));
     std::vector<const uint8_t*> row_bases(static_cast<size_t>(g.kh));
@@ -175,9 +176,24 @@ Status QDwConvPlan::RunInto(const Context& context, const Tensor& x, Tensor& y) 
         row_bases[static_cast<size_t>(ky)] = iy >= 0 && iy < g.h ? x_bytes + (b * g.h + iy) * g.w * c : nullptr;
       }
       const void** ind = indirection.data();
+      // 3x3 without column dilation, all three input rows inside (nearly every row of MobileNetV2's depthwise
+      // layers): the interior pixels' 9 pointers straight from the three row bases; the general per-tap loop below
+      // took a fifth of those layers' time on 32-channel rows.
+      const bool rows3_inside =
+          three_by_three && row_bases[0] != nullptr && row_bases[1] != nullptr && row_bases[2] != nullptr;
       for (int64_t ox = 0; ox < ow; ++ox) {
         const int64_t ix0 = ox * g.stride_w - g.pad_w;
         const bool columns_inside = ix0 >= 0 && ix0 + (g.kw - 1) * g.dilation_w < g.w;
+        if (rows3_inside && columns_inside) {
+          for (int64_t ky = 0; ky < 3; ++ky) {
+            const uint8_t* p = row_bases[static_cast<size_t>(ky)] + ix0 * c;
+            ind[0] = p;
+            ind[1] = p + c;
+            ind[2] = p + 2 * c;
+            ind += 3;
+          }
+          continue;
+        }
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const uint8_t* base = row_bases[static_cast<size_t>(ky)];
           if (base != nullptr && columns_inside) {

@@ -474,6 +474,47 @@ TEST_CASE("qconv2d op: im2col short kernel rows (small-C_in stems) equal the ref
   }
 }
 
+TEST_CASE("qconv2d op: im2col kernel rows under 16 bytes (1- and 3-channel stems, padded lines) equal the reference",
+          "[qconv2d]") {
+  auto rng = testing::MakeRng("qconv2d_padded_lines");
+  const std::vector<QConv2dCase> cases = {
+      {1, 8, 8, 1, 8, 3, 3, 1, 1, 1, 1, "im2col"},     // the digits CNN's stem: 3 bytes
+      {2, 17, 16, 3, 8, 3, 3, 2, 1, 1, 1, "im2col"},   // MobileNetV2's stem: 9 bytes, stride 2
+      {1, 5, 9, 2, 5, 2, 5, 3, 3, 1, 1, "im2col"},     // pad 3, wider than the kernel rows it covers
+      {1, 4, 3, 1, 4, 5, 5, 1, 2, 1, 1, "im2col"},     // a kernel wider than the input
+      {1, 3, 700, 3, 4, 3, 3, 1, 1, 1, 1, "im2col"},   // lines past the stack buffer: the general gather
+      {1, 9, 7, 3, 6, 3, 3, 1, 1, 1, 1, "im2col", 2},  // row dilation
+      // Enough output pixels for several gather tasks at 2 threads and more (~16 KiB of rows each): their last
+      // pieces must not run into the next task's rows, here 9 and 2 bytes per row.
+      {1, 64, 64, 1, 4, 3, 3, 1, 1, 1, 1, "im2col"},
+      {1, 100, 100, 1, 3, 2, 1, 1, 0, 1, 1, "im2col"},
+  };
+  for (const QConv2dCase& c : cases) {
+    for (DType x_dtype : {DType::kU8, DType::kS8}) {
+      CheckCase(rng, c, x_dtype, kQConv2dStages[rng() % 5], rng() % 4 == 0);
+    }
+  }
+  // Random pieces of 1 to 15 bytes.
+  for (int iter = 0; iter < 24; ++iter) {
+    QConv2dCase c{};
+    c.n = 1 + static_cast<int64_t>(rng() % 2);
+    c.k_h = 1 + static_cast<int64_t>(rng() % 4);
+    c.k_w = 1 + static_cast<int64_t>(rng() % 5);
+    c.c_in = 1 + static_cast<int64_t>(rng() % 3);
+    c.c_out = 1 + static_cast<int64_t>(rng() % 20);
+    c.stride = 1 + static_cast<int64_t>(rng() % 3);
+    c.pad = static_cast<int64_t>(rng() % 4);
+    c.dilation = 1;
+    c.dilation_h = 1 + static_cast<int64_t>(rng() % 2);
+    c.groups = 1;
+    c.h = std::max<int64_t>(1, c.dilation_h * (c.k_h - 1) + 1 - 2 * c.pad) + static_cast<int64_t>(rng() % 9);
+    c.w = std::max<int64_t>(1, c.k_w - 2 * c.pad) + static_cast<int64_t>(rng() % 9);
+    const bool one = c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0;
+    c.path = one ? "1x1" : "im2col";
+    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
+  }
+}
+
 TEST_CASE("qconv2d op: randomized shapes", "[.long]") {
   auto rng = testing::MakeRng("qconv2d_long");
   for (int iter = 0; iter < 60; ++iter) {

@@ -135,9 +135,12 @@ OCTET_INLINE inline void QuadStep(const void* const* in, size_t taps, size_t q, 
 // 32 channels [c0, c0 + 32) of one pixel over its taps, 7-bit activations: the raw dot products, acc[v] holding
 // channels 4v..4v+3 in its low lane and 16+4v..16+4v+3 in its high lane. A compiled tap count unrolls the quads,
 // so the padding taps of the last one cost nothing.
+// The accumulators start at init (zero, or the fp32 stage's column offsets: adding them first or last is the same
+// mod 2^32).
 template <size_t kTaps>
-OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t c0, const int8_t* w, __m256i acc[4]) {
-  Unroll<4>([&](auto v) OCTET_INLINE { acc[v] = _mm256_setzero_si256(); });
+OCTET_INLINE inline void QuadPixel(const void* const* in, size_t taps_rt, size_t c0, const int8_t* w,
+                                   const __m256i init[4], __m256i acc[4]) {
+  Unroll<4>([&](auto v) OCTET_INLINE { acc[v] = init[v]; });
   if constexpr (kTaps != 0) {
     Unroll<(kTaps + 3) / 4>([&](auto q) OCTET_INLINE { QuadStep(in, kTaps, q, c0, w, acc); });
   } else {
@@ -175,19 +178,21 @@ void QuadBlockFp32(const QDwConvUkernelArgs& a, size_t c0, const int8_t* w) {
   }
   ToQuadOrder(offset_n, offset);
   ToQuadOrder(mult_n, mult);
-  const __m256i zp = _mm256_set1_epi32(s.zero_point);
+  // The zero point goes in after the first pack: the clamped values and their sums with it fit int16.
+  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(s.zero_point));
   const __m256 lo_f = _mm256_set1_ps(static_cast<float>(s.lo - s.zero_point));
   const __m256 hi_f = _mm256_set1_ps(static_cast<float>(s.hi - s.zero_point));
   auto* y = static_cast<uint8_t*>(a.y) + c0;
   for (size_t px = 0; px < a.pixels; ++px) {
     __m256i acc[4];
-    QuadPixel<kTaps>(a.input + px * a.taps, a.taps, c0, w, acc);
+    QuadPixel<kTaps>(a.input + px * a.taps, a.taps, c0, w, offset, acc);
     __m256i q[4];
     Unroll<4>([&](auto v) OCTET_INLINE {
-      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[v], offset[v])), mult[v]);
-      q[v] = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(hi_f, _mm256_max_ps(lo_f, x))), zp);
+      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[v]), mult[v]);
+      q[v] = _mm256_cvtps_epi32(_mm256_min_ps(hi_f, _mm256_max_ps(lo_f, x)));
     });
-    const __m256i q01 = _mm256_packs_epi32(q[0], q[1]), q23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i q01 = _mm256_add_epi16(_mm256_packs_epi32(q[0], q[1]), zp);
+    const __m256i q23 = _mm256_add_epi16(_mm256_packs_epi32(q[2], q[3]), zp);
     const __m256i bytes = s.signed_output ? _mm256_packs_epi16(q01, q23) : _mm256_packus_epi16(q01, q23);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + px * a.y_pixel_stride), bytes);
   }
@@ -208,8 +213,10 @@ size_t RunQuads(const QDwConvUkernelArgs& a) {
     for (size_t px0 = 0; px0 < a.pixels; px0 += kPixels) {
       const size_t rows = a.pixels - px0 < kPixels ? a.pixels - px0 : kPixels;
       for (size_t r = 0; r < rows; ++r) {
+        const __m256i zeros[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                                  _mm256_setzero_si256()};
         __m256i acc[4];
-        QuadPixel<kTaps>(a.input + (px0 + r) * a.taps, a.taps, 32 * b, w, acc);
+        QuadPixel<kTaps>(a.input + (px0 + r) * a.taps, a.taps, 32 * b, w, zeros, acc);
         auto* t = reinterpret_cast<__m256i*>(tile + r * 32);
         _mm256_store_si256(t + 0, _mm256_permute2x128_si256(acc[0], acc[1], 0x20));
         _mm256_store_si256(t + 1, _mm256_permute2x128_si256(acc[2], acc[3], 0x20));

@@ -17,7 +17,8 @@
 //   folded with vphaddd at the end. s8 activations need no offset here.
 // 4x16c4 and 2x16c4 read kQGemmLayoutX86 (64-byte rows of 16 columns x 4 k). The last partial k group reads A from a
 // zero-padded copy (no over-read of A). The dot products go to an L1-resident tile, then the output stage
-// (avx2_epilogue.h).
+// (avx2_epilogue.h); except the 4x16 kernel's fp32 stage with byte outputs and no weight zero points, which runs on the
+// accumulators in registers (MaddDotFp32).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -41,47 +42,125 @@ __attribute__((always_inline)) inline void PinRegister(__m256i& v) { __asm__("" 
 
 constexpr size_t kMaddMr = 4;
 
+// The dot products of M rows over all of K, added to the accumulators' initial values (zero, or the column offsets
+// of the fused output stage: adding them first or last is the same mod 2^32).
 template <int M, bool kFlip>
-void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32_t* tile) {
-  __m256i acc[M][2];
+__attribute__((always_inline)) inline void MaddAccumulate(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w,
+                                                          __m256i (&acc)[M][2]) {
   const uint8_t* rows[M];
-  uint8_t last[M][4];
-  Unroll<M>([&](auto r) OCTET_INLINE {
-    rows[r] = a + r * a_stride;
-    acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  });
+  Unroll<M>([&](auto r) OCTET_INLINE { rows[r] = a + r * a_stride; });
   const __m256i ones = _mm256_set1_epi16(1);
-  auto group = [&](size_t g) OCTET_INLINE {
+  // Row r's 4 bytes of A (in every dword of av) times a group of the panel (w0, w1), into its accumulators.
+  auto mac = [&](auto r, __m256i av, __m256i w0, __m256i w1) OCTET_INLINE {
+    if constexpr (kFlip) av = _mm256_xor_si256(av, _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
+    acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w0), ones));
+    acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w1), ones));
+  };
+  // The partial group first, its 1-3 bytes per row gathered into a zero-padded dword (the packed W is zero there;
+  // byte loads, not a memcpy call of a variable size: 4 calls per tile took a third of MobileNetV2's K = 27 stem),
+  // then the full groups in a loop that ends the function: with the partial group after the loop, GCC kept a copy of
+  // every accumulator on the stack and stored all eight each group.
+  const size_t full = k / 4, tail = k % 4;
+  if (tail != 0) {
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + full * 64));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + full * 64 + 32));
+    Unroll<M>([&](auto r) OCTET_INLINE {
+      const uint8_t* src = rows[r] + full * 4;
+      uint32_t v = src[0];
+      if (tail > 1) v |= uint32_t{src[1]} << 8;
+      if (tail > 2) v |= uint32_t{src[2]} << 16;
+      mac(r, _mm256_set1_epi32(static_cast<int32_t>(v)), w0, w1);
+    });
+  }
+  for (size_t g = 0; g < full; ++g) {
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + g * 64 + 32));
     Unroll<M>([&](auto r) OCTET_INLINE {
-      __m256i av = _mm256_broadcastd_epi32(_mm_loadu_si32(rows[r]));  // vpbroadcastd ymm, m32: a load only
-      rows[r] += 4;
-      if constexpr (kFlip) av = _mm256_xor_si256(av, _mm256_set1_epi32(static_cast<int32_t>(0x80808080u)));
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w0), ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, w1), ones));
+      mac(r, _mm256_broadcastd_epi32(_mm_loadu_si32(rows[r] + g * 4)), w0, w1);  // vpbroadcastd ymm, m32: a load only
     });
-    // Pinned: otherwise GCC copies every accumulator between registers (and spills one) each group, to hand them to
-    // the tail group after the loop.
-    Unroll<M>([&](auto r) OCTET_INLINE {
-      PinRegister(acc[r][0]);
-      PinRegister(acc[r][1]);
-    });
-  };
-  // The full groups in a loop of their own (no per-group test for the tail), then the partial one from the copies.
-  const size_t full = k / 4, tail = k % 4;
-  for (size_t g = 0; g < full; ++g) group(g);
-  if (tail != 0) {
-    Unroll<M>([&](auto r) OCTET_INLINE {
-      std::memset(last[r], 0, 4);
-      std::memcpy(last[r], rows[r], tail);
-      rows[r] = last[r];
-    });
-    group(full);
   }
+}
+
+template <int M, bool kFlip>
+void MaddDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32_t* tile) {
+  __m256i acc[M][2];
+  Unroll<M>([&](auto r) OCTET_INLINE { acc[r][0] = acc[r][1] = _mm256_setzero_si256(); });
+  MaddAccumulate<M, kFlip>(a, a_stride, k, w, acc);
   Unroll<M>([&](auto r) OCTET_INLINE {
     _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr), acc[r][0]);
     _mm256_store_si256(reinterpret_cast<__m256i*>(tile + r * kNr + 8), acc[r][1]);
+  });
+}
+
+// The fp32 stage fused into the 4x16 kernel for byte outputs without weight zero points (MobileNetV2's 1x1 layers
+// and stem, K = 16 to 32: the round trip of the accumulators through a tile and the stage's per-tile setup took a
+// third of their time). Per panel of 16 columns: the accumulators start at the column offsets (less a_offset *
+// col_sums), then float(acc) * multiplier clamped to [lo - zp, hi - zp], rounded to nearest even, packed to int16,
+// plus zp, packed to bytes: the arithmetic of avx2::Epilogue, with the zero point added after the first pack (the
+// clamped values are within int16, so nothing saturates there).
+struct FusedFp32Columns {
+  alignas(32) int32_t offset[kNr];
+  alignas(32) float multiplier[kNr];
+  float lo, hi;  // lo - zp, hi - zp
+  int16_t zero_point;
+};
+
+// Copies n < 16 bytes by fixed-size moves (a memcpy of a variable size is a library call, 2% of a small network).
+__attribute__((always_inline)) inline void CopyShort(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else if (n >= 2) {
+    std::memcpy(dst, src, 2);
+    std::memcpy(dst + n - 2, src + n - 2, 2);
+  } else if (n == 1) {
+    dst[0] = src[0];
+  }
+}
+
+template <int M, bool kFlip, bool kUnsignedOut>
+void MaddDotFp32(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, const FusedFp32Columns& c, uint8_t* y,
+                 size_t y_stride, size_t cols) {
+  __m256i acc[M][2];
+  Unroll<M>([&](auto r) OCTET_INLINE {
+    acc[r][0] = _mm256_load_si256(reinterpret_cast<const __m256i*>(c.offset));
+    acc[r][1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(c.offset + 8));
+  });
+  MaddAccumulate<M, kFlip>(a, a_stride, k, w, acc);
+  const __m256 m0 = _mm256_load_ps(c.multiplier), m1 = _mm256_load_ps(c.multiplier + 8);
+  const __m256 lo = _mm256_set1_ps(c.lo), hi = _mm256_set1_ps(c.hi);
+  const __m256i zp = _mm256_set1_epi16(c.zero_point);
+  auto quantize = [&](__m256i v, __m256 m) OCTET_INLINE {
+    return _mm256_cvtps_epi32(_mm256_min_ps(hi, _mm256_max_ps(lo, _mm256_mul_ps(_mm256_cvtepi32_ps(v), m))));
+  };
+  // Row r's 16 values as int16 (columns 0-3, 8-11 | 4-7, 12-15), zero point added.
+  auto row16 = [&](auto r) OCTET_INLINE {
+    return _mm256_add_epi16(_mm256_packs_epi32(quantize(acc[r][0], m0), quantize(acc[r][1], m1)), zp);
+  };
+  // After the byte pack, dword k of lane 0 / 1 holds 4 bytes of: row a cols 0-3 / 4-7, row a cols 8-11 / 12-15,
+  // then row b likewise; this order puts row a in the low half and row b in the high half.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  Unroll<(M + 1) / 2>([&](auto p) OCTET_INLINE {
+    constexpr size_t ra = 2 * p, rb = 2 * p + 1 < M ? 2 * p + 1 : 2 * p;
+    const __m256i a16 = row16(std::integral_constant<size_t, ra>{});
+    const __m256i b16 = rb == ra ? a16 : row16(std::integral_constant<size_t, rb>{});
+    const __m256i bytes =
+        _mm256_permutevar8x32_epi32(kUnsignedOut ? _mm256_packus_epi16(a16, b16) : _mm256_packs_epi16(a16, b16), order);
+    uint8_t* ya = y + ra * y_stride;
+    if (cols == kNr) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(ya), _mm256_castsi256_si128(bytes));
+      if constexpr (rb != ra) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(ya + y_stride), _mm256_extracti128_si256(bytes, 1));
+      }
+    } else {
+      alignas(32) uint8_t buffer[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(buffer), bytes);
+      CopyShort(ya, buffer, cols);
+      if constexpr (rb != ra) CopyShort(ya + y_stride, buffer + 16, cols);
+    }
   });
 }
 
@@ -187,10 +266,54 @@ void WideDot(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, int32
 
 using DotFn = void (*)(const uint8_t*, size_t, size_t, const int8_t*, int32_t*);
 
+using FusedFp32Fn = void (*)(const uint8_t*, size_t, size_t, const int8_t*, const FusedFp32Columns&, uint8_t*, size_t,
+                             size_t);
+
+template <bool kSignedA, bool kUnsignedOut>
+void RunMaddubsFp32(const QGemmUkernelArgs& args) {
+  static constexpr FusedFp32Fn kTable[kMaddMr] = {
+      &MaddDotFp32<1, kSignedA, kUnsignedOut>, &MaddDotFp32<2, kSignedA, kUnsignedOut>,
+      &MaddDotFp32<3, kSignedA, kUnsignedOut>, &MaddDotFp32<4, kSignedA, kUnsignedOut>};
+  const QGemmUkernelParams& p = *args.params;
+  const QGemmStageParams& s = p.stage;
+  const auto* a = static_cast<const uint8_t*>(args.a);
+  auto* y = static_cast<uint8_t*>(args.y);
+  FusedFp32Columns c;
+  c.lo = static_cast<float>(s.lo - s.zero_point);
+  c.hi = static_cast<float>(s.hi - s.zero_point);
+  c.zero_point = static_cast<int16_t>(s.zero_point);
+  for (size_t j0 = 0; j0 < args.n; j0 += kNr) {
+    const size_t cols = std::min(args.n - j0, kNr);
+    for (size_t h = 0; h < kNr; h += 8) {
+      __m256i offset = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.col_offsets + j0 + h));
+      if constexpr (kSignedA) {
+        const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.col_sums + j0 + h));
+        offset = _mm256_sub_epi32(offset, _mm256_mullo_epi32(sums, _mm256_set1_epi32(128)));
+      }
+      _mm256_store_si256(reinterpret_cast<__m256i*>(c.offset + h), offset);
+      _mm256_store_ps(c.multiplier + h, _mm256_loadu_ps(s.multipliers + j0 + h));
+    }
+    const int8_t* w = args.w + (j0 / kNr) * args.w_panel_stride;
+    for (size_t i0 = 0; i0 < args.m; i0 += kMaddMr) {
+      const size_t rows = std::min(args.m - i0, kMaddMr);
+      kTable[rows - 1](a + i0 * args.a_stride, args.a_stride, args.k, w, c, y + i0 * args.y_stride + j0, args.y_stride,
+                       cols);
+    }
+  }
+}
+
 template <bool kSignedA, QGemmStage kStage>
 void RunMaddubs(const QGemmUkernelArgs& args) {
   OCTET_DCHECK(args.layout == kQGemmLayoutX86);
   OCTET_DCHECK(args.params->stage.stage == kStage);
+  if constexpr (kStage == QGemmStage::kFp32) {
+    // Byte outputs without weight zero points: the stage in registers (MaddDotFp32).
+    const QGemmStageParams& s = args.params->stage;
+    if (args.params->w_zero_points == nullptr) {
+      if (s.lo >= 0 && s.hi <= 255) return RunMaddubsFp32<kSignedA, true>(args);
+      if (s.lo >= -128 && s.hi <= 127) return RunMaddubsFp32<kSignedA, false>(args);
+    }
+  }
   static constexpr DotFn kTable[kMaddMr] = {&MaddDot<1, kSignedA>, &MaddDot<2, kSignedA>, &MaddDot<3, kSignedA>,
                                             &MaddDot<4, kSignedA>};
   const auto* a = static_cast<const uint8_t*>(args.a);
