@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
+#include "core/float_op_table.h"
 #include "tests/ops/float/float_op_tester.h"
 #include "tests/test_util.h"
 
@@ -321,6 +323,56 @@ TEST_CASE("ReduceMean, ReduceSum, ReduceMax with keepdims", "[float_ops]") {
   CHECK((*mx)[0].shape() == Shape{});
   CHECK((*mx)[0].data<float>()[0] == *std::max_element(x.data<float>(), x.data<float>() + 24));
   REQUIRE_FALSE(testing::RunFloatOp("ReduceMean", {In(x)}, {{"axes", std::vector<int64_t>{1, 1}}}).ok());
+}
+
+// A mean or sum over trailing axes (LayerNorm's row means) runs over contiguous rows with partial sums: against the
+// sequential double sum it is within one float ulp, and equal on rows of like-magnitude values; rows of 1 to 1001
+// values, a reduction over the last two axes, values spanning 2^40, and 1 and 3 threads.
+TEST_CASE("ReduceMean and ReduceSum over trailing axes equal the sequential double sum to one ulp", "[float_ops]") {
+  auto rng = testing::MakeRng("reduce-rows");
+  for (const FloatOp op : {FloatOp::kReduceMean, FloatOp::kReduceSum}) {
+    for (const auto& [rows, len, wide] : std::vector<std::tuple<int64_t, int64_t, bool>>{{5, 1, false},
+                                                                                         {7, 3, false},
+                                                                                         {4, 4, false},
+                                                                                         {9, 7, false},
+                                                                                         {128, 256, false},
+                                                                                         {3, 1001, false},
+                                                                                         {16, 256, true}}) {
+      Tensor x = testing::RandomTensor(rng, Shape{rows, 1, len});
+      if (wide) {  // magnitudes 2^-20 to 2^20 in one row: partial sums may round in double
+        for (int64_t i = 0; i < x.NumElements(); ++i)
+          x.data<float>()[i] *= std::ldexp(1.0f, static_cast<int>(i % 41) - 20);
+      }
+      for (int threads : {1, 3}) {
+        // Over the last axis, and over the last two (shape [rows, 1, len]: the same rows).
+        for (const std::vector<int64_t>& axes : {std::vector<int64_t>{-1}, std::vector<int64_t>{1, 2}}) {
+          // ReduceSum takes its axes as an input (opset 13), ReduceMean as an attribute.
+          const bool sum = op == FloatOp::kReduceSum;
+          std::vector<testing::OpInput> inputs = {In(x)};
+          const std::vector<int32_t> axes32(axes.begin(), axes.end());
+          if (sum) inputs.push_back(Const(testing::IntTensor(Shape{static_cast<int64_t>(axes.size())}, axes32)));
+          AttributeMap attributes;
+          if (!sum) attributes.Set("axes", axes);
+          auto y = testing::RunFloatOp(std::string(FloatOpName(op)), inputs, attributes, 1, threads);
+          REQUIRE(y.ok());
+          REQUIRE((*y)[0].NumElements() == rows);
+          int64_t equal = 0;
+          for (int64_t r = 0; r < rows; ++r) {
+            double s = 0;
+            for (int64_t k = 0; k < len; ++k) s += x.data<float>()[r * len + k];
+            if (op == FloatOp::kReduceMean) s /= static_cast<double>(len);
+            const float want = static_cast<float>(s), got = (*y)[0].data<float>()[r];
+            INFO(FloatOpName(op) << " rows=" << rows << " len=" << len << " row " << r << " threads=" << threads);
+            const float inf = std::numeric_limits<float>::infinity();
+            const float ulp = std::max(std::nextafter(want, inf) - want, want - std::nextafter(want, -inf));
+            CHECK(std::fabs(got - want) <= ulp);
+            equal += got == want ? 1 : 0;
+          }
+          if (!wide) CHECK(equal == rows);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -262,5 +262,115 @@ TEST_CASE("Sgemm with B prepacked by PackSgemmB equals the unpacked product", "[
   }
 }
 
+// PackSgemmA's layout written out independently: per kSgemmMaxM-row block, per kSgemmKc slice of k, MR-row panels
+// [kc][MR], rows past the block's end zero; A transposed or not.
+TEST_CASE("PackSgemmA writes the documented panel layout, zeros past each block's rows", "[float_ops]") {
+  auto rng = testing::MakeRng("sgemm-pack-a");
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("sgemm pack A ") + IsaName(isa))) continue;
+    const auto& kernel = float_ops::SelectSgemm(testing::ContextFor(isa, 1));
+    const int64_t mr = float_ops::SgemmPanelRows(kernel.fn);
+    if (mr == 0) {
+      CHECK(float_ops::PackSgemmA(kernel.fn, 5, 7, false, std::vector<float>(35).data(), 7).empty());
+      continue;
+    }
+    for (const auto& [m, k] : std::vector<std::array<int64_t, 2>>{{1, 1}, {7, 300}, {8, 256}, {131, 513}, {300, 20}}) {
+      for (bool trans : {false, true}) {
+        Problem p = MakeProblem(rng, m, 1, k);
+        p.ta = trans;
+        p.lda = (trans ? m : k) + 2;
+        p.a.resize(static_cast<size_t>((trans ? k : m) * p.lda));
+        const std::vector<float> packed = float_ops::PackSgemmA(kernel.fn, m, k, trans, p.a.data(), p.lda);
+        INFO(kernel.name << " m=" << m << " k=" << k << " trans=" << trans);
+        REQUIRE(static_cast<int64_t>(packed.size()) == float_ops::PackedSgemmAFloats(kernel.fn, m, k));
+        int64_t checked = 0;
+        for (int64_t m0 = 0; m0 < m; m0 += float_ops::kSgemmMaxM) {
+          const int64_t rows = std::min(float_ops::kSgemmMaxM, m - m0);
+          const int64_t panels = (rows + mr - 1) / mr;
+          const float* block =
+              packed.data() + float_ops::PackedSgemmABlockOffset(kernel.fn, m0 / float_ops::kSgemmMaxM, k);
+          for (int64_t k0 = 0; k0 < k; k0 += float_ops::kSgemmKc) {
+            const int64_t kc = std::min(float_ops::kSgemmKc, k - k0);
+            for (int64_t i = 0; i < panels; ++i) {
+              for (int64_t q = 0; q < kc; ++q) {
+                for (int64_t r = 0; r < mr; ++r) {
+                  const int64_t row = i * mr + r, col = k0 + q;
+                  float want = 0.0f;
+                  if (row < rows) {
+                    want = trans ? p.a[static_cast<size_t>(col * p.lda + m0 + row)]
+                                 : p.a[static_cast<size_t>((m0 + row) * p.lda + col)];
+                  }
+                  REQUIRE(block[panels * mr * k0 + (i * kc + q) * mr + r] == want);
+                  ++checked;
+                }
+              }
+            }
+          }
+        }
+        CHECK(checked > 0);
+      }
+    }
+  }
+}
+
+// Sgemm and SgemmBatch pack an activation A once per call when the product has several column tiles; the tiles
+// then read that copy. Every sum is the one SgemmSerial's per-block packing gives, bit for bit, A transposed or
+// not, at 1, 2 and 3 threads; SgemmBatch's products each equal their own Sgemm.
+TEST_CASE("Sgemm's once-packed A equals per-block packing bit for bit, batched or not", "[float_ops]") {
+  auto rng = testing::MakeRng("sgemm-pack-once");
+  for (Isa isa : testing::CompiledIsaList()) {
+    if (!testing::CanRun(isa, std::string("sgemm pack once ") + IsaName(isa))) continue;
+    const auto& kernel = float_ops::SelectSgemm(testing::ContextFor(isa, 1));
+    for (const auto& [m, n, k] :
+         std::vector<std::array<int64_t, 3>>{{128, 768, 256}, {130, 600, 300}, {37, 1000, 70}, {2, 900, 64}}) {
+      if (float_ops::SgemmPanelRows(kernel.fn) > 0) {
+        CHECK(float_ops::ChooseSgemmTiling(kernel.fn, m, n, k).tiles_n > 1);  // the pack-once path runs
+      }
+      std::vector<Problem> problems;
+      for (int i = 0; i < 3; ++i) {
+        problems.push_back(MakeProblem(rng, m, n, k));
+        Problem& q = problems.back();
+        // One shape for the batch: the first problem's transposes, strides and scalars.
+        if (i > 0) {
+          const Problem& f = problems.front();
+          q = MakeProblem(rng, m, n, k);
+          q.ta = f.ta, q.tb = f.tb, q.accumulate = f.accumulate, q.alpha = f.alpha;
+          q.lda = f.lda, q.ldb = f.ldb, q.ldc = f.ldc;
+          std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+          q.a.assign(static_cast<size_t>((q.ta ? k : m) * q.lda), 0.0f);
+          q.b.assign(static_cast<size_t>((q.tb ? n : k) * q.ldb), 0.0f);
+          q.c0.assign(static_cast<size_t>(m * q.ldc), 0.0f);
+          for (float& v : q.a) v = u(rng);
+          for (float& v : q.b) v = u(rng);
+          for (float& v : q.c0) v = u(rng);
+        }
+      }
+      std::vector<std::vector<float>> serial;
+      for (const Problem& q : problems) {
+        std::vector<float> c = q.c0;
+        float_ops::SgemmSerial(kernel.fn, ArgsOf(q, c.data()));
+        CheckResult(q, c, kernel.name);
+        serial.push_back(std::move(c));
+      }
+      for (int threads : {1, 2, 3}) {
+        const Context context = testing::ContextFor(isa, threads);
+        INFO(kernel.name << " m=" << m << " n=" << n << " k=" << k << " transA=" << problems[0].ta
+                         << " threads=" << threads);
+        std::vector<std::vector<float>> batched;
+        std::vector<SgemmArgs> args;
+        for (size_t i = 0; i < problems.size(); ++i) {
+          std::vector<float> c = problems[i].c0;
+          float_ops::Sgemm(context, kernel.fn, ArgsOf(problems[i], c.data()));
+          CHECK(c == serial[i]);
+          batched.push_back(problems[i].c0);
+        }
+        for (size_t i = 0; i < problems.size(); ++i) args.push_back(ArgsOf(problems[i], batched[i].data()));
+        float_ops::SgemmBatch(context, kernel.fn, args);
+        for (size_t i = 0; i < problems.size(); ++i) CHECK(batched[i] == serial[i]);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace octet
