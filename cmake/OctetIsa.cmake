@@ -44,6 +44,8 @@ function(octet_add_isa_objects prefix dir)
         target_compile_options(${lib} PRIVATE -Wno-maybe-uninitialized)
       endif()
     endif()
+    # Marks the kernel objects for octet_flags' sanitizer options (OctetCompilerFlags.cmake).
+    set_target_properties(${lib} PROPERTIES OCTET_KERNEL_OBJECTS ON)
     list(APPEND libs ${lib})
     # Kernel objects keep the build type's optimization when OCTET_GLUE_CXX_FLAGS lowers the rest (OctetGlueOpt.cmake).
     set_property(GLOBAL APPEND PROPERTY OCTET_KERNEL_TARGETS ${lib})
