@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <optional>
-#include <vector>
 
 #include "core/threading.h"
 
@@ -27,51 +25,6 @@ float* ThreadWorkspace() {
   }
   return buffer.get();
 }
-
-// Scratch for A packed once per call (PackedA below): the calling thread's buffer, grown as needed and kept, or a
-// fresh one when that buffer is already in use further up this thread's stack (a worker that waits inside a
-// ParallelFor may run another operator's task, which may call Sgemm again).
-class PackedAScratch {
- public:
-  explicit PackedAScratch(int64_t floats) {
-    Slot& slot = ThreadSlot();
-    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-    if (!slot.busy) {
-      if (slot.bytes < bytes) {
-        slot.buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-        OCTET_CHECK(slot.buffer != nullptr);
-        slot.bytes = bytes;
-      }
-      slot.busy = true;
-      slot_ = &slot;
-      data_ = slot.buffer.get();
-      return;
-    }
-    own_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    OCTET_CHECK(own_ != nullptr);
-    data_ = own_.get();
-  }
-  ~PackedAScratch() {
-    if (slot_ != nullptr) slot_->busy = false;
-  }
-  PackedAScratch(const PackedAScratch&) = delete;
-  PackedAScratch& operator=(const PackedAScratch&) = delete;
-  float* data() const { return data_; }
-
- private:
-  struct Slot {
-    std::unique_ptr<float, FreeDeleter> buffer;
-    size_t bytes = 0;
-    bool busy = false;
-  };
-  static Slot& ThreadSlot() {
-    thread_local Slot slot;
-    return slot;
-  }
-  Slot* slot_ = nullptr;
-  std::unique_ptr<float, FreeDeleter> own_;
-  float* data_ = nullptr;
-};
 
 }  // namespace
 
@@ -241,54 +194,9 @@ void SgemmTile(SgemmBlockFn kernel, const SgemmArgs& g, const SgemmRowTile& rows
   }
 }
 
-namespace {
-
-// Panels packed per ParallelFor task when A is packed once per call.
-constexpr int64_t kPackPanelsPerTask = 4;
-
-// Most floats of A packed at once per call (16 MB); a larger A is packed per tile, as a prepacked one would not
-// stay in cache between its column tiles anyway.
-constexpr int64_t kMaxPackedAFloats = int64_t{1} << 22;
-
-// Whether each product of this tiling would pack A more than once (once per column tile) unless A is packed first.
-bool PackAOnce(SgemmBlockFn kernel, const SgemmTiling& t, const SgemmArgs& g, int64_t products) {
-  return t.tiles_n > 1 && g.packed_a == nullptr && SgemmPanelRows(kernel) > 0 &&
-         PackedSgemmAFloats(kernel, g.m, g.k) <= kMaxPackedAFloats / products;
-}
-
-// Packs the A of every product into `packed` (product i at offsets[i]), the panels over the context's threads, and
-// points each product's packed_a there. The packed values are A's, so every tile's sums are unchanged.
-void PackAllA(const Context& context, SgemmBlockFn kernel, std::span<SgemmArgs> products,
-              std::span<const int64_t> offsets, float* packed) {
-  const int64_t panels = PackedSgemmAPanels(kernel, products.front().m);
-  const int64_t tasks_per_product = (panels + kPackPanelsPerTask - 1) / kPackPanelsPerTask;
-  const int64_t total = static_cast<int64_t>(products.size()) * tasks_per_product;
-  ParallelFor(context, total, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const size_t pi = static_cast<size_t>(i / tasks_per_product);
-      const SgemmArgs& g = products[pi];
-      const int64_t p0 = i % tasks_per_product * kPackPanelsPerTask;
-      PackSgemmAPanels(kernel, g.m, g.k, g.trans_a, g.a, g.lda, p0, std::min(panels, p0 + kPackPanelsPerTask),
-                       packed + offsets[pi]);
-    }
-  });
-  for (size_t i = 0; i < products.size(); ++i) products[i].packed_a = packed + offsets[i];
-}
-
-}  // namespace
-
-void Sgemm(const Context& context, SgemmBlockFn kernel, const SgemmArgs& args) {
-  if (!Prologue(args)) return;
-  const SgemmTiling t = ChooseSgemmTiling(kernel, args.m, args.n, args.k);
-  // A product with several column tiles packs its A once, here, instead of once per column tile (the MatMuls of
-  // a transformer layer with T = 128: 10-25% of their time went into packing the same activation rows again).
-  SgemmArgs g = args;
-  std::optional<PackedAScratch> scratch;
-  if (PackAOnce(kernel, t, g, 1)) {
-    scratch.emplace(PackedSgemmAFloats(kernel, g.m, g.k));
-    const int64_t offset = 0;
-    PackAllA(context, kernel, std::span<SgemmArgs>(&g, 1), std::span<const int64_t>(&offset, 1), scratch->data());
-  }
+void Sgemm(const Context& context, SgemmBlockFn kernel, const SgemmArgs& g) {
+  if (!Prologue(g)) return;
+  const SgemmTiling t = ChooseSgemmTiling(kernel, g.m, g.n, g.k);
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t tm = i / t.tiles_n, tn = i % t.tiles_n;
@@ -310,19 +218,6 @@ void SgemmBatch(const Context& context, SgemmBlockFn kernel, std::span<const Sge
     return;
   }
   const SgemmTiling t = ChooseSgemmTiling(kernel, first.m, first.n, first.k);
-  // As in Sgemm: each product's A packed once when it has several column tiles.
-  std::vector<SgemmArgs> repacked;
-  std::optional<PackedAScratch> scratch;
-  if (std::all_of(products.begin(), products.end(),
-                  [&](const SgemmArgs& g) { return PackAOnce(kernel, t, g, static_cast<int64_t>(products.size())); })) {
-    repacked.assign(products.begin(), products.end());
-    const int64_t each = PackedSgemmAFloats(kernel, first.m, first.k);
-    std::vector<int64_t> offsets(products.size());
-    for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<int64_t>(i) * each;
-    scratch.emplace(each * static_cast<int64_t>(products.size()));
-    PackAllA(context, kernel, repacked, offsets, scratch->data());
-    products = repacked;
-  }
   const int64_t total = static_cast<int64_t>(products.size()) * t.count();
   ParallelFor(context, total, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {

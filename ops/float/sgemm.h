@@ -67,9 +67,7 @@ void SgemmTile(SgemmBlockFn kernel, const SgemmArgs& args, const SgemmRowTile& r
 const UkernelEntry<SgemmBlockFn>& SelectSgemm(const Context& context);
 
 // C[m, n] (row-major, stride ldc) = alpha * op(A) * op(B) (+ C) with `kernel`. The blocks of C depend only on
-// (m, n), so results are identical at any thread count. When the product has several column tiles and A is not
-// prepacked, A is packed once per call (its panels over the threads) and every tile reads that copy; the packed
-// values are A's, so the sums are those of per-block packing.
+// (m, n), so results are identical at any thread count.
 void Sgemm(const Context& context, SgemmBlockFn kernel, const SgemmArgs& args);
 // Several products of one shape (MatMul's batch: attention heads), their tiles over threads together, so small
 // products still fill the threads. The same tiles as Sgemm per product, so identical results.

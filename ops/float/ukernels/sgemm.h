@@ -82,12 +82,5 @@ std::vector<float> PackSgemmA(SgemmBlockFn kernel, int64_t m, int64_t k, bool tr
 std::vector<float> PackSgemmB(SgemmBlockFn kernel, int64_t k, int64_t n, bool trans_b, const float* b, int64_t ldb);
 // The float offset of row block `block` in PackSgemmA's output.
 int64_t PackedSgemmABlockOffset(SgemmBlockFn kernel, int64_t block, int64_t k);
-// The floats of PackSgemmA's output for an m x k A, and its MR-row panels (0 for kernels with MR 0).
-int64_t PackedSgemmAFloats(SgemmBlockFn kernel, int64_t m, int64_t k);
-int64_t PackedSgemmAPanels(SgemmBlockFn kernel, int64_t m);
-// Panels [panel_begin, panel_end) of PackSgemmA's output, written into `packed` (PackedSgemmAFloats floats): panel
-// ranges are independent, so threads can pack one A together (Sgemm packs an activation A once per call this way).
-void PackSgemmAPanels(SgemmBlockFn kernel, int64_t m, int64_t k, bool trans_a, const float* a, int64_t lda,
-                      int64_t panel_begin, int64_t panel_end, float* packed);
 
 }  // namespace octet::float_ops
