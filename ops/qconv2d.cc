@@ -13,6 +13,7 @@
 #include "core/threading.h"
 #include "ops/qdwconv.h"
 #include "ops/reference/qconv2d_indirect_reference.h"
+#include "ops/ukernels/copy_short.h"
 #include "ops/ukernels/qigemm.h"
 
 namespace octet {
@@ -248,22 +249,13 @@ namespace {
 // Copies n bytes with at most a few unaligned loads and stores (the overlapping-tail trick); im2col copies many
 // short pieces (21 bytes per kernel row of a 3-channel 7x7 stem), where a memcpy call per piece dominates.
 inline void CopyBytes(uint8_t* dst, const uint8_t* src, size_t n) {
-  if (n >= 16) {
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) std::memcpy(dst + i, src + i, 16);
-    if (i < n) std::memcpy(dst + n - 16, src + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else if (n >= 2) {
-    std::memcpy(dst, src, 2);
-    std::memcpy(dst + n - 2, src + n - 2, 2);
-  } else if (n == 1) {
-    dst[0] = src[0];
+  if (n < 16) {
+    CopyShort(dst, src, n);
+    return;
   }
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) std::memcpy(dst + i, src + i, 16);
+  if (i < n) std::memcpy(dst + n - 16, src + n - 16, 16);
 }
 
 // Kernel rows of 16 to 32 contiguous bytes (small-C_in stems: 21 for 3 channels x 7 taps) take Im2colShortPieces.

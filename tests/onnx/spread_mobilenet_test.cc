@@ -134,22 +134,38 @@ double FourBitSpreadSqnr(const Graph& reference, const Graph& folded, QConfig qc
                                RunSpread(*converted, QuantizedGraphRegistry(), x));
 }
 
-// [adaround_spread]: its own ctest entry, which the sanitizer builds leave out (about 200 CPU s there).
-TEST_CASE("spread MobileNetV2: AdaRound at 4-bit weights beats rounding to nearest by 6 dB",
-          "[adaround_spread][adaround]") {
+// The AdaRound cases' data: the model, its BatchNorm-folded copy, the first 24 committed images as three
+// calibration batches and the last 8 as the test batch.
+struct AdaRoundSpreadSetup {
+  Graph model;
+  Graph folded;
+  std::vector<std::vector<Tensor>> calib;
+  Tensor x;
+};
+
+AdaRoundSpreadSetup LoadAdaRoundSpreadSetup() {
   auto model = ReadOnnxModel(testing::kModels + "spread_mobilenet_v2.onnx");
   REQUIRE(model.ok());
   const Tensor images = ReadNpy(testing::kModels + "spread_mobilenet_v2.input0.npy").value();
   auto split = SplitBatches(images, 8).value();
   REQUIRE(split.size() == 4);
-  const std::vector<std::vector<Tensor>> calib = {{split[0]}, {split[1]}, {split[2]}};
-  const Tensor x = split[3];
-  Graph folded = *model;
-  FoldConstantNodes(folded);
-  REQUIRE(FoldBatchNormKeepingStats(folded).ok());
+  AdaRoundSpreadSetup setup{*model, *model, {{split[0]}, {split[1]}, {split[2]}}, split[3]};
+  FoldConstantNodes(setup.folded);
+  REQUIRE(FoldBatchNormKeepingStats(setup.folded).ok());
+  return setup;
+}
+
+// [adaround_spread]: its own ctest entry, which the sanitizer builds leave out (about 200 CPU s there).
+TEST_CASE("spread MobileNetV2: AdaRound at 4-bit weights beats rounding to nearest by 6 dB",
+          "[adaround_spread][adaround]") {
+  const AdaRoundSpreadSetup setup = LoadAdaRoundSpreadSetup();
+  const Graph& model = setup.model;
+  const Graph& folded = setup.folded;
+  const std::vector<std::vector<Tensor>>& calib = setup.calib;
+  const Tensor& x = setup.x;
   const QConfig per_channel = GetDefaultQConfig("onednn").value();
-  const double nearest = FourBitSpreadSqnr(*model, folded, per_channel, false, calib, x);
-  const double adaround = FourBitSpreadSqnr(*model, folded, per_channel, true, calib, x);
+  const double nearest = FourBitSpreadSqnr(model, folded, per_channel, false, calib, x);
+  const double adaround = FourBitSpreadSqnr(model, folded, per_channel, true, calib, x);
   WARN("spread MobileNetV2, 4-bit per-channel weights: output SQNR nearest " << nearest << " dB, AdaRound " << adaround
                                                                              << " dB");
   CHECK(adaround >= nearest + 6.0);
@@ -190,16 +206,11 @@ Graph NearestGridWeights(const Graph& folded, const std::map<std::string, QParam
 // about 8 to 11 dB), so there the two losses rank the other way.
 TEST_CASE("spread MobileNetV2: AdaRound on quantized inputs beats rounding to nearest by 6 dB at W4A32",
           "[adaround_spread][adaround]") {
-  auto model = ReadOnnxModel(testing::kModels + "spread_mobilenet_v2.onnx");
-  REQUIRE(model.ok());
-  const Tensor images = ReadNpy(testing::kModels + "spread_mobilenet_v2.input0.npy").value();
-  auto split = SplitBatches(images, 8).value();
-  REQUIRE(split.size() == 4);
-  const std::vector<std::vector<Tensor>> calib = {{split[0]}, {split[1]}, {split[2]}};
-  const Tensor x = split[3];
-  Graph folded = *model;
-  FoldConstantNodes(folded);
-  REQUIRE(FoldBatchNormKeepingStats(folded).ok());
+  const AdaRoundSpreadSetup setup = LoadAdaRoundSpreadSetup();
+  const Graph& model = setup.model;
+  const Graph& folded = setup.folded;
+  const std::vector<std::vector<Tensor>>& calib = setup.calib;
+  const Tensor& x = setup.x;
   QConfig qconfig = GetDefaultQConfig("onednn").value();
   qconfig.weight.options.quant_min = -8;
   qconfig.weight.options.quant_max = 7;
@@ -217,7 +228,7 @@ TEST_CASE("spread MobileNetV2: AdaRound on quantized inputs beats rounding to ne
   Graph learned = folded;
   REQUIRE(ApplyRoundedWeights(learned, result->rounded).ok());
   const Graph nearest_graph = NearestGridWeights(folded, *qparams);
-  const Tensor reference = RunSpread(*model, QuantFloatRegistry(), x);
+  const Tensor reference = RunSpread(model, QuantFloatRegistry(), x);
   const double nearest = testing::TensorSqnrDb(reference, RunSpread(nearest_graph, QuantFloatRegistry(), x));
   const double adaround = testing::TensorSqnrDb(reference, RunSpread(learned, QuantFloatRegistry(), x));
   WARN("spread MobileNetV2, 4-bit per-channel weights, float activations: output SQNR nearest "

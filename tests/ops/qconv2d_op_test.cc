@@ -435,6 +435,30 @@ TEST_CASE("qconv2d op: every stage on the depthwise and im2col paths", "[qconv2d
   }
 }
 
+// One random single-group case of kernel rows up to k_w_max taps wide, c_in channels from `c_in_for(k_w)`, pads below
+// pad_end, up to extra_end - 1 more rows and columns than the kernel needs, with and without row dilation: the
+// im2col row-piece copies against the reference.
+template <typename CInFor>
+void CheckRandomRowPieces(std::mt19937_64& rng, int64_t k_w_max, int64_t pad_end, int64_t extra_end, CInFor c_in_for) {
+  QConv2dCase c{};
+  c.n = 1 + static_cast<int64_t>(rng() % 2);
+  c.k_h = 1 + static_cast<int64_t>(rng() % 4);
+  c.k_w = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(k_w_max));
+  c.c_in = c_in_for(c.k_w);
+  c.c_out = 1 + static_cast<int64_t>(rng() % 20);
+  c.stride = 1 + static_cast<int64_t>(rng() % 3);
+  c.pad = static_cast<int64_t>(rng() % static_cast<uint64_t>(pad_end));
+  c.dilation = 1;
+  c.dilation_h = 1 + static_cast<int64_t>(rng() % 2);
+  c.groups = 1;
+  const uint64_t extra = static_cast<uint64_t>(extra_end);
+  c.h = std::max<int64_t>(1, c.dilation_h * (c.k_h - 1) + 1 - 2 * c.pad) + static_cast<int64_t>(rng() % extra);
+  c.w = std::max<int64_t>(1, c.k_w - 2 * c.pad) + static_cast<int64_t>(rng() % extra);
+  const bool one = c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0;
+  c.path = one ? "1x1" : "im2col";
+  CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
+}
+
 // Kernel rows of 16 to 32 contiguous bytes (one group, no column dilation) go through im2col's short-piece copies:
 // 32-byte copies that run into the next piece, skipped where they would read past the input's end. Pieces at both
 // bounds and between, row dilation, pad rows, the last pixel of the last image, random awkward shapes around them.
@@ -455,22 +479,9 @@ TEST_CASE("qconv2d op: im2col short kernel rows (small-C_in stems) equal the ref
   }
   // Random pieces from 16 to 35 bytes (past 32: the general copies), with and without row dilation.
   for (int iter = 0; iter < 24; ++iter) {
-    QConv2dCase c{};
-    c.n = 1 + static_cast<int64_t>(rng() % 2);
-    c.k_h = 1 + static_cast<int64_t>(rng() % 4);
-    c.k_w = 1 + static_cast<int64_t>(rng() % 8);
-    c.c_in = std::max<int64_t>(1, (16 + static_cast<int64_t>(rng() % 17) + c.k_w - 1) / c.k_w);
-    c.c_out = 1 + static_cast<int64_t>(rng() % 20);
-    c.stride = 1 + static_cast<int64_t>(rng() % 3);
-    c.pad = static_cast<int64_t>(rng() % 3);
-    c.dilation = 1;
-    c.dilation_h = 1 + static_cast<int64_t>(rng() % 2);
-    c.groups = 1;
-    c.h = std::max<int64_t>(1, c.dilation_h * (c.k_h - 1) + 1 - 2 * c.pad) + static_cast<int64_t>(rng() % 8);
-    c.w = std::max<int64_t>(1, c.k_w - 2 * c.pad) + static_cast<int64_t>(rng() % 8);
-    const bool one = c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0;
-    c.path = one ? "1x1" : "im2col";
-    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
+    CheckRandomRowPieces(rng, 8, 3, 8, [&](int64_t k_w) {
+      return std::max<int64_t>(1, (16 + static_cast<int64_t>(rng() % 17) + k_w - 1) / k_w);
+    });
   }
 }
 
@@ -496,22 +507,7 @@ TEST_CASE("qconv2d op: im2col kernel rows under 16 bytes (1- and 3-channel stems
   }
   // Random pieces of 1 to 15 bytes.
   for (int iter = 0; iter < 24; ++iter) {
-    QConv2dCase c{};
-    c.n = 1 + static_cast<int64_t>(rng() % 2);
-    c.k_h = 1 + static_cast<int64_t>(rng() % 4);
-    c.k_w = 1 + static_cast<int64_t>(rng() % 5);
-    c.c_in = 1 + static_cast<int64_t>(rng() % 3);
-    c.c_out = 1 + static_cast<int64_t>(rng() % 20);
-    c.stride = 1 + static_cast<int64_t>(rng() % 3);
-    c.pad = static_cast<int64_t>(rng() % 4);
-    c.dilation = 1;
-    c.dilation_h = 1 + static_cast<int64_t>(rng() % 2);
-    c.groups = 1;
-    c.h = std::max<int64_t>(1, c.dilation_h * (c.k_h - 1) + 1 - 2 * c.pad) + static_cast<int64_t>(rng() % 9);
-    c.w = std::max<int64_t>(1, c.k_w - 2 * c.pad) + static_cast<int64_t>(rng() % 9);
-    const bool one = c.k_h == 1 && c.k_w == 1 && c.stride == 1 && c.pad == 0;
-    c.path = one ? "1x1" : "im2col";
-    CheckCase(rng, c, rng() & 1 ? DType::kU8 : DType::kS8, kQConv2dStages[rng() % 5], rng() % 4 == 0, false);
+    CheckRandomRowPieces(rng, 5, 4, 9, [&](int64_t) { return 1 + static_cast<int64_t>(rng() % 3); });
   }
 }
 

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/ukernels/copy_short.h"
 #include "ops/ukernels/qgemm.h"
 #include "ops/ukernels/qgemm/avx2_epilogue.h"
 #include "ops/ukernels/qgemm/unroll.h"
@@ -104,22 +105,6 @@ struct FusedFp32Columns {
   float lo, hi;  // lo - zp, hi - zp
   int16_t zero_point;
 };
-
-// Copies n < 16 bytes by fixed-size moves (a memcpy of a variable size is a library call, 2% of a small network).
-__attribute__((always_inline)) inline void CopyShort(uint8_t* dst, const uint8_t* src, size_t n) {
-  if (n >= 8) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else if (n >= 2) {
-    std::memcpy(dst, src, 2);
-    std::memcpy(dst + n - 2, src + n - 2, 2);
-  } else if (n == 1) {
-    dst[0] = src[0];
-  }
-}
 
 template <int M, bool kFlip, bool kUnsignedOut>
 void MaddDotFp32(const uint8_t* a, size_t a_stride, size_t k, const int8_t* w, const FusedFp32Columns& c, uint8_t* y,
